@@ -1,0 +1,3 @@
+module github.com/ssgen/ssgen
+
+go 1.24
