@@ -1,15 +1,11 @@
-// Package engine is the state store's protocol engine: a pure, deterministic
-// state machine from decoded requests to RESP3 responses and notifications.
-// It knows nothing of MQTT; the server package feeds it from a broker.
-//
-// SKELETON: the exported surface below is the contract the transports code
-// against. Bodies marked TODO are being filled in.
 package engine
 
 import (
+	"sync"
 	"time"
 
 	"github.com/ssgen/ssgen/runtime/hlc"
+	"github.com/ssgen/ssgen/runtime/resp3"
 )
 
 // Config configures an Engine. The zero value is usable.
@@ -53,7 +49,9 @@ type Request struct {
 
 // Result is the engine's answer to a Request.
 type Result struct {
-	// Payload is the RESP3 response, never empty.
+	// Payload is the RESP3 response, never empty. Fixed answers (+OK, :1,
+	// $-1, -ERR ...) share one read-only buffer between results: publish
+	// it, never modify it.
 	Payload []byte
 	// Version is the __ts to put on the response; the zero HLC means the
 	// response carries no __ts (a GET miss, an error).
@@ -63,7 +61,128 @@ type Result struct {
 // Notification is a KEYNOTIFY notification for one watching client.
 type Notification struct {
 	Client  string  // the watching client's MQTT client id
-	Key     []byte  // the key that changed (owned by the notification)
-	Payload []byte  // NOTIFY SET VALUE v, or NOTIFY DELETE
+	Key     []byte  // the key that changed (owned by the notifications of this change; read-only)
+	Payload []byte  // NOTIFY SET VALUE v, or NOTIFY DELETE (shared likewise; read-only)
 	Version hlc.HLC // the __ts of the notification
+}
+
+// Engine is the state store: keys with their values, versions, fencing
+// tokens and deadlines, plus the KEYNOTIFY registrations. It is safe for
+// concurrent use; one mutex serialises every request, so the responses and
+// notifications happen in one total order.
+type Engine struct {
+	now      func() time.Time
+	clock    *hlc.Clock
+	maxDrift time.Duration
+	maxKeys  int
+	maxBytes int64
+	onNotify func(Notification)
+
+	// wake tells Run that the earliest deadline moved earlier.
+	wake chan struct{}
+
+	mu       sync.Mutex
+	keys     map[string]*entry
+	deadline deadlineHeap
+	bytes    int64 // sum of len(key)+len(value) over keys
+	watch    watchers
+}
+
+// New returns an empty engine. Start Run in a goroutine for active expiry.
+func New(cfg Config) *Engine {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.NodeID == "" {
+		cfg.NodeID = "StateStore"
+	}
+	if cfg.MaxDrift <= 0 {
+		cfg.MaxDrift = hlc.DefaultMaxDrift
+	}
+	return &Engine{
+		now: cfg.Now,
+		// The engine checks drift itself against cfg.MaxDrift (to choose
+		// between the __ts and __ft messages); the clock's own bound is set
+		// wider so that escaping a counter overflow (see tick) is never
+		// refused.
+		clock:    hlc.NewClock(cfg.NodeID, hlc.WithNow(cfg.Now), hlc.WithMaxDrift(2*cfg.MaxDrift+time.Second)),
+		maxDrift: cfg.MaxDrift,
+		maxKeys:  cfg.MaxKeys,
+		maxBytes: cfg.MaxBytes,
+		onNotify: cfg.OnNotify,
+		wake:     make(chan struct{}, 1),
+		keys:     make(map[string]*entry),
+		watch:    newWatchers(),
+	}
+}
+
+// Handle executes one request and returns its response. Notifications the
+// request causes (and those of keys found expired on the way) are delivered
+// to Config.OnNotify before Handle returns.
+func (e *Engine) Handle(req Request) Result {
+	if len(req.Args) == 0 {
+		return errResult(ErrSyntax)
+	}
+	var run func(*Engine, *Request, time.Time) Result
+	switch string(req.Args[0]) {
+	case "SET":
+		run = (*Engine).set
+	case "GET":
+		run = (*Engine).get
+	case "DEL":
+		run = (*Engine).del
+	case "VDEL":
+		run = (*Engine).vdel
+	case "KEYNOTIFY":
+		run = (*Engine).keynotify
+	case "SCAN":
+		run = (*Engine).scan
+	default:
+		return errResult(ErrUnknownCommand)
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := e.now()
+	e.reap(now)
+	return run(e, &req, now)
+}
+
+// DropClient removes every KEYNOTIFY registration of client; the transport
+// calls it when the client disconnects.
+func (e *Engine) DropClient(client string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.watch.dropClient(client)
+}
+
+// Fixed payloads, shared read-only by every result that carries them (cap
+// == len so that an append by a careless caller copies).
+var (
+	payloadOK       = fixed(resp3.AppendOK(nil))
+	payloadOne      = fixed(resp3.AppendInteger(nil, 1))
+	payloadZero     = fixed(resp3.AppendInteger(nil, 0))
+	payloadMinusOne = fixed(resp3.AppendInteger(nil, -1))
+	payloadNull     = fixed(resp3.AppendNull(nil))
+	errPayloads     = map[Error][]byte{}
+)
+
+func init() {
+	for _, e := range []Error{
+		ErrRequestTimestampDrift, ErrFencingTokenRequired, ErrFencingTokenDrift,
+		ErrFencingTokenLower, ErrQuotaExceeded, ErrSyntax, ErrNotAuthorized,
+		ErrUnknownCommand, ErrWrongArgs, ErrMissingTimestamp,
+		ErrMalformedTimestamp, ErrKeyLengthZero,
+	} {
+		errPayloads[e] = fixed(resp3.AppendError(nil, string(e)))
+	}
+}
+
+func fixed(b []byte) []byte { return b[:len(b):len(b)] }
+
+// errResult is the answer to a refused request: an -ERR payload and no __ts.
+func errResult(err Error) Result {
+	if p, ok := errPayloads[err]; ok {
+		return Result{Payload: p}
+	}
+	return Result{Payload: resp3.AppendError(nil, string(err))}
 }

@@ -1,0 +1,105 @@
+package engine
+
+import (
+	"container/heap"
+	"context"
+	"time"
+)
+
+// deadlineHeap orders the keys that have a deadline, earliest first, so that
+// expiry costs O(log n) per expired key and never scans the store.
+type deadlineHeap []*entry
+
+func (h deadlineHeap) Len() int           { return len(h) }
+func (h deadlineHeap) Less(i, j int) bool { return h[i].deadline.Before(h[j].deadline) }
+func (h deadlineHeap) Swap(i, j int) {
+	h[i], h[j] = h[j], h[i]
+	h[i].index, h[j].index = i, j
+}
+func (h *deadlineHeap) Push(x any) {
+	ent := x.(*entry)
+	ent.index = len(*h)
+	*h = append(*h, ent)
+}
+func (h *deadlineHeap) Pop() any {
+	old := *h
+	ent := old[len(old)-1]
+	old[len(old)-1] = nil
+	*h = old[:len(old)-1]
+	ent.index = -1
+	return ent
+}
+
+// setDeadline gives ent the deadline d (or none), moving it in or out of
+// the heap, and wakes Run when the earliest deadline moved earlier.
+func (e *Engine) setDeadline(ent *entry, d time.Time, has bool) {
+	var before time.Time
+	if len(e.deadline) > 0 {
+		before = e.deadline[0].deadline
+	}
+	ent.deadline, ent.hasTTL = d, has
+	switch {
+	case !has && ent.index >= 0:
+		heap.Remove(&e.deadline, ent.index)
+		ent.deadline = time.Time{}
+		return
+	case !has:
+		ent.deadline = time.Time{}
+		return
+	case ent.index >= 0:
+		heap.Fix(&e.deadline, ent.index)
+	default:
+		heap.Push(&e.deadline, ent)
+	}
+	if e.deadline[0] == ent && (before.IsZero() || d.Before(before)) {
+		select {
+		case e.wake <- struct{}{}:
+		default:
+		}
+	}
+}
+
+// reap deletes every key whose deadline is at or before now, earliest
+// first, notifying each key's watchers with a fresh version.
+func (e *Engine) reap(now time.Time) {
+	for len(e.deadline) > 0 && !e.deadline[0].deadline.After(now) {
+		e.remove(e.deadline[0], e.tick(nil))
+	}
+}
+
+// Expire deletes every key whose deadline has passed (emitting DELETE
+// notifications) and returns the earliest remaining deadline, if any.
+func (e *Engine) Expire() (next time.Time, ok bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.reap(e.now())
+	if len(e.deadline) == 0 {
+		return time.Time{}, false
+	}
+	return e.deadline[0].deadline, true
+}
+
+// Run expires keys at their deadlines until ctx is done. It sleeps on a
+// real timer until the earliest deadline (measured on Config.Now) and wakes
+// early when a request sets an earlier one. Run at most one per engine;
+// without Run, keys still expire when a request or inspection finds them
+// due.
+func (e *Engine) Run(ctx context.Context) {
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for {
+		next, ok := e.Expire()
+		timer.Stop()
+		var fire <-chan time.Time
+		if ok {
+			timer.Reset(max(next.Sub(e.now()), 0))
+			fire = timer.C
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-e.wake:
+		case <-fire:
+		}
+	}
+}

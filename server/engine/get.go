@@ -1,0 +1,32 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/ssgen/ssgen/runtime/resp3"
+)
+
+// get: GET key. A hit answers with the key's version as __ts; a miss carries
+// none, which is how the Go SDK tells "absent". A request __ts is checked
+// and merged into the clock like on every command; a __ft is ignored.
+func (e *Engine) get(req *Request, now time.Time) Result {
+	args := req.Args
+	if len(args) != 2 {
+		return errResult(ErrWrongArgs)
+	}
+	if err := keyArg(args[1]); err != "" {
+		return errResult(err)
+	}
+	s, err := e.readStamps(req, now, false, false)
+	if err != "" {
+		return errResult(err)
+	}
+	if s.hasTS {
+		e.tick(&s.ts)
+	}
+	ent := e.keys[string(args[1])]
+	if ent == nil {
+		return Result{Payload: payloadNull}
+	}
+	return Result{Payload: resp3.AppendBulk(nil, ent.value), Version: ent.version}
+}

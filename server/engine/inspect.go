@@ -1,0 +1,135 @@
+package engine
+
+import (
+	"bytes"
+	"slices"
+	"time"
+
+	"github.com/ssgen/ssgen/runtime/hlc"
+)
+
+// PutOptions are the metadata of a key seeded with Put.
+type PutOptions struct {
+	// Version is the key's version; zero means a fresh tick of the engine
+	// clock. A given version is also merged into the clock (when within
+	// twice MaxDrift of it) so that later versions sort after it.
+	Version hlc.HLC
+	// FencingToken fences the key; zero leaves it unfenced.
+	FencingToken hlc.HLC
+	// TTL makes the key expire TTL after now; zero (or negative) keeps it.
+	TTL time.Duration
+}
+
+// Entry is a snapshot of one stored key.
+type Entry struct {
+	Value        []byte    // a copy of the value
+	Version      hlc.HLC   // the version SET assigned (what GET returns)
+	FencingToken hlc.HLC   // zero when the key is not fenced
+	Deadline     time.Time // zero when the key never expires
+}
+
+// Put stores a key directly, bypassing the protocol checks (timestamps,
+// fencing, conditions) but not the quotas: it returns ErrQuotaExceeded or
+// ErrKeyLengthZero and changes nothing in those cases. Watchers of the key
+// are notified as for a SET. It is meant for seeding tests and for Go
+// callers embedding the store.
+func (e *Engine) Put(key, value []byte, opts PutOptions) error {
+	if len(key) == 0 {
+		return ErrKeyLengthZero
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := e.now()
+	e.reap(now)
+	ent := e.keys[string(key)]
+	if !e.fits(string(key), ent, len(value)) {
+		return ErrQuotaExceeded
+	}
+	version := opts.Version
+	if version.IsZero() {
+		version = e.tick(nil)
+	} else {
+		// Best effort: a version too far ahead is stored but not merged.
+		_, _ = e.clock.Update(version)
+	}
+	k := string(key)
+	if ent != nil {
+		k = ent.key
+	}
+	e.store(k, bytes.Clone(value), version, opts.FencingToken, now.Add(opts.TTL), opts.TTL > 0)
+	return nil
+}
+
+// Delete removes a key as an unconditional, unfenced DEL would, notifying
+// its watchers, and reports whether it existed.
+func (e *Engine) Delete(key []byte) bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.reap(e.now())
+	ent := e.keys[string(key)]
+	if ent == nil {
+		return false
+	}
+	e.remove(ent, e.tick(nil))
+	return true
+}
+
+// Lookup returns a snapshot of key. Like every access it first expires the
+// keys that are due, so an expired key is never returned.
+func (e *Engine) Lookup(key []byte) (Entry, bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.reap(e.now())
+	ent := e.keys[string(key)]
+	if ent == nil {
+		return Entry{}, false
+	}
+	return Entry{
+		Value:        bytes.Clone(ent.value),
+		Version:      ent.version,
+		FencingToken: ent.fence,
+		Deadline:     ent.deadline,
+	}, true
+}
+
+// Len returns the number of live keys.
+func (e *Engine) Len() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.reap(e.now())
+	return len(e.keys)
+}
+
+// Bytes returns the quota's measure of the store: the sum of key and value
+// lengths over live keys.
+func (e *Engine) Bytes() int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.reap(e.now())
+	return e.bytes
+}
+
+// Keys returns the live keys in byte-wise order.
+func (e *Engine) Keys() []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.reap(e.now())
+	return e.sortedKeys()
+}
+
+func (e *Engine) sortedKeys() []string {
+	ks := make([]string, 0, len(e.keys))
+	for k := range e.keys {
+		ks = append(ks, k)
+	}
+	slices.Sort(ks)
+	return ks
+}
+
+// Watchers returns the clients registered for key, in registration order
+// (the order their notifications are delivered in).
+func (e *Engine) Watchers(key []byte) []string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return slices.Clone(e.watch.byKey[string(key)])
+}

@@ -1,0 +1,33 @@
+package engine
+
+import "time"
+
+// keynotify: KEYNOTIFY key [STOP]. Registrations are per (client, key),
+// independent of whether the key exists; registering twice is one
+// registration. STOP of a registration that does not exist answers :0.
+func (e *Engine) keynotify(req *Request, now time.Time) Result {
+	args := req.Args
+	if len(args) != 2 && len(args) != 3 {
+		return errResult(ErrWrongArgs)
+	}
+	if err := keyArg(args[1]); err != "" {
+		return errResult(err)
+	}
+	stop := len(args) == 3
+	if stop && string(args[2]) != "STOP" {
+		return errResult(ErrSyntax)
+	}
+	s, err := e.readStamps(req, now, false, false)
+	if err != "" {
+		return errResult(err)
+	}
+	version := e.requestTick(s)
+	if !stop {
+		e.watch.add(req.Client, string(args[1]))
+		return Result{Payload: payloadOK, Version: version}
+	}
+	if !e.watch.remove(req.Client, string(args[1])) {
+		return Result{Payload: payloadZero, Version: version}
+	}
+	return Result{Payload: payloadOK, Version: version}
+}

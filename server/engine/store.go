@@ -1,0 +1,79 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/ssgen/ssgen/runtime/hlc"
+	"github.com/ssgen/ssgen/runtime/resp3"
+)
+
+// entry is one stored key.
+type entry struct {
+	key      string
+	value    []byte
+	version  hlc.HLC
+	fence    hlc.HLC // zero: the key is not fenced
+	deadline time.Time
+	hasTTL   bool
+	index    int // position in the deadline heap, -1 when persistent
+}
+
+func (ent *entry) size() int64 { return int64(len(ent.key) + len(ent.value)) }
+
+// store puts value under key (both already owned by the engine) with the
+// given version, fencing token and optional deadline, keeping the byte
+// count and the deadline heap in step, then notifies the key's watchers.
+func (e *Engine) store(key string, value []byte, version, fence hlc.HLC, deadline time.Time, hasTTL bool) {
+	ent, ok := e.keys[key]
+	if !ok {
+		ent = &entry{key: key, index: -1}
+		e.keys[key] = ent
+	} else {
+		e.bytes -= ent.size()
+	}
+	ent.value, ent.version, ent.fence = value, version, fence
+	e.bytes += ent.size()
+	e.setDeadline(ent, deadline, hasTTL)
+	e.notify(key, version, func(dst []byte) []byte { return resp3.AppendNotifySet(dst, value) })
+}
+
+// remove deletes ent (which must be stored) and notifies its watchers with
+// version.
+func (e *Engine) remove(ent *entry, version hlc.HLC) {
+	delete(e.keys, ent.key)
+	e.bytes -= ent.size()
+	e.setDeadline(ent, time.Time{}, false)
+	e.notify(ent.key, version, resp3.AppendNotifyDelete)
+}
+
+// fits reports whether replacing the value of key (old is its entry, or
+// nil) by a value of n bytes stays within the quotas.
+func (e *Engine) fits(key string, old *entry, n int) bool {
+	if old == nil && e.maxKeys > 0 && len(e.keys) >= e.maxKeys {
+		return false
+	}
+	if e.maxBytes > 0 {
+		total := e.bytes + int64(len(key)+n)
+		if old != nil {
+			total -= old.size()
+		}
+		if total > e.maxBytes {
+			return false
+		}
+	}
+	return true
+}
+
+// notify hands one notification per watcher of key to Config.OnNotify. The
+// key copy and payload are built once and shared by those notifications.
+func (e *Engine) notify(key string, version hlc.HLC, payload func([]byte) []byte) {
+	clients := e.watch.byKey[key]
+	if len(clients) == 0 || e.onNotify == nil {
+		return
+	}
+	k := []byte(key)
+	p := payload(nil)
+	for _, c := range clients {
+		e.onNotify(Notification{Client: c, Key: k, Payload: p, Version: version})
+	}
+}
