@@ -1,3 +1,12 @@
 module github.com/ssgen/ssgen
 
-go 1.24
+go 1.24.0
+
+require (
+	github.com/eclipse/paho.golang v0.23.0 // indirect
+	github.com/gorilla/websocket v1.5.3 // indirect
+	github.com/mochi-mqtt/server/v2 v2.7.9 // indirect
+	github.com/rs/xid v1.4.0 // indirect
+	github.com/vmihailenco/msgpack/v5 v5.4.1 // indirect
+	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
+)

@@ -1,0 +1,251 @@
+package server
+
+import (
+	"bytes"
+	"context"
+	"log/slog"
+	"sync/atomic"
+	"time"
+
+	mqtt "github.com/mochi-mqtt/server/v2"
+	"github.com/mochi-mqtt/server/v2/listeners"
+	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/ssgen/ssgen/server/engine"
+)
+
+// serviceClientID is the id of the inline client the service publishes
+// responses and notifications through.
+const serviceClientID = "$statestore"
+
+// Queue sizes of the embedded broker. mochi drops (silently but for the
+// OnPublishDropped hook) what overflows a client's outbound queue or
+// in-flight table, so both are sized for notification bursts well above
+// its defaults.
+const (
+	maxClientWritesPending = 16 << 10
+	maxInflight            = 65535
+)
+
+// embedded runs the state store inside a mochi-mqtt broker.
+type embedded struct {
+	s       *Server
+	broker  *mqtt.Server
+	service *mqtt.Client // inline client that publishes for the service
+	dropped atomic.Int64 // notifications and responses mochi dropped
+}
+
+func newEmbedded(s *Server) *embedded {
+	caps := mqtt.NewDefaultServerCapabilities()
+	// Behave like a real broker: acks carry no inherited properties, and
+	// messages gain no expiry the publisher did not give them.
+	caps.Compatibilities.NoInheritedPropertiesOnAck = true
+	caps.MaximumMessageExpiryInterval = 0
+	caps.MaximumClientWritesPending = maxClientWritesPending
+	caps.MaximumInflight = maxInflight
+	broker := mqtt.New(&mqtt.Options{
+		InlineClient: true,
+		Capabilities: caps,
+		Logger:       slog.New(minLevel{s.log.Handler(), slog.LevelWarn}).With("component", "mochi"),
+		// $SYS topics are of no use to a state store; publish them rarely.
+		SysTopicResendInterval: 3600,
+	})
+	e := &embedded{s: s, broker: broker}
+	e.service = broker.NewClient(nil, mqtt.LocalListener, serviceClientID, true)
+	return e
+}
+
+func (e *embedded) start(ctx context.Context) error {
+	if err := e.broker.AddHook(new(allowAll), nil); err != nil {
+		return err
+	}
+	if err := e.broker.AddHook(&serviceHook{e: e}, nil); err != nil {
+		return err
+	}
+	addr := e.s.opts.Listen
+	if addr == "" {
+		addr = DefaultListen
+	}
+	if err := e.broker.AddListener(listeners.NewTCP(listeners.Config{ID: "tcp", Address: addr})); err != nil {
+		return err
+	}
+	return e.broker.Serve()
+}
+
+func (e *embedded) addr() string {
+	if l, ok := e.broker.Listeners.Get("tcp"); ok {
+		return l.Address()
+	}
+	return ""
+}
+
+func (e *embedded) close() error { return e.broker.Close() }
+
+// handle serves one PUBLISH on the request topic, in the requester's read
+// goroutine, before its PUBACK: requests of one client run in order.
+func (e *embedded) handle(cl *mqtt.Client, pk packets.Packet) error {
+	in := inbound{
+		QoS:             pk.FixedHeader.Qos,
+		ResponseTopic:   pk.Properties.ResponseTopic,
+		CorrelationData: pk.Properties.CorrelationData,
+		Payload:         pk.Payload,
+		Client:          cl.ID,
+		User:            make([]userProp, len(pk.Properties.User)),
+	}
+	for i, u := range pk.Properties.User {
+		in.User[i] = userProp{u.Key, u.Val}
+	}
+	out := process(e.s.eng, &in)
+	switch out.Action {
+	case actDrop:
+		e.s.log.Warn("request dropped", "client", cl.ID, "reason", out.Reason)
+		return packets.CodeSuccessIgnore
+	case actKick:
+		e.s.log.Warn("client disconnected for a forbidden response topic", "client", cl.ID,
+			"reason", out.Reason, "response_topic", in.ResponseTopic)
+		_ = e.broker.DisconnectClient(cl, packets.ErrProtocolViolation)
+		return packets.ErrRejectPacket
+	}
+	if out.Reason != "" {
+		e.s.log.Warn("request refused", "client", cl.ID, "reason", out.Reason)
+	}
+	r := out.Reply
+	resp := packets.Packet{
+		FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: 1},
+		TopicName:   r.Topic,
+		Payload:     r.Payload,
+		Properties: packets.Properties{
+			ContentType:     contentType,
+			CorrelationData: r.CorrelationData,
+			User:            mochiProps(r.User),
+		},
+	}
+	if err := e.broker.InjectPacket(e.service, resp); err != nil {
+		e.s.log.Error("cannot publish response", "client", cl.ID, "error", err)
+	}
+	return packets.CodeSuccessIgnore
+}
+
+// deliver sends one notification to its watching client exactly once:
+// through normal routing when the client holds a matching subscription,
+// else straight into its session, as the real broker does for clients that
+// never subscribed (wire contract §5). Other subscribers of the topic get
+// it through routing either way.
+func (e *embedded) deliver(n engine.Notification) {
+	pk := packets.Packet{
+		FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: 1},
+		TopicName:   NotifyTopic(n.Client, n.Key),
+		Payload:     n.Payload,
+		Properties: packets.Properties{
+			ContentType: contentType,
+			User:        mochiProps(notificationProps(n)),
+		},
+	}
+	cl, known := e.broker.Clients.Get(n.Client)
+	_, routed := e.broker.Topics.Subscribers(pk.TopicName).Subscriptions[n.Client]
+	if err := e.broker.InjectPacket(e.service, pk); err != nil {
+		e.s.log.Error("cannot publish notification", "client", n.Client, "error", err)
+	}
+	if !known || routed {
+		return
+	}
+	e.inject(cl, pk)
+}
+
+// inject writes a QoS 1 PUBLISH into cl's session without a subscription:
+// registered in its in-flight table (so it is resent after a reconnect
+// like any other unacknowledged message) and written to the connection if
+// one is open.
+func (e *embedded) inject(cl *mqtt.Client, pk packets.Packet) {
+	if cl.State.Inflight.Len() >= maxInflight {
+		e.dropped.Add(1)
+		e.s.log.Warn("notification dropped: client in-flight table full", "client", cl.ID)
+		return
+	}
+	id, err := cl.NextPacketID()
+	if err != nil {
+		e.dropped.Add(1)
+		e.s.log.Warn("notification dropped: no packet id left", "client", cl.ID)
+		return
+	}
+	out := pk.Copy(false)
+	out.PacketID = uint16(id)
+	out.Origin = serviceClientID
+	out.Created = time.Now().Unix()
+	cl.State.Inflight.Set(out)
+	cl.State.Inflight.DecreaseSendQuota()
+	if cl.Closed() {
+		return
+	}
+	if err := cl.WritePacket(out); err != nil {
+		e.s.log.Debug("notification not written; kept in session", "client", cl.ID, "error", err)
+	}
+}
+
+func mochiProps(props []userProp) []packets.UserProperty {
+	out := make([]packets.UserProperty, len(props))
+	for i, p := range props {
+		out[i] = packets.UserProperty{Key: p.Key, Val: p.Value}
+	}
+	return out
+}
+
+// serviceHook connects the broker to the state store.
+type serviceHook struct {
+	mqtt.HookBase
+	e *embedded
+}
+
+func (h *serviceHook) ID() string { return "statestore" }
+
+func (h *serviceHook) Provides(b byte) bool {
+	return bytes.Contains([]byte{
+		mqtt.OnPublish, mqtt.OnSessionEstablished, mqtt.OnDisconnect, mqtt.OnPublishDropped,
+	}, []byte{b})
+}
+
+func (h *serviceHook) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
+	if pk.TopicName != RequestTopic || cl.Net.Inline {
+		return pk, nil
+	}
+	return pk, h.e.handle(cl, pk)
+}
+
+func (h *serviceHook) OnSessionEstablished(cl *mqtt.Client, _ packets.Packet) {
+	h.e.s.log.Info("client connected", "client", cl.ID, "remote", cl.Net.Remote)
+}
+
+// OnDisconnect drops the client's KEYNOTIFY registrations, unless a new
+// connection took the session over: that connection is already live and
+// may have registered again.
+func (h *serviceHook) OnDisconnect(cl *mqtt.Client, err error, _ bool) {
+	if cl.Net.Inline {
+		return
+	}
+	if cl.IsTakenOver() {
+		h.e.s.log.Info("client connection taken over", "client", cl.ID)
+		return
+	}
+	h.e.s.eng.DropClient(cl.ID)
+	h.e.s.log.Info("client disconnected", "client", cl.ID, "error", err)
+}
+
+func (h *serviceHook) OnPublishDropped(cl *mqtt.Client, pk packets.Packet) {
+	h.e.dropped.Add(1)
+	h.e.s.log.Warn("message to client dropped: outbound queue full", "client", cl.ID, "topic", pk.TopicName)
+}
+
+// allowAll lets every client connect, publish and subscribe. It stands in
+// for mochi's auth.AllowHook, whose package pulls in a YAML library for
+// its ledger that the server has no use for.
+type allowAll struct{ mqtt.HookBase }
+
+func (allowAll) ID() string { return "allow-all" }
+
+func (allowAll) Provides(b byte) bool {
+	return b == mqtt.OnConnectAuthenticate || b == mqtt.OnACLCheck
+}
+
+func (allowAll) OnConnectAuthenticate(*mqtt.Client, packets.Packet) bool { return true }
+
+func (allowAll) OnACLCheck(*mqtt.Client, string, bool) bool { return true }

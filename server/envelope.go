@@ -1,0 +1,216 @@
+package server
+
+import (
+	"strings"
+
+	"github.com/ssgen/ssgen/runtime/resp3"
+	"github.com/ssgen/ssgen/server/engine"
+)
+
+// The state store's topics (wire contract §1).
+const (
+	// RequestTopic is where clients publish state store requests.
+	RequestTopic = "statestore/v1/FA9AE35F-2F64-47CD-9BFF-08E2B32A0FE8/command/invoke"
+	// NotifyPrefix starts every notification topic; the service reserves
+	// everything under it, so no response may be routed there.
+	NotifyPrefix = "clients/statestore/v1/FA9AE35F-2F64-47CD-9BFF-08E2B32A0FE8"
+)
+
+// User property names of the state store's RPC envelope.
+const (
+	propStatus       = "__stat"
+	propStatusMsg    = "__stMsg"
+	propName         = "__propName"
+	propProtVer      = "__protVer"
+	propSupMajor     = "__supProtMajVer"
+	propReqProtVer   = "__requestProtVer"
+	propTimestamp    = "__ts"
+	propFencingToken = "__ft"
+	propSourceID     = "__srcId"
+
+	protocolVersion = "1.0"
+	supportedMajor  = "1"
+	contentType     = "application/octet-stream"
+	// corrDataName is how the official SDKs name Correlation Data in
+	// __propName (constants.CorrelationData in iot-operations-sdks).
+	corrDataName = "Correlation Data"
+)
+
+// userProp is one MQTT user property; both transports convert to and
+// from their own type, keeping the order.
+type userProp struct{ Key, Value string }
+
+// inbound is a request as either transport received it.
+type inbound struct {
+	QoS             byte
+	ResponseTopic   string
+	CorrelationData []byte
+	User            []userProp
+	Payload         []byte
+	// Client is the requester's MQTT client id when the transport knows it
+	// (embedded); empty when it must come from __srcId (external).
+	Client string
+}
+
+// action is what a transport must do with a request after the envelope
+// rules ran.
+type action uint8
+
+const (
+	actReply action = iota // publish Reply
+	actDrop                // nothing can be sent; log Reason
+	actKick                // forbidden response topic: disconnect the client if possible, else drop
+)
+
+// reply is a response to publish at QoS 1.
+type reply struct {
+	Topic           string
+	CorrelationData []byte
+	User            []userProp
+	Payload         []byte
+}
+
+// outcome is the verdict on one request. Reason is set whenever the
+// request was refused (dropped, kicked, or answered 400/505), for logs.
+type outcome struct {
+	Action action
+	Reason string
+	Reply  reply
+}
+
+// process applies the envelope rules of wire contract §2 and §4 to in and,
+// when they pass, runs the request on eng. Rules run in this order: QoS,
+// Response Topic presence and shape, protocol version (first among those
+// that can be answered, as in the official executors: nothing else is
+// trustworthy in an unknown version), Correlation Data, then __srcId when
+// the transport cannot see the client id.
+func process(eng *engine.Engine, in *inbound) outcome {
+	if in.QoS != 1 {
+		return outcome{Action: actDrop, Reason: "request not at QoS 1"}
+	}
+	if in.ResponseTopic == "" {
+		return outcome{Action: actDrop, Reason: "no response topic"}
+	}
+	if why := responseTopicProblem(in.ResponseTopic); why != "" {
+		return outcome{Action: actKick, Reason: why}
+	}
+	r := reply{Topic: in.ResponseTopic, CorrelationData: in.CorrelationData}
+	if ver, ok := lookup(in.User, propProtVer); ok && !supportedVersion(ver) {
+		r.User = []userProp{
+			{propStatus, "505"},
+			{propStatusMsg, "unsupported version"},
+			{propReqProtVer, ver},
+			{propSupMajor, supportedMajor},
+			{propProtVer, protocolVersion},
+		}
+		r.Payload = resp3.AppendError(nil, "unsupported protocol version "+ver)
+		return outcome{Action: actReply, Reason: "unsupported __protVer " + ver, Reply: r}
+	}
+	if len(in.CorrelationData) == 0 {
+		return headerMissing(r, corrDataName, "correlation data missing")
+	}
+	client := in.Client
+	if client == "" {
+		src, ok := lookup(in.User, propSourceID)
+		if !ok || src == "" {
+			return headerMissing(r, propSourceID, "source id missing")
+		}
+		client = src
+	}
+
+	req := engine.Request{Client: client}
+	req.Timestamp, req.HasTimestamp = lookup(in.User, propTimestamp)
+	req.FencingToken, req.HasFencingToken = lookup(in.User, propFencingToken)
+	var res engine.Result
+	args, err := resp3.ParseRequest(in.Payload, nil)
+	if err != nil {
+		res = engine.Result{Payload: syntaxError}
+	} else {
+		req.Args = args
+		res = eng.Handle(req)
+	}
+	r.Payload = res.Payload
+	if len(r.Payload) == 0 { // the engine promises otherwise; never send an empty payload
+		r.Payload = syntaxError
+	}
+	r.User = make([]userProp, 0, 3)
+	r.User = append(r.User, userProp{propStatus, "200"})
+	if !res.Version.IsZero() {
+		r.User = append(r.User, userProp{propTimestamp, res.Version.String()})
+	}
+	r.User = append(r.User, userProp{propProtVer, protocolVersion})
+	return outcome{Action: actReply, Reply: r}
+}
+
+var syntaxError = resp3.AppendError(nil, string(engine.ErrSyntax))
+
+func headerMissing(r reply, name, msg string) outcome {
+	r.User = []userProp{
+		{propStatus, "400"},
+		{propStatusMsg, msg},
+		{propName, name},
+		{propProtVer, protocolVersion},
+	}
+	r.Payload = resp3.AppendError(nil, msg)
+	return outcome{Action: actReply, Reason: msg, Reply: r}
+}
+
+// lookup returns the first value of the user property key.
+func lookup(props []userProp, key string) (string, bool) {
+	for _, p := range props {
+		if p.Key == key {
+			return p.Value, true
+		}
+	}
+	return "", false
+}
+
+// supportedVersion reports whether a __protVer has major version 1. An
+// empty value counts as absent, which means 1.0.
+func supportedVersion(v string) bool {
+	if v == "" {
+		return true
+	}
+	major, _, _ := strings.Cut(v, ".")
+	return major == supportedMajor
+}
+
+// responseTopicProblem says why topic may not be used as a Response Topic,
+// or returns "" when it may.
+func responseTopicProblem(topic string) string {
+	switch {
+	case topic == RequestTopic:
+		return "response topic is the request topic"
+	case strings.HasPrefix(topic, NotifyPrefix):
+		return "response topic is in the service's notification space"
+	case strings.ContainsAny(topic, "+#"):
+		return "response topic has a wildcard"
+	case strings.ContainsRune(topic, 0):
+		return "response topic has a NUL character"
+	case strings.HasPrefix(topic, "/") || strings.HasSuffix(topic, "/") || strings.Contains(topic, "//"):
+		return "response topic has an empty level"
+	}
+	return ""
+}
+
+// NotifyTopic is the topic of the notifications for key sent to clientID:
+// both parts as upper-case hex (wire contract §1).
+func NotifyTopic(clientID string, key []byte) string {
+	const hexdig = "0123456789ABCDEF"
+	b := make([]byte, 0, len(NotifyPrefix)+2*len(clientID)+len("/command/notify/")+2*len(key)+1)
+	b = append(b, NotifyPrefix...)
+	b = append(b, '/')
+	for i := 0; i < len(clientID); i++ {
+		b = append(b, hexdig[clientID[i]>>4], hexdig[clientID[i]&15])
+	}
+	b = append(b, "/command/notify/"...)
+	for _, c := range key {
+		b = append(b, hexdig[c>>4], hexdig[c&15])
+	}
+	return string(b)
+}
+
+// notificationProps are the user properties of a notification.
+func notificationProps(n engine.Notification) []userProp {
+	return []userProp{{propTimestamp, n.Version.String()}}
+}

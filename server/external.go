@@ -1,0 +1,291 @@
+package server
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	mrand "math/rand/v2"
+	"net"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/eclipse/paho.golang/paho"
+
+	"github.com/ssgen/ssgen/server/engine"
+)
+
+// Reconnect backoff of external mode: doubling from the first delay up to
+// the cap, each delay drawn from its upper half so that services restarted
+// together do not hammer the broker in step.
+const (
+	backoffFirst = 50 * time.Millisecond
+	backoffCap   = 5 * time.Second
+	// connectTimeout bounds one dial + CONNECT + SUBSCRIBE attempt.
+	connectTimeout = 10 * time.Second
+	keepAlive      = 30
+)
+
+// external runs the state store as an ordinary client of another MQTT 5
+// broker. It cannot see other clients' connections, so it never drops
+// KEYNOTIFY registrations on a disconnect, cannot disconnect a client, and
+// can only publish notifications to subscribers (see doc.go).
+type external struct {
+	s        *Server
+	hostport string
+	clientID string
+
+	cur      atomic.Pointer[paho.Client] // the live connection, nil between connections
+	requests *serializer[*paho.Publish]
+	ctx      context.Context
+	wg       sync.WaitGroup
+}
+
+func newExternal(s *Server) (*external, error) {
+	hp, err := brokerAddr(s.opts.Broker)
+	if err != nil {
+		return nil, err
+	}
+	id := s.opts.ClientID
+	if id == "" {
+		var b [6]byte
+		_, _ = rand.Read(b[:])
+		id = "ssgen-statestore-" + hex.EncodeToString(b[:])
+	}
+	x := &external{s: s, hostport: hp, clientID: id}
+	x.requests = newSerializer(x.handle)
+	return x, nil
+}
+
+// brokerAddr turns mqtt://host[:port] (or tcp://) into host:port.
+func brokerAddr(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", fmt.Errorf("%w: broker URL %q: %v", ErrInvalidOptions, raw, err)
+	}
+	if u.Scheme != "mqtt" && u.Scheme != "tcp" {
+		return "", fmt.Errorf("%w: broker URL %q: scheme must be mqtt:// or tcp://", ErrInvalidOptions, raw)
+	}
+	if u.Hostname() == "" || (u.Path != "" && u.Path != "/") || u.User != nil {
+		return "", fmt.Errorf("%w: broker URL %q: want mqtt://host:port", ErrInvalidOptions, raw)
+	}
+	port := u.Port()
+	if port == "" {
+		port = "1883"
+	}
+	return net.JoinHostPort(u.Hostname(), port), nil
+}
+
+func (x *external) addr() string { return x.hostport }
+
+// start connects once, failing if the broker cannot be reached, then keeps
+// the connection up in the background until ctx ends.
+func (x *external) start(ctx context.Context) error {
+	x.ctx = ctx
+	c, err := x.connect(ctx)
+	if err != nil {
+		return fmt.Errorf("%w %s: %v", ErrConnect, x.hostport, err)
+	}
+	x.wg.Add(1)
+	go x.keepConnected(ctx, c)
+	return nil
+}
+
+func (x *external) keepConnected(ctx context.Context, c *paho.Client) {
+	defer x.wg.Done()
+	for {
+		x.cur.Store(c)
+		select {
+		case <-ctx.Done():
+			x.cur.Store(nil)
+			_ = c.Disconnect(&paho.Disconnect{ReasonCode: 0})
+			<-c.Done()
+			return
+		case <-c.Done():
+		}
+		x.cur.Store(nil)
+		x.s.log.Warn("connection to broker lost; reconnecting", "broker", x.hostport)
+		delay := backoffFirst
+		for {
+			wait := delay/2 + mrand.N(delay/2+1)
+			select {
+			case <-ctx.Done():
+				return
+			case <-time.After(wait):
+			}
+			var err error
+			if c, err = x.connect(ctx); err == nil {
+				x.s.log.Info("reconnected to broker", "broker", x.hostport)
+				break
+			}
+			x.s.log.Warn("reconnect failed", "broker", x.hostport, "error", err, "retry_in", delay)
+			delay = min(2*delay, backoffCap)
+		}
+	}
+}
+
+// connect dials, connects with a clean session and subscribes to the
+// request topic. A clean session each time is deliberate: requests sent
+// while the service was away have timed out at their callers anyway.
+func (x *external) connect(ctx context.Context) (*paho.Client, error) {
+	ctx, cancel := context.WithTimeout(ctx, connectTimeout)
+	defer cancel()
+	var d net.Dialer
+	conn, err := d.DialContext(ctx, "tcp", x.hostport)
+	if err != nil {
+		return nil, err
+	}
+	c := paho.NewClient(paho.ClientConfig{
+		ClientID:          x.clientID,
+		Conn:              conn,
+		PacketTimeout:     connectTimeout,
+		OnPublishReceived: []func(paho.PublishReceived) (bool, error){x.received},
+		OnClientError: func(err error) {
+			x.s.log.Debug("broker connection error", "error", err)
+		},
+		OnServerDisconnect: func(d *paho.Disconnect) {
+			x.s.log.Warn("broker sent DISCONNECT", "reason_code", d.ReasonCode)
+		},
+	})
+	ack, err := c.Connect(ctx, &paho.Connect{ClientID: x.clientID, CleanStart: true, KeepAlive: keepAlive})
+	if err != nil {
+		conn.Close()
+		if ack != nil {
+			return nil, fmt.Errorf("CONNACK reason code 0x%02X: %w", ack.ReasonCode, err)
+		}
+		return nil, err
+	}
+	sub, err := c.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{
+		{Topic: RequestTopic, QoS: 1, NoLocal: true},
+	}})
+	if err == nil && (len(sub.Reasons) != 1 || sub.Reasons[0] >= 0x80) {
+		err = fmt.Errorf("SUBACK refused the request topic: %v", sub.Reasons)
+	}
+	if err != nil {
+		_ = c.Disconnect(&paho.Disconnect{})
+		return nil, err
+	}
+	x.s.log.Info("attached to broker", "broker", x.hostport, "client_id", x.clientID)
+	return c, nil
+}
+
+// received runs on paho's delivery goroutine, which must never block: it
+// only queues the request behind earlier ones of the same client.
+func (x *external) received(pr paho.PublishReceived) (bool, error) {
+	p := pr.Packet
+	if p.Topic != RequestTopic {
+		return false, nil
+	}
+	key := ""
+	if p.Properties != nil {
+		for _, u := range p.Properties.User {
+			if u.Key == propSourceID {
+				key = u.Value
+				break
+			}
+		}
+		if key == "" {
+			key = "\x00" + p.Properties.ResponseTopic
+		}
+	}
+	x.requests.push(key, p)
+	return true, nil
+}
+
+func (x *external) handle(p *paho.Publish) {
+	in := inbound{QoS: p.QoS, Payload: p.Payload}
+	if p.Properties != nil {
+		in.ResponseTopic = p.Properties.ResponseTopic
+		in.CorrelationData = p.Properties.CorrelationData
+		in.User = make([]userProp, len(p.Properties.User))
+		for i, u := range p.Properties.User {
+			in.User[i] = userProp{u.Key, u.Value}
+		}
+	}
+	src, _ := lookup(in.User, propSourceID)
+	out := process(x.s.eng, &in)
+	switch out.Action {
+	case actDrop:
+		x.s.log.Warn("request dropped", "client", src, "reason", out.Reason)
+		return
+	case actKick:
+		// An attached client cannot disconnect anyone; dropping is all it can do.
+		x.s.log.Warn("request dropped: forbidden response topic", "client", src,
+			"reason", out.Reason, "response_topic", in.ResponseTopic)
+		return
+	}
+	if out.Reason != "" {
+		x.s.log.Warn("request refused", "client", src, "reason", out.Reason)
+	}
+	r := out.Reply
+	err := x.publish(&paho.Publish{
+		QoS:     1,
+		Topic:   r.Topic,
+		Payload: r.Payload,
+		Properties: &paho.PublishProperties{
+			ContentType:     contentType,
+			CorrelationData: r.CorrelationData,
+			User:            pahoProps(r.User),
+		},
+	})
+	if err != nil {
+		x.s.log.Warn("response lost", "client", src, "error", err)
+	}
+}
+
+// deliver publishes a notification; only clients subscribed to its topic
+// receive it.
+func (x *external) deliver(n engine.Notification) {
+	err := x.publish(&paho.Publish{
+		QoS:     1,
+		Topic:   NotifyTopic(n.Client, n.Key),
+		Payload: n.Payload,
+		Properties: &paho.PublishProperties{
+			ContentType: contentType,
+			User:        pahoProps(notificationProps(n)),
+		},
+	})
+	if err != nil {
+		x.s.log.Warn("notification lost", "client", n.Client, "error", err)
+	}
+}
+
+var errNotConnected = errors.New("not connected to the broker")
+
+// publish sends at QoS 1 on the live connection and waits for the PUBACK
+// (any reason code below 0x80 is success: mosquitto answers 0x10 when
+// nobody subscribed), or gives up when the connection or the server ends.
+func (x *external) publish(p *paho.Publish) error {
+	c := x.cur.Load()
+	if c == nil {
+		return errNotConnected
+	}
+	ctx, cancel := context.WithCancel(x.ctx)
+	defer cancel()
+	go func() {
+		select {
+		case <-c.Done():
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	_, err := c.Publish(ctx, p)
+	return err
+}
+
+func (x *external) close() error {
+	x.wg.Wait()
+	x.requests.close()
+	return nil
+}
+
+func pahoProps(props []userProp) paho.UserProperties {
+	out := make(paho.UserProperties, len(props))
+	for i, p := range props {
+		out[i] = paho.UserProperty{Key: p.Key, Value: p.Value}
+	}
+	return out
+}

@@ -1,0 +1,48 @@
+package server
+
+import (
+	"errors"
+	"log/slog"
+	"time"
+)
+
+// DefaultListen is where the embedded broker listens unless told otherwise,
+// the port every MQTT client tries first.
+const DefaultListen = "127.0.0.1:1883"
+
+// Options configures a Server. The zero value runs an embedded broker on
+// DefaultListen.
+type Options struct {
+	// Listen is the TCP address of the embedded broker ("127.0.0.1:0" picks
+	// a free port; Addr tells which). Ignored when Broker is set.
+	Listen string
+	// Broker switches to external mode: the state store attaches as an
+	// ordinary client to this MQTT 5 broker, given as mqtt://host:port
+	// (tcp:// is accepted too).
+	Broker string
+	// ClientID is the service's MQTT client id in external mode
+	// ("ssgen-statestore-" and random hex by default).
+	ClientID string
+	// MaxKeys and MaxBytes are the store's quotas (0 = unlimited); see
+	// engine.Config.
+	MaxKeys  int
+	MaxBytes int64
+	// Now is the engine's clock (time.Now by default); pass an
+	// engine.FakeClock's Now to control expiry and skew in tests.
+	Now func() time.Time
+	// Logger receives connection events and every refused request with its
+	// reason (slog.Default() when nil).
+	Logger *slog.Logger
+}
+
+// Errors returned by Server methods; match them with errors.Is.
+var (
+	// ErrInvalidOptions wraps every problem found in Options.
+	ErrInvalidOptions = errors.New("server: invalid options")
+	// ErrStarted is returned by a second Start.
+	ErrStarted = errors.New("server: already started")
+	// ErrClosed is returned by Start after Close.
+	ErrClosed = errors.New("server: closed")
+	// ErrConnect wraps the failure of external mode's first connection.
+	ErrConnect = errors.New("server: cannot connect to broker")
+)

@@ -1,0 +1,127 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net"
+	"sync"
+
+	"github.com/ssgen/ssgen/server/engine"
+)
+
+// transport is one way of putting the engine on MQTT.
+type transport interface {
+	start(ctx context.Context) error
+	addr() string
+	close() error
+	deliver(engine.Notification)
+}
+
+// Server is a state store: the protocol engine behind either an embedded
+// MQTT 5 broker or a client attached to an external one.
+type Server struct {
+	opts Options
+	log  *slog.Logger
+	eng  *engine.Engine
+	fan  *serializer[engine.Notification]
+	tr   transport
+
+	mu      sync.Mutex
+	started bool
+	closed  bool
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+// New validates opts and prepares a server; Start makes it serve.
+func New(opts Options) (*Server, error) {
+	if opts.MaxKeys < 0 || opts.MaxBytes < 0 {
+		return nil, fmt.Errorf("%w: negative quota", ErrInvalidOptions)
+	}
+	s := &Server{opts: opts, log: opts.Logger}
+	if s.log == nil {
+		s.log = slog.Default()
+	}
+	if opts.Broker != "" {
+		ext, err := newExternal(s)
+		if err != nil {
+			return nil, err
+		}
+		s.tr = ext
+	} else {
+		if opts.Listen != "" {
+			if _, _, err := net.SplitHostPort(opts.Listen); err != nil {
+				return nil, fmt.Errorf("%w: listen address %q: %v", ErrInvalidOptions, opts.Listen, err)
+			}
+		}
+		s.tr = newEmbedded(s)
+	}
+	s.fan = newSerializer(s.tr.deliver)
+	s.eng = engine.New(engine.Config{
+		Now:      opts.Now,
+		MaxKeys:  opts.MaxKeys,
+		MaxBytes: opts.MaxBytes,
+		OnNotify: func(n engine.Notification) { s.fan.push(n.Client, n) },
+	})
+	return s, nil
+}
+
+// Start binds the listener (embedded) or connects to the broker
+// (external), and runs the engine's expiry loop until Close.
+func (s *Server) Start() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		return ErrClosed
+	case s.started:
+		return ErrStarted
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	if err := s.tr.start(ctx); err != nil {
+		cancel()
+		_ = s.tr.close()
+		return err
+	}
+	s.started = true
+	s.cancel = cancel
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		s.eng.Run(ctx)
+	}()
+	s.log.Info("state store serving", "url", s.URL())
+	return nil
+}
+
+// Addr is the host:port the server serves on: the embedded listener's
+// bound address, or the external broker's address.
+func (s *Server) Addr() string { return s.tr.addr() }
+
+// URL is Addr as mqtt://host:port, the form clients are configured with.
+func (s *Server) URL() string { return "mqtt://" + s.Addr() }
+
+// Engine is the state store behind the server, for seeding and inspecting
+// keys (Put, Lookup, ...) and for driving expiry (Expire) under a fake
+// clock.
+func (s *Server) Engine() *engine.Engine { return s.eng }
+
+// Close stops serving: the expiry loop, the broker or broker connection,
+// and the notification queues. It is safe to call more than once.
+func (s *Server) Close() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if !s.started {
+		return nil
+	}
+	s.cancel()
+	s.fan.close()
+	err := s.tr.close()
+	s.wg.Wait()
+	return err
+}
