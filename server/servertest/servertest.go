@@ -1,0 +1,72 @@
+// Package servertest starts state store servers for tests, the way
+// httptest starts HTTP servers: on a free loopback port, closed when the
+// test ends.
+package servertest
+
+import (
+	"log/slog"
+	"testing"
+
+	"github.com/ssgen/ssgen/server"
+)
+
+// Option adjusts the server.Options a helper starts with.
+type Option func(*server.Options)
+
+// WithOptions overrides fields of server.Options; Listen and Broker are
+// set by the helper afterwards.
+func WithOptions(f func(*server.Options)) Option { return Option(f) }
+
+// New starts an embedded state store on 127.0.0.1:0 and closes it with
+// t.Cleanup. Its log goes to t.Log unless an option sets a Logger.
+func New(t testing.TB, opts ...Option) *server.Server {
+	t.Helper()
+	return start(t, "", opts)
+}
+
+// NewExternal starts a state store attached to the broker at brokerURL
+// (mqtt://host:port) and closes it with t.Cleanup.
+func NewExternal(t testing.TB, brokerURL string, opts ...Option) *server.Server {
+	t.Helper()
+	return start(t, brokerURL, opts)
+}
+
+func start(t testing.TB, broker string, opts []Option) *server.Server {
+	t.Helper()
+	var o server.Options
+	for _, f := range opts {
+		f(&o)
+	}
+	if broker == "" {
+		o.Listen, o.Broker = "127.0.0.1:0", ""
+	} else {
+		o.Broker = broker
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	s, err := server.New(o)
+	if err != nil {
+		t.Fatalf("servertest: %v", err)
+	}
+	if err := s.Start(); err != nil {
+		t.Fatalf("servertest: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := s.Close(); err != nil {
+			t.Errorf("servertest: close: %v", err)
+		}
+	})
+	return s
+}
+
+// tWriter sends log lines to t.Log, so they show only for failing tests.
+// Lines written after the test ended are discarded: t.Log would panic.
+type tWriter struct{ t testing.TB }
+
+func (w tWriter) Write(p []byte) (int, error) {
+	defer func() { _ = recover() }()
+	w.t.Helper()
+	w.t.Log(string(p[:len(p)-1]))
+	return len(p), nil
+}
