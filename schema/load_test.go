@@ -1,0 +1,62 @@
+package schema
+
+import (
+	"errors"
+	"flag"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+var update = flag.Bool("update", false, "rewrite the expected outputs under testdata")
+
+func TestLoadAcceptsValidSchemas(t *testing.T) {
+	files, _ := filepath.Glob("testdata/valid/*.yaml")
+	if len(files) == 0 {
+		t.Fatal("no testdata/valid/*.yaml")
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			if _, err := LoadFile(f); err != nil {
+				t.Fatalf("want no error, got:\n%v", err)
+			}
+		})
+	}
+}
+
+// TestLoadReportsEachError loads every testdata/errors/NAME.yaml and
+// compares the errors with NAME.want, one "line:col: message" a line.
+func TestLoadReportsEachError(t *testing.T) {
+	files, _ := filepath.Glob("testdata/errors/*.yaml")
+	if len(files) == 0 {
+		t.Fatal("no testdata/errors/*.yaml")
+	}
+	for _, f := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".yaml"), func(t *testing.T) {
+			src, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			s, err := Load("x.yaml", src)
+			var list ErrorList
+			if !errors.As(err, &list) {
+				t.Fatalf("want an ErrorList, got %v (schema %v)", err, s != nil)
+			}
+			got := strings.ReplaceAll(list.Error(), "x.yaml:", "") + "\n"
+			wantFile := strings.TrimSuffix(f, ".yaml") + ".want"
+			if *update {
+				if err := os.WriteFile(wantFile, []byte(got), 0o644); err != nil {
+					t.Fatal(err)
+				}
+			}
+			want, err := os.ReadFile(wantFile)
+			if err != nil {
+				t.Fatalf("%v (run go test -update to create it)", err)
+			}
+			if got != string(want) {
+				t.Errorf("errors differ\n got:\n%s\nwant:\n%s", got, want)
+			}
+		})
+	}
+}

@@ -1,0 +1,349 @@
+package schema
+
+import (
+	"regexp"
+	"strings"
+	"time"
+)
+
+// Schema is a loaded and validated ssgen.yaml. Every slice keeps the
+// declaration order of the file, so code generated from it is stable when
+// the file is only appended to.
+type Schema struct {
+	Filename string
+	Version  int
+	Package  string   // Go package name of the generated code
+	Doc      string   // optional package documentation
+	Encoding Encoding // default value encoding (msgpack when not written)
+
+	Types  []*TypeDef // declared types
+	Groups []*Group   // groups of keys sharing a path prefix and its parameters
+	Keys   []*Key     // top-level keys (not in any group)
+	Locks  []*Lock    // top-level locks (not in any group)
+}
+
+// Type returns the declared type with the given name, or nil.
+func (s *Schema) Type(name string) *TypeDef {
+	for _, t := range s.Types {
+		if t.Name == name {
+			return t
+		}
+	}
+	return nil
+}
+
+// Group returns the group with the given name, or nil.
+func (s *Schema) Group(name string) *Group {
+	for _, g := range s.Groups {
+		if g.Name == name {
+			return g
+		}
+	}
+	return nil
+}
+
+// AllKeys returns every key of the schema: the top-level keys first, then
+// each group's keys, each in declaration order.
+func (s *Schema) AllKeys() []*Key {
+	out := append([]*Key(nil), s.Keys...)
+	for _, g := range s.Groups {
+		out = append(out, g.Keys...)
+	}
+	return out
+}
+
+// AllLocks returns every lock of the schema, ordered like AllKeys.
+func (s *Schema) AllLocks() []*Lock {
+	out := append([]*Lock(nil), s.Locks...)
+	for _, g := range s.Groups {
+		out = append(out, g.Locks...)
+	}
+	return out
+}
+
+// Encoding is how a key's value is turned into the bytes stored.
+type Encoding string
+
+const (
+	// EncodingMsgpack encodes any value type with MessagePack (the default).
+	EncodingMsgpack Encoding = "msgpack"
+	// EncodingJSON encodes any value type as JSON; time is RFC 3339.
+	EncodingJSON Encoding = "json"
+	// EncodingString stores a string-like or text-encodable scalar as its
+	// text: strings and enums as is, numbers and bools in Go syntax
+	// (strconv), time as RFC 3339, duration as time.Duration.String, a
+	// go_type through its encoding.TextMarshaler.
+	EncodingString Encoding = "string"
+	// EncodingBytes stores a bytes value as is.
+	EncodingBytes Encoding = "bytes"
+)
+
+var encodings = []Encoding{EncodingMsgpack, EncodingJSON, EncodingString, EncodingBytes}
+
+// Kind classifies a Type.
+type Kind int
+
+// The kinds of value types. KindStruct, KindEnum and KindGoType are the
+// kinds of declared types (TypeDef).
+const (
+	KindInvalid Kind = iota
+	KindBool
+	KindInt
+	KindInt8
+	KindInt16
+	KindInt32
+	KindInt64
+	KindUint
+	KindUint8
+	KindUint16
+	KindUint32
+	KindUint64
+	KindFloat32
+	KindFloat64
+	KindString
+	KindBytes
+	KindTime     // time.Time
+	KindDuration // time.Duration
+	KindList     // []Elem
+	KindMap      // map[string]Elem
+	KindStruct   // declared struct (Def)
+	KindEnum     // declared enum (Def)
+	KindGoType   // declared go_type (Def)
+)
+
+var scalarKinds = map[string]Kind{
+	"bool": KindBool, "int": KindInt, "int8": KindInt8, "int16": KindInt16,
+	"int32": KindInt32, "int64": KindInt64, "uint": KindUint, "uint8": KindUint8,
+	"uint16": KindUint16, "uint32": KindUint32, "uint64": KindUint64,
+	"float32": KindFloat32, "float64": KindFloat64, "string": KindString,
+	"bytes": KindBytes, "time": KindTime, "duration": KindDuration,
+}
+
+// String returns the schema spelling of a scalar kind ("int32", "time") or
+// a descriptive word for the others ("list", "struct").
+func (k Kind) String() string {
+	for name, kk := range scalarKinds {
+		if kk == k {
+			return name
+		}
+	}
+	switch k {
+	case KindList:
+		return "list"
+	case KindMap:
+		return "map"
+	case KindStruct:
+		return "struct"
+	case KindEnum:
+		return "enum"
+	case KindGoType:
+		return "go_type"
+	}
+	return "invalid"
+}
+
+// IsInteger reports whether k is one of the signed or unsigned integer kinds.
+func (k Kind) IsInteger() bool { return k >= KindInt && k <= KindUint64 }
+
+// IsSigned reports whether k is a signed integer kind.
+func (k Kind) IsSigned() bool { return k >= KindInt && k <= KindInt64 }
+
+// Type is a value type as written in the schema: a scalar, a list or map of
+// a value type, or a reference to a declared type.
+type Type struct {
+	Kind Kind
+	Elem *Type    // element type of KindList and KindMap
+	Def  *TypeDef // the declared type of KindStruct, KindEnum, KindGoType
+	Pos  Pos      // where the type is written
+}
+
+// String returns the canonical schema spelling: "float64", "[]SetPoint",
+// "map[string][]int".
+func (t *Type) String() string {
+	switch t.Kind {
+	case KindList:
+		return "[]" + t.Elem.String()
+	case KindMap:
+		return "map[string]" + t.Elem.String()
+	case KindStruct, KindEnum, KindGoType:
+		return t.Def.Name
+	}
+	return t.Kind.String()
+}
+
+// TypeDef is a declared type: a struct, an enum or a go_type.
+type TypeDef struct {
+	Name string // exported Go identifier, the generated type's name
+	Doc  string
+	Kind Kind // KindStruct, KindEnum or KindGoType
+	Pos  Pos
+
+	Fields []*Field     // KindStruct, in declaration order (the wire order)
+	Values []*EnumValue // KindEnum, in declaration order
+	GoType *GoTypeRef   // KindGoType
+}
+
+// Field is one field of a declared struct.
+type Field struct {
+	Name     string // wire name: the json and msgpack tag name, as written in YAML
+	GoName   string // exported Go field name (derived from Name unless go_name is given)
+	Doc      string
+	Type     *Type
+	Optional bool // may be absent on the wire (omitempty); required fields are always written
+	Pos      Pos
+}
+
+// EnumValue is one value of a declared enum. On the wire an enum is its
+// value string, in every encoding.
+type EnumValue struct {
+	Value  string // wire form
+	GoName string // Go constant name: type name + exported value ("ModeHeat")
+	Doc    string
+	Pos    Pos
+}
+
+// GoTypeRef names a user Go type that brings its own codec: it must
+// implement the interfaces of the encodings it is used with (msgpack:
+// msgpack.CustomEncoder/CustomDecoder or plain struct encoding; json:
+// json.Marshaler/Unmarshaler or plain; string: encoding.TextMarshaler and
+// TextUnmarshaler).
+type GoTypeRef struct {
+	ImportPath string // "example.com/units"
+	Name       string // "Celsius"
+}
+
+// String returns "import/path.Name".
+func (g *GoTypeRef) String() string { return g.ImportPath + "." + g.Name }
+
+// Param is a parameter of a path: a function argument of the generated
+// accessor. A parameter value renders into exactly one path segment, so a
+// generated accessor must reject an empty value and one containing '/'
+// (the collision rules rely on it), and one that its Regexp does not match.
+type Param struct {
+	Name    string // Go identifier of the argument, as written
+	Doc     string
+	Type    *Type          // KindString, an integer kind, or KindEnum
+	Pattern string         // as written; "" when none
+	Regexp  *regexp.Regexp // Pattern anchored to the whole value; nil when none
+	Pos     Pos
+}
+
+// Segment is one '/'-separated part of a path: a literal or a parameter.
+type Segment struct {
+	Literal string // when Param is nil
+	Param   *Param
+}
+
+// Path is a key path template: "thermostats/{id}". A parameter fills a
+// whole segment.
+type Path struct {
+	Segments []Segment
+	Pos      Pos
+}
+
+// String renders the template back: literals as is, params as {name}.
+func (p Path) String() string {
+	var b strings.Builder
+	for i, s := range p.Segments {
+		if i > 0 {
+			b.WriteByte('/')
+		}
+		if s.Param != nil {
+			b.WriteString("{" + s.Param.Name + "}")
+		} else {
+			b.WriteString(s.Literal)
+		}
+	}
+	return b.String()
+}
+
+// join returns a then b as one path; b's position is kept.
+func join(a, b Path) Path {
+	segs := make([]Segment, 0, len(a.Segments)+len(b.Segments))
+	segs = append(segs, a.Segments...)
+	segs = append(segs, b.Segments...)
+	return Path{Segments: segs, Pos: b.Pos}
+}
+
+// Group is a set of keys and locks under one path prefix, typically one
+// entity ("the thermostat {id}"). Groups do not nest: a group path may
+// hold several parameters instead ("sites/{site}/thermostats/{id}").
+type Group struct {
+	Name   string // exported Go identifier: the accessor on the store
+	Doc    string
+	Path   Path     // prefix of every key and lock in the group
+	Params []*Param // parameters of Path, in declaration order
+	Keys   []*Key
+	Locks  []*Lock
+	Pos    Pos
+}
+
+// Key is one state store key holding a typed value.
+type Key struct {
+	Name     string // exported Go identifier: the accessor
+	Doc      string
+	Group    *Group   // nil for a top-level key
+	Path     Path     // own path, relative to the group's
+	Params   []*Param // parameters of the own Path, in declaration order
+	Type     *Type
+	Encoding Encoding // effective: the key's own or the schema default
+	// EncodingSet reports whether the key names its encoding itself.
+	EncodingSet bool
+	TTL         time.Duration // expiry of every Set; 0 when the key persists
+	Guard       *Lock         // lock whose fencing token protects writes; nil when none
+	Pos         Pos
+}
+
+// FullPath returns the group's path followed by the key's own.
+func (k *Key) FullPath() Path { return fullPath(k.Group, k.Path) }
+
+// AllParams returns the group's parameters, then the key's own: the
+// argument order of the generated accessor chain.
+func (k *Key) AllParams() []*Param { return allParams(k.Group, k.Params) }
+
+// QualifiedName is "Group.Key", or "Key" for a top-level key.
+func (k *Key) QualifiedName() string { return qualified(k.Group, k.Name) }
+
+// Lock is a state store key used as a lease: its holder writes it with NX
+// or NEX and a TTL, and its version is the fencing token of guarded keys.
+type Lock struct {
+	Name   string
+	Doc    string
+	Group  *Group
+	Path   Path
+	Params []*Param
+	TTL    time.Duration // lease duration; always > 0
+	Pos    Pos
+}
+
+// FullPath returns the group's path followed by the lock's own.
+func (l *Lock) FullPath() Path { return fullPath(l.Group, l.Path) }
+
+// AllParams returns the group's parameters, then the lock's own.
+func (l *Lock) AllParams() []*Param { return allParams(l.Group, l.Params) }
+
+// QualifiedName is "Group.Lock", or "Lock" for a top-level lock.
+func (l *Lock) QualifiedName() string { return qualified(l.Group, l.Name) }
+
+func fullPath(g *Group, p Path) Path {
+	if g == nil {
+		return p
+	}
+	return join(g.Path, p)
+}
+
+func allParams(g *Group, own []*Param) []*Param {
+	if g == nil {
+		return own
+	}
+	out := make([]*Param, 0, len(g.Params)+len(own))
+	out = append(out, g.Params...)
+	return append(out, own...)
+}
+
+func qualified(g *Group, name string) string {
+	if g == nil {
+		return name
+	}
+	return g.Name + "." + name
+}

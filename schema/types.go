@@ -1,0 +1,329 @@
+package schema
+
+import (
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// declareTypes registers every declared type by name and kind, so bodies
+// can refer to types declared later. It returns the bodies to decode.
+func (l *loader) declareTypes(n *yaml.Node) []pair {
+	var bodies []pair
+	for _, p := range l.mapping(n, "types") {
+		if !isExported(p.name) {
+			l.errorf(p.key, "type %q: name must be %s", p.name, exportedRule)
+		}
+		td := &TypeDef{Name: p.name, Pos: l.pos(p.key), Kind: l.typeKind(p)}
+		l.s.Types = append(l.s.Types, td)
+		bodies = append(bodies, p)
+	}
+	return bodies
+}
+
+var typeDefFields = []string{"doc", "fields", "enum", "go_type"}
+
+// typeKind looks ahead at a type body for its kind, so references to the
+// type can be classified before bodies are decoded. Problems are reported
+// by typeBody.
+func (l *loader) typeKind(p pair) Kind {
+	if p.val.Kind != yaml.MappingNode {
+		return KindInvalid
+	}
+	kind := KindInvalid
+	for i := 0; i+1 < len(p.val.Content); i += 2 {
+		var k Kind
+		switch p.val.Content[i].Value {
+		case "fields":
+			k = KindStruct
+		case "enum":
+			k = KindEnum
+		case "go_type":
+			k = KindGoType
+		default:
+			continue
+		}
+		if kind != KindInvalid {
+			return KindInvalid
+		}
+		kind = k
+	}
+	return kind
+}
+
+func (l *loader) typeBody(td *TypeDef, n *yaml.Node) {
+	what := "type " + td.Name
+	var kinds []*yaml.Node
+	for _, p := range l.mapping(n, what, typeDefFields...) {
+		switch p.name {
+		case "doc":
+			td.Doc, _ = l.str(p.val, what+": doc")
+		case "fields":
+			kinds = append(kinds, p.key)
+			td.Fields = l.fields(td, p.val)
+		case "enum":
+			kinds = append(kinds, p.key)
+			td.Values = l.enumValues(td, p.val)
+		case "go_type":
+			kinds = append(kinds, p.key)
+			td.GoType = l.goType(td, p.val)
+		}
+	}
+	if n.Kind != yaml.MappingNode {
+		return
+	}
+	switch len(kinds) {
+	case 0:
+		l.errorf(n, "%s: want one of fields, enum or go_type", what)
+	case 1:
+	default:
+		l.errorf(kinds[1], "%s: %s cannot be combined with %s; a type is one of fields, enum or go_type", what, kinds[1].Value, kinds[0].Value)
+	}
+}
+
+var fieldLongForm = []string{"type", "optional", "doc", "go_name"}
+
+func (l *loader) fields(td *TypeDef, n *yaml.Node) []*Field {
+	var out []*Field
+	for _, p := range l.mapping(n, "type "+td.Name+": fields") {
+		what := "field " + td.Name + "." + p.name
+		f := &Field{Name: p.name, Pos: l.pos(p.key)}
+		if !validWireName(p.name) {
+			l.errorf(p.key, "%s: wire name must start with an ASCII letter or '_' and hold only letters, digits, '_' or '-'", what)
+		}
+		if isLongField(p.val) {
+			for _, q := range l.mapping(p.val, what, fieldLongForm...) {
+				switch q.name {
+				case "type":
+					f.Type = l.typeExpr(q.val, what)
+				case "optional":
+					f.Optional, _ = l.boolean(q.val, what+": optional")
+				case "doc":
+					f.Doc, _ = l.str(q.val, what+": doc")
+				case "go_name":
+					if v, ok := l.str(q.val, what+": go_name"); ok {
+						if !isExported(v) {
+							l.errorf(q.val, "%s: go_name %q must be %s", what, v, exportedRule)
+						}
+						f.GoName = v
+					}
+				}
+			}
+			if f.Type == nil && p.val.Kind == yaml.MappingNode {
+				l.errorf(p.val, "%s: type is required", what)
+			}
+		} else {
+			f.Type = l.typeExpr(p.val, what)
+		}
+		if f.GoName == "" && validWireName(p.name) {
+			f.GoName = exportedName(p.name)
+			if !isExported(f.GoName) {
+				l.errorf(p.key, "%s: %q does not render to an exported Go name; give it a go_name", what, p.name)
+			}
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+// isLongField tells the {type: T, optional: ...} form of a field from a
+// type written as a {list: T} or {map: T} mapping.
+func isLongField(n *yaml.Node) bool {
+	if n.Kind != yaml.MappingNode {
+		return false
+	}
+	for i := 0; i < len(n.Content); i += 2 {
+		if v := n.Content[i].Value; v == "list" || v == "map" {
+			return false
+		}
+	}
+	return true
+}
+
+func validWireName(s string) bool {
+	if s == "" || !(s[0] == '_' || isASCIILetter(s[0])) {
+		return false
+	}
+	for i := 1; i < len(s); i++ {
+		c := s[i]
+		if !(isASCIILetter(c) || c >= '0' && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+var enumLongForm = []string{"value", "go_name", "doc"}
+
+func (l *loader) enumValues(td *TypeDef, n *yaml.Node) []*EnumValue {
+	what := "enum " + td.Name
+	if n.Kind != yaml.SequenceNode {
+		l.errorf(n, "%s: want a list of values, got %s", what, describe(n))
+		return nil
+	}
+	if len(n.Content) == 0 {
+		l.errorf(n, "%s: want at least one value", what)
+	}
+	var out []*EnumValue
+	seen := map[string]*EnumValue{}
+	for _, item := range n.Content {
+		ev := &EnumValue{Pos: l.pos(item)}
+		switch {
+		case item.Kind == yaml.ScalarNode && !isNull(item):
+			ev.Value = item.Value
+		case item.Kind == yaml.MappingNode:
+			for _, q := range l.mapping(item, what+" value", enumLongForm...) {
+				switch q.name {
+				case "value":
+					if q.val.Kind == yaml.ScalarNode && !isNull(q.val) {
+						ev.Value = q.val.Value
+					} else {
+						l.errorf(q.val, "%s: value: want a string, got %s", what, describe(q.val))
+					}
+				case "go_name":
+					if v, ok := l.str(q.val, what+": go_name"); ok {
+						if !isExported(v) {
+							l.errorf(q.val, "%s: go_name %q must be %s", what, v, exportedRule)
+						}
+						ev.GoName = v
+					}
+				case "doc":
+					ev.Doc, _ = l.str(q.val, what+": doc")
+				}
+			}
+			if ev.Value == "" && !hasKey(item, "value") {
+				l.errorf(item, "%s: value is required", what)
+				continue
+			}
+		default:
+			l.errorf(item, "%s: want a value or {value, go_name, doc}, got %s", what, describe(item))
+			continue
+		}
+		if ev.Value == "" {
+			l.errorf(item, "%s: a value must not be empty", what)
+			continue
+		}
+		if first, dup := seen[ev.Value]; dup {
+			l.errorf(item, "%s: duplicate value %q (first at %s)", what, ev.Value, note(first.Pos))
+			continue
+		}
+		seen[ev.Value] = ev
+		if ev.GoName == "" {
+			suffix := exportedName(ev.Value)
+			if suffix == "" {
+				l.errorf(item, "%s: value %q does not render to a Go constant name; give it a go_name", what, ev.Value)
+				continue
+			}
+			ev.GoName = td.Name + suffix
+		}
+		out = append(out, ev)
+	}
+	return out
+}
+
+func hasKey(n *yaml.Node, key string) bool {
+	for i := 0; i < len(n.Content); i += 2 {
+		if n.Content[i].Value == key {
+			return true
+		}
+	}
+	return false
+}
+
+func (l *loader) goType(td *TypeDef, n *yaml.Node) *GoTypeRef {
+	what := "type " + td.Name + ": go_type"
+	v, ok := l.str(n, what)
+	if !ok {
+		return nil
+	}
+	slash := strings.LastIndexByte(v, '/')
+	dot := strings.LastIndexByte(v, '.')
+	if dot <= slash || dot == len(v)-1 {
+		l.errorf(n, "%s %q: want an import path and a type name, like \"example.com/units.Celsius\"", what, v)
+		return nil
+	}
+	g := &GoTypeRef{ImportPath: v[:dot], Name: v[dot+1:]}
+	if !isExported(g.Name) {
+		l.errorf(n, "%s %q: type name %q must be %s", what, v, g.Name, exportedRule)
+	}
+	if !validImportPath(g.ImportPath) {
+		l.errorf(n, "%s %q: %q is not a valid import path", what, v, g.ImportPath)
+	}
+	return g
+}
+
+func validImportPath(p string) bool {
+	if p == "" || p[0] == '/' || p[len(p)-1] == '/' || strings.Contains(p, "//") {
+		return false
+	}
+	for _, r := range p {
+		if r <= ' ' || r > '~' || strings.ContainsRune("\"'`\\:;,!$&()*<>?[]^{|}", r) {
+			return false
+		}
+	}
+	return true
+}
+
+// typeExpr decodes a value type: a string expression ("float64",
+// "[]SetPoint", "map[string]int") or a {list: T} / {map: T} mapping.
+func (l *loader) typeExpr(n *yaml.Node, what string) *Type {
+	if n.Kind == yaml.MappingNode {
+		ps := l.mapping(n, what+": type", "list", "map")
+		if len(ps) != 1 {
+			if len(ps) > 1 {
+				l.errorf(ps[1].key, "%s: a type is either list or map, not both", what)
+			}
+			return nil
+		}
+		elem := l.typeExpr(ps[0].val, what)
+		if elem == nil {
+			return nil
+		}
+		t := &Type{Kind: KindList, Elem: elem, Pos: l.pos(n)}
+		if ps[0].name == "map" {
+			t.Kind = KindMap
+		}
+		return t
+	}
+	v, ok := l.str(n, what+": type")
+	if !ok {
+		return nil
+	}
+	return l.parseTypeString(n, what, strings.TrimSpace(v))
+}
+
+func (l *loader) parseTypeString(n *yaml.Node, what, v string) *Type {
+	p := l.pos(n)
+	switch {
+	case strings.HasPrefix(v, "[]"):
+		elem := l.parseTypeString(n, what, v[2:])
+		if elem == nil {
+			return nil
+		}
+		return &Type{Kind: KindList, Elem: elem, Pos: p}
+	case strings.HasPrefix(v, "map["):
+		if !strings.HasPrefix(v, "map[string]") {
+			l.errorf(n, "%s: map keys must be string (map[string]T)", what)
+			return nil
+		}
+		elem := l.parseTypeString(n, what, v[len("map[string]"):])
+		if elem == nil {
+			return nil
+		}
+		return &Type{Kind: KindMap, Elem: elem, Pos: p}
+	case v == "":
+		l.errorf(n, "%s: type is empty", what)
+		return nil
+	}
+	if k, ok := scalarKinds[v]; ok {
+		return &Type{Kind: k, Pos: p}
+	}
+	if td := l.s.Type(v); td != nil {
+		if td.Kind == KindInvalid {
+			return nil // its declaration is reported
+		}
+		return &Type{Kind: td.Kind, Def: td, Pos: p}
+	}
+	l.errorf(n, "%s: unknown type %q", what, v)
+	return nil
+}
