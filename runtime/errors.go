@@ -1,0 +1,197 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+)
+
+// Outcomes of a request that are not failures of the transport.
+var (
+	// ErrNotFound: GET found no value for the key.
+	ErrNotFound = errors.New("statestore: key not found")
+	// ErrConditionNotMet: a SET NX/NEX found the key in the way (":-1"), or
+	// a VDEL found a different value.
+	ErrConditionNotMet = errors.New("statestore: condition not met")
+	// ErrInvalidArgument: the call was refused before anything was sent
+	// (empty key, negative TTL, bad configuration).
+	ErrInvalidArgument = errors.New("statestore: invalid argument")
+)
+
+// Transport outcomes.
+var (
+	// ErrConnectionLost: the connection dropped while the request was in
+	// flight. The service may or may not have applied it (the MQTT session
+	// redelivers an unacknowledged request after the reconnect), so retry
+	// only what is safe to repeat.
+	ErrConnectionLost = errors.New("statestore: connection lost")
+	// ErrTimeout: no response within the request timeout. A *TimeoutError
+	// matches both ErrTimeout and context.DeadlineExceeded.
+	ErrTimeout = errors.New("statestore: request timed out")
+	// ErrClosed: the Client was closed.
+	ErrClosed = errors.New("statestore: client closed")
+	// ErrProtocol: the response broke the wire contract (no __stat, an
+	// unparsable payload, an unexpected RESP3 type).
+	ErrProtocol = errors.New("statestore: protocol violation")
+)
+
+// The state store's -ERR texts (wire contract §4), one sentinel each. A
+// *ServiceError matches the sentinel of its text with errors.Is.
+var (
+	ErrTimestampSkew            = errors.New("the request timestamp is too far in the future; ensure that the client and broker system clocks are synchronized")
+	ErrFencingTokenRequired     = errors.New("a fencing token is required for this request")
+	ErrFencingTokenSkew         = errors.New("the request fencing token timestamp is too far in the future; ensure that the client and broker system clocks are synchronized")
+	ErrFencingTokenLowerVersion = errors.New("the request fencing token is a lower version than the fencing token protecting the resource")
+	ErrQuotaExceeded            = errors.New("the quota has been exceeded")
+	ErrSyntax                   = errors.New("syntax error")
+	ErrNotAuthorized            = errors.New("not authorized")
+	ErrUnknownCommand           = errors.New("unknown command")
+	ErrWrongNumberOfArguments   = errors.New("wrong number of arguments")
+	ErrMissingTimestamp         = errors.New("missing timestamp")
+	ErrMalformedTimestamp       = errors.New("malformed timestamp")
+	ErrKeyLengthZero            = errors.New("the key length is zero")
+)
+
+// serviceSentinels maps each exact -ERR text to its sentinel.
+var serviceSentinels = func() map[string]error {
+	m := make(map[string]error)
+	for _, e := range []error{
+		ErrTimestampSkew, ErrFencingTokenRequired, ErrFencingTokenSkew,
+		ErrFencingTokenLowerVersion, ErrQuotaExceeded, ErrSyntax,
+		ErrNotAuthorized, ErrUnknownCommand, ErrWrongNumberOfArguments,
+		ErrMissingTimestamp, ErrMalformedTimestamp, ErrKeyLengthZero,
+	} {
+		m[e.Error()] = e
+	}
+	return m
+}()
+
+// ServiceError is a "-ERR text" answer of the state store. Text is kept
+// verbatim, so texts this package does not know still reach the caller.
+type ServiceError struct {
+	Text string
+}
+
+func (e *ServiceError) Error() string { return "statestore: " + e.Text }
+
+// Is matches the sentinel whose text equals e.Text.
+func (e *ServiceError) Is(target error) bool {
+	s, ok := serviceSentinels[e.Text]
+	return ok && s == target
+}
+
+// RPCError is an envelope-level failure: a response whose __stat is not
+// 200 (400 bad header, 505 unsupported protocol version, anything else).
+type RPCError struct {
+	Status       int    // __stat
+	Message      string // __stMsg
+	PropertyName string // __propName (400)
+	PropertyVal  string // __propVal (400)
+	// SupportedMajor is __supProtMajVer (505).
+	SupportedMajor string
+}
+
+func (e *RPCError) Error() string {
+	s := fmt.Sprintf("statestore: rpc status %d", e.Status)
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	if e.PropertyName != "" {
+		s += fmt.Sprintf(" (property %s=%q)", e.PropertyName, e.PropertyVal)
+	}
+	if e.SupportedMajor != "" {
+		s += " (supported major version " + e.SupportedMajor + ")"
+	}
+	return s
+}
+
+// TimeoutError reports a request that got no response in time.
+type TimeoutError struct {
+	Op string // the request verb
+	// Connected is false when the client never had a connection to send on
+	// within the timeout.
+	Connected bool
+}
+
+func (e *TimeoutError) Error() string {
+	if !e.Connected {
+		return "statestore: " + e.Op + ": timed out waiting for a connection"
+	}
+	return "statestore: " + e.Op + ": request timed out"
+}
+
+// Is matches ErrTimeout and context.DeadlineExceeded.
+func (e *TimeoutError) Is(target error) bool {
+	return target == ErrTimeout || target == context.DeadlineExceeded
+}
+
+// BrokerError is a refusal by the MQTT broker rather than the state store:
+// a PUBACK, SUBACK or CONNACK reason code of 0x80 or more.
+type BrokerError struct {
+	Packet     string // "PUBACK", "SUBACK", "CONNACK"
+	ReasonCode byte
+	Reason     string
+}
+
+func (e *BrokerError) Error() string {
+	s := fmt.Sprintf("statestore: broker refused (%s reason 0x%02X)", e.Packet, e.ReasonCode)
+	if e.Reason != "" {
+		s += ": " + e.Reason
+	}
+	return s
+}
+
+// Is makes a PUBACK "not authorized" (0x87, an ACL denial) match
+// ErrNotAuthorized like the state store's own refusal.
+func (e *BrokerError) Is(target error) bool {
+	return target == ErrNotAuthorized && (e.ReasonCode == 0x87 || e.ReasonCode == 0x86)
+}
+
+// ProtocolError describes a response that broke the wire contract.
+type ProtocolError struct {
+	Op     string
+	Reason string
+	Err    error
+}
+
+func (e *ProtocolError) Error() string {
+	s := "statestore: " + e.Op + ": protocol violation: " + e.Reason
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+// Is matches ErrProtocol.
+func (e *ProtocolError) Is(target error) bool { return target == ErrProtocol }
+
+func (e *ProtocolError) Unwrap() error { return e.Err }
+
+// connLostError is ErrConnectionLost with the verb that was in flight.
+type connLostError struct {
+	op    string
+	cause error
+}
+
+func (e *connLostError) Error() string {
+	s := "statestore: " + e.op + ": connection lost"
+	if e.cause != nil {
+		s += " (" + e.cause.Error() + ")"
+	}
+	return s
+}
+
+func (e *connLostError) Is(target error) bool { return target == ErrConnectionLost }
+
+func (e *connLostError) Unwrap() error { return e.cause }
+
+// IsRetryable reports whether err is a transport failure after which the
+// same request may succeed: a lost connection or a timeout. Service
+// answers (-ERR, conditions) are not retryable.
+func IsRetryable(err error) bool {
+	return errors.Is(err, ErrConnectionLost) || errors.Is(err, ErrTimeout)
+}
+
+func invalidArg(format string, args ...any) error {
+	return fmt.Errorf("%w: "+format, append([]any{ErrInvalidArgument}, args...)...)
+}

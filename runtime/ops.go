@@ -1,0 +1,203 @@
+package runtime
+
+import (
+	"context"
+	"strconv"
+	"time"
+
+	"github.com/ssgen/ssgen/runtime/hlc"
+	"github.com/ssgen/ssgen/runtime/resp3"
+)
+
+// Condition is the precondition of a Set.
+type Condition int
+
+const (
+	// Always sets unconditionally.
+	Always Condition = iota
+	// IfNotExists (NX) sets only if the key is absent.
+	IfNotExists
+	// IfNotExistsOrEqual (NEX) sets if the key is absent or already holds
+	// exactly the new value; this is how a lock holder renews.
+	IfNotExistsOrEqual
+)
+
+func (c Condition) String() string {
+	switch c {
+	case Always:
+		return "Always"
+	case IfNotExists:
+		return "NX"
+	case IfNotExistsOrEqual:
+		return "NEX"
+	}
+	return "Condition(" + strconv.Itoa(int(c)) + ")"
+}
+
+// SetOptions are the options of Set.
+type SetOptions struct {
+	Condition Condition
+	// TTL makes the key expire this long after the Set (PX, whole
+	// milliseconds, rounded up); zero makes it persistent.
+	TTL time.Duration
+	// FencingToken, when non-zero, is sent as __ft: the service rejects the
+	// Set if the key is protected by a newer token, and stores it otherwise.
+	FencingToken hlc.HLC
+	// Persist asks the broker to persist the key (aio-persistence=true).
+	Persist bool
+}
+
+// DelOptions are the options of Del and VDel.
+type DelOptions struct {
+	FencingToken hlc.HLC
+}
+
+var (
+	verbGET       = []byte("GET")
+	verbSET       = []byte("SET")
+	verbDEL       = []byte("DEL")
+	verbVDEL      = []byte("VDEL")
+	verbKEYNOTIFY = []byte("KEYNOTIFY")
+	argNX         = []byte("NX")
+	argNEX        = []byte("NEX")
+	argPX         = []byte("PX")
+	argSTOP       = []byte("STOP")
+)
+
+func checkKey(key []byte) error {
+	if len(key) == 0 {
+		return invalidArg("empty key")
+	}
+	return nil
+}
+
+// Get returns the value of key and its version. A missing key gives
+// ErrNotFound. The returned slice is the caller's.
+func (c *Client) Get(ctx context.Context, key []byte) ([]byte, hlc.HLC, error) {
+	if err := checkKey(key); err != nil {
+		return nil, hlc.HLC{}, err
+	}
+	r, _, err := c.invoke(ctx, "GET", [][]byte{verbGET, key}, reqOpts{})
+	if err != nil {
+		return nil, hlc.HLC{}, err
+	}
+	switch r.val.Kind {
+	case resp3.KindBulk:
+		return r.val.Str, r.version, nil
+	case resp3.KindNull:
+		return nil, hlc.HLC{}, ErrNotFound
+	}
+	return nil, hlc.HLC{}, unexpected("GET", r.val)
+}
+
+// Set stores value under key and returns the version the service gave it.
+// A failed NX/NEX condition gives ErrConditionNotMet.
+func (c *Client) Set(ctx context.Context, key, value []byte, opts SetOptions) (hlc.HLC, error) {
+	if err := checkKey(key); err != nil {
+		return hlc.HLC{}, err
+	}
+	if opts.TTL < 0 {
+		return hlc.HLC{}, invalidArg("negative TTL %s", opts.TTL)
+	}
+	var argBuf [6][]byte
+	args := append(argBuf[:0], verbSET, key, value)
+	switch opts.Condition {
+	case Always:
+	case IfNotExists:
+		args = append(args, argNX)
+	case IfNotExistsOrEqual:
+		args = append(args, argNEX)
+	default:
+		return hlc.HLC{}, invalidArg("unknown condition %d", int(opts.Condition))
+	}
+	if opts.TTL > 0 {
+		ms := (opts.TTL + time.Millisecond - 1) / time.Millisecond
+		var num [20]byte
+		args = append(args, argPX, strconv.AppendInt(num[:0], int64(ms), 10))
+	}
+	r, _, err := c.invoke(ctx, "SET", args, reqOpts{fencing: opts.FencingToken, persist: opts.Persist})
+	if err != nil {
+		return hlc.HLC{}, err
+	}
+	switch {
+	case r.val.Kind == resp3.KindSimple && string(r.val.Str) == "OK":
+		return r.version, nil
+	case r.val.Kind == resp3.KindInteger && r.val.Int == -1:
+		return hlc.HLC{}, ErrConditionNotMet
+	}
+	return hlc.HLC{}, unexpected("SET", r.val)
+}
+
+// Del deletes key. deleted is false when the key was absent.
+func (c *Client) Del(ctx context.Context, key []byte, opts DelOptions) (deleted bool, version hlc.HLC, err error) {
+	if err := checkKey(key); err != nil {
+		return false, hlc.HLC{}, err
+	}
+	r, _, err := c.invoke(ctx, "DEL", [][]byte{verbDEL, key}, reqOpts{fencing: opts.FencingToken})
+	if err != nil {
+		return false, hlc.HLC{}, err
+	}
+	if r.val.Kind == resp3.KindInteger && (r.val.Int == 0 || r.val.Int == 1) {
+		return r.val.Int == 1, r.version, nil
+	}
+	return false, hlc.HLC{}, unexpected("DEL", r.val)
+}
+
+// VDel deletes key only if it holds exactly value. deleted is false when
+// the key was absent; a different value gives ErrConditionNotMet.
+func (c *Client) VDel(ctx context.Context, key, value []byte, opts DelOptions) (deleted bool, version hlc.HLC, err error) {
+	if err := checkKey(key); err != nil {
+		return false, hlc.HLC{}, err
+	}
+	r, _, err := c.invoke(ctx, "VDEL", [][]byte{verbVDEL, key, value}, reqOpts{fencing: opts.FencingToken})
+	if err != nil {
+		return false, hlc.HLC{}, err
+	}
+	if r.val.Kind == resp3.KindInteger {
+		switch r.val.Int {
+		case 1, 0:
+			return r.val.Int == 1, r.version, nil
+		case -1:
+			return false, hlc.HLC{}, ErrConditionNotMet
+		}
+	}
+	return false, hlc.HLC{}, unexpected("VDEL", r.val)
+}
+
+// KeyNotify registers this client for notifications about key. It is the
+// raw command: Watch manages registrations itself (one per key, renewed
+// after every reconnect), and mixing the two on one key confuses both.
+func (c *Client) KeyNotify(ctx context.Context, key []byte) error {
+	_, err := c.keyNotify(ctx, key, false)
+	return err
+}
+
+// KeyNotifyStop removes a KeyNotify registration; removing one that does
+// not exist is not an error.
+func (c *Client) KeyNotifyStop(ctx context.Context, key []byte) error {
+	_, err := c.keyNotify(ctx, key, true)
+	return err
+}
+
+func (c *Client) keyNotify(ctx context.Context, key []byte, stop bool) (*conn, error) {
+	if err := checkKey(key); err != nil {
+		return nil, err
+	}
+	args := [][]byte{verbKEYNOTIFY, key}
+	op := "KEYNOTIFY"
+	if stop {
+		args = append(args, argSTOP)
+		op = "KEYNOTIFY STOP"
+	}
+	r, cn, err := c.invoke(ctx, op, args, reqOpts{})
+	if err != nil {
+		return cn, err
+	}
+	switch {
+	case r.val.Kind == resp3.KindSimple && string(r.val.Str) == "OK":
+		return cn, nil
+	case stop && r.val.Kind == resp3.KindInteger && r.val.Int == 0:
+		return cn, nil
+	}
+	return cn, unexpected(op, r.val)
+}

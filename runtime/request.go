@@ -1,0 +1,272 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/eclipse/paho.golang/paho"
+	"github.com/eclipse/paho.golang/paho/session"
+
+	"github.com/ssgen/ssgen/runtime/hlc"
+	"github.com/ssgen/ssgen/runtime/resp3"
+)
+
+// Envelope constants of wire contract §2.
+const (
+	contentType     = "application/octet-stream"
+	protocolVersion = "1.0"
+)
+
+var payloadFormatBytes = byte(0)
+
+// reqOpts are the optional parts of a request envelope.
+type reqOpts struct {
+	fencing hlc.HLC // __ft when non-zero
+	persist bool    // aio-persistence=true
+}
+
+// response is a decoded, checked state store response.
+type response struct {
+	val     resp3.Value
+	version hlc.HLC // __ts; zero when absent
+}
+
+// invoke sends one request and waits for its response. op names the verb
+// in errors. It returns the connection the request went over, which
+// KEYNOTIFY bookkeeping needs.
+func (c *Client) invoke(ctx context.Context, op string, args [][]byte, o reqOpts) (response, *conn, error) {
+	c.st.inFlight.Add(1)
+	defer c.st.inFlight.Add(-1)
+	r, cn, err := c.roundTrip(ctx, op, args, o)
+	if err != nil {
+		c.st.errors.Add(1)
+		switch {
+		case errors.Is(err, ErrTimeout):
+			c.st.timeouts.Add(1)
+		case errors.Is(err, ErrConnectionLost):
+			c.st.connLost.Add(1)
+		}
+	}
+	return r, cn, err
+}
+
+func (c *Client) roundTrip(parent context.Context, op string, args [][]byte, o reqOpts) (response, *conn, error) {
+	if c.isClosing() {
+		return response{}, nil, ErrClosed
+	}
+	deadline := time.Now().Add(c.cfg.Timeout)
+	if d, ok := parent.Deadline(); ok && d.Before(deadline) {
+		deadline = d
+	}
+	ctx, cancel := context.WithDeadline(parent, deadline)
+	defer cancel()
+
+	cn, err := c.current(ctx)
+	if err != nil {
+		return response{}, nil, c.waitError(parent, op, err, false)
+	}
+	if err := c.sem.acquire(ctx, c.closing); err != nil {
+		return response{}, nil, c.waitError(parent, op, err, true)
+	}
+	defer c.sem.release()
+	if cn.ctx.Err() != nil { // dropped while we queued for a slot
+		if cn, err = c.current(ctx); err != nil {
+			return response{}, nil, c.waitError(parent, op, err, false)
+		}
+	}
+
+	ts, err := c.clock.Now()
+	if err != nil {
+		return response{}, nil, fmt.Errorf("statestore: %s: %w", op, err)
+	}
+	id := newCorrelationID()
+	ch := c.pending.add(id)
+	defer c.pending.remove(id)
+
+	bp := c.getBuf()
+	payload := resp3.AppendCommand((*bp)[:0], args...)
+	pub := c.envelope(payload, id[:], ts, o, deadline)
+
+	// paho waits for the PUBACK; if the connection drops meanwhile nothing
+	// wakes it (the session keeps the message for redelivery), so its
+	// context also ends with the connection.
+	pctx, pcancel := context.WithCancel(ctx)
+	stopWatch := context.AfterFunc(cn.ctx, pcancel)
+	c.st.requests.Add(1)
+	pr, err := cn.pc.Publish(pctx, pub)
+	stopWatch()
+	pcancel()
+	*bp = payload
+	c.putBuf(bp)
+	if err != nil {
+		switch {
+		case pr != nil && pr.ReasonCode >= 0x80:
+			reason := ""
+			if pr.Properties != nil {
+				reason = pr.Properties.ReasonString
+			}
+			return response{}, cn, fmt.Errorf("statestore: %s: %w", op, &BrokerError{Packet: "PUBACK", ReasonCode: pr.ReasonCode, Reason: reason})
+		case c.isClosing():
+			return response{}, cn, ErrClosed
+		case cn.ctx.Err() != nil || errors.Is(err, session.ErrNoConnection):
+			return response{}, cn, &connLostError{op: op, cause: context.Cause(cn.ctx)}
+		case ctx.Err() != nil:
+			return response{}, cn, c.waitError(parent, op, ctx.Err(), true)
+		default:
+			return response{}, cn, &connLostError{op: op, cause: err}
+		}
+	}
+
+	var p *paho.Publish
+	select {
+	case p = <-ch:
+	case <-ctx.Done():
+	case <-cn.ctx.Done():
+	case <-c.closing:
+	}
+	if p == nil {
+		select {
+		case p = <-ch: // a response that raced the end wins
+		default:
+			switch {
+			case c.isClosing():
+				return response{}, cn, ErrClosed
+			case cn.ctx.Err() != nil:
+				return response{}, cn, &connLostError{op: op, cause: context.Cause(cn.ctx)}
+			default:
+				return response{}, cn, c.waitError(parent, op, ctx.Err(), true)
+			}
+		}
+	}
+	r, err := c.decode(op, p)
+	return r, cn, err
+}
+
+// waitError turns the end of a wait into the error the caller sees: the
+// caller's own cancellation as is, any deadline as a *TimeoutError.
+func (c *Client) waitError(parent context.Context, op string, err error, connected bool) error {
+	switch {
+	case errors.Is(err, ErrClosed) || c.isClosing():
+		return ErrClosed
+	case parent.Err() != nil && !errors.Is(parent.Err(), context.DeadlineExceeded):
+		return fmt.Errorf("statestore: %s: %w", op, parent.Err())
+	case errors.Is(err, context.DeadlineExceeded):
+		return &TimeoutError{Op: op, Connected: connected}
+	}
+	return fmt.Errorf("statestore: %s: %w", op, err)
+}
+
+// envelope builds the PUBLISH of wire contract §2.
+func (c *Client) envelope(payload, corr []byte, ts hlc.HLC, o reqOpts, deadline time.Time) *paho.Publish {
+	// Message Expiry is the time left, rounded up to whole seconds, so the
+	// broker drops a request its sender no longer waits for.
+	left := time.Until(deadline)
+	expiry := uint32(max((left+time.Second-1)/time.Second, 1))
+	id := c.cfg.ClientID
+	user := make(paho.UserProperties, 0, 7)
+	user = append(user,
+		paho.UserProperty{Key: "__srcId", Value: id},
+		paho.UserProperty{Key: "__ts", Value: ts.String()},
+		paho.UserProperty{Key: "__protVer", Value: protocolVersion},
+		paho.UserProperty{Key: "$partition", Value: id},
+		paho.UserProperty{Key: "$high_priority", Value: ""},
+	)
+	if !o.fencing.IsZero() {
+		user = append(user, paho.UserProperty{Key: "__ft", Value: o.fencing.String()})
+	}
+	if o.persist {
+		user = append(user, paho.UserProperty{Key: "aio-persistence", Value: "true"})
+	}
+	return &paho.Publish{
+		QoS:     1,
+		Topic:   RequestTopic,
+		Payload: payload,
+		Properties: &paho.PublishProperties{
+			CorrelationData: corr,
+			ContentType:     contentType,
+			ResponseTopic:   c.respTopic,
+			PayloadFormat:   &payloadFormatBytes,
+			MessageExpiry:   &expiry,
+			User:            user,
+		},
+	}
+}
+
+// decode checks the response envelope (__stat, __ts) and parses the
+// payload. A "-ERR" payload becomes a *ServiceError.
+func (c *Client) decode(op string, p *paho.Publish) (response, error) {
+	var stat, msg, pname, pval, supMaj, ts string
+	var hasStat, hasTS bool
+	if p.Properties != nil {
+		for _, u := range p.Properties.User {
+			switch u.Key {
+			case "__stat":
+				stat, hasStat = u.Value, true
+			case "__stMsg":
+				msg = u.Value
+			case "__propName":
+				pname = u.Value
+			case "__propVal":
+				pval = u.Value
+			case "__supProtMajVer":
+				supMaj = u.Value
+			case "__ts":
+				ts, hasTS = u.Value, true
+			}
+		}
+	}
+	if !hasStat {
+		return response{}, &ProtocolError{Op: op, Reason: "response has no __stat"}
+	}
+	code, err := strconv.Atoi(stat)
+	if err != nil {
+		return response{}, &ProtocolError{Op: op, Reason: fmt.Sprintf("__stat %q is not a number", stat)}
+	}
+	if code != 200 {
+		return response{}, &RPCError{Status: code, Message: msg, PropertyName: pname, PropertyVal: pval, SupportedMajor: supMaj}
+	}
+	var r response
+	if hasTS {
+		v, err := hlc.Parse(ts)
+		if err != nil {
+			return response{}, &ProtocolError{Op: op, Reason: "response __ts", Err: err}
+		}
+		if _, err := c.clock.Update(v); err != nil {
+			return response{}, fmt.Errorf("statestore: %s: response timestamp: %w", op, err)
+		}
+		r.version = v
+	}
+	r.val, err = resp3.ParseResponse(p.Payload)
+	if err != nil {
+		return response{}, &ProtocolError{Op: op, Reason: "response payload", Err: err}
+	}
+	if r.val.Kind == resp3.KindError {
+		return response{}, &ServiceError{Text: r.val.ErrorText()}
+	}
+	return r, nil
+}
+
+// Request payloads are built in pooled buffers: paho copies the packet
+// into its session store before Publish returns.
+func (c *Client) getBuf() *[]byte {
+	if b, ok := c.bufs.Get().(*[]byte); ok {
+		return b
+	}
+	b := make([]byte, 0, 256)
+	return &b
+}
+
+func (c *Client) putBuf(b *[]byte) {
+	if cap(*b) > 64<<10 { // let one huge value not pin memory forever
+		return
+	}
+	*b = (*b)[:0]
+	c.bufs.Put(b)
+}
+
+func unexpected(op string, v resp3.Value) error {
+	return &ProtocolError{Op: op, Reason: "unexpected " + v.Kind.String() + " response"}
+}

@@ -1,0 +1,433 @@
+package runtime
+
+import (
+	"context"
+	"errors"
+	"iter"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/eclipse/paho.golang/paho"
+
+	"github.com/ssgen/ssgen/runtime/hlc"
+	"github.com/ssgen/ssgen/runtime/resp3"
+)
+
+// EventKind is what a watch event reports.
+type EventKind int
+
+const (
+	// EventSet: the key was set; Value is the new value.
+	EventSet EventKind = iota + 1
+	// EventDelete: the key was deleted (DEL, VDEL or expiry).
+	EventDelete
+	// EventResync: changes may have been missed (a reconnect, or this
+	// watcher fell behind); Value, Version and Found are the key's state
+	// read afterwards with GET.
+	EventResync
+)
+
+func (k EventKind) String() string {
+	switch k {
+	case EventSet:
+		return "Set"
+	case EventDelete:
+		return "Delete"
+	case EventResync:
+		return "Resync"
+	}
+	return "EventKind(" + strconv.Itoa(int(k)) + ")"
+}
+
+// Event is one change of a watched key. Key and Value may be shared
+// with other watchers of the key: do not modify them.
+type Event struct {
+	Kind    EventKind
+	Key     []byte
+	Value   []byte
+	Version hlc.HLC // the __ts of the notification, or the GET version of a Resync
+	Found   bool    // the key exists after this event (always true for Set)
+}
+
+// Watch reports the changes of key, from the moment the iteration starts
+// (the KEYNOTIFY registration is made before the first event is awaited)
+// until ctx ends or the Client closes. Any number of watchers share one
+// registration per key. A watcher that does not keep up with its buffer,
+// and every watcher after a reconnect, receives an EventResync carrying
+// the key's current state instead of the changes it missed. Errors are
+// yielded; the iteration continues after a Resync that failed and ends
+// after a registration the service refused.
+func (c *Client) Watch(ctx context.Context, key []byte) iter.Seq2[Event, error] {
+	return func(yield func(Event, error) bool) {
+		if err := checkKey(key); err != nil {
+			yield(Event{}, err)
+			return
+		}
+		w := &watcher{
+			key:  string(key),
+			ch:   make(chan Event, c.cfg.WatchBuffer),
+			wake: make(chan struct{}, 1),
+		}
+		if err := c.watches.add(ctx, w); err != nil {
+			yield(Event{}, err)
+			return
+		}
+		defer c.watches.remove(w)
+		c.watchLoop(ctx, w, yield)
+	}
+}
+
+func (c *Client) watchLoop(ctx context.Context, w *watcher, yield func(Event, error) bool) {
+	var floor hlc.HLC // versions at or below it are older than the last Resync
+	var retry <-chan time.Time
+	retries := 0
+	for {
+		if e := w.failed.Load(); e != nil {
+			yield(Event{}, *e)
+			return
+		}
+		if w.resync.Load() && retry == nil {
+			ev, err := c.resync(ctx, w)
+			switch {
+			case err == nil:
+				retries = 0
+				floor = hlc.HLC{}
+				if ev.Found {
+					floor = ev.Version
+				}
+				c.st.resyncs.Add(1)
+				if !yield(ev, nil) {
+					return
+				}
+			case ctx.Err() != nil || errors.Is(err, ErrClosed):
+				return
+			case IsRetryable(err):
+				// Try again soon; a reconnect also wakes us.
+				w.resync.Store(true)
+				retries++
+				retry = time.After(c.backoff.delay(retries))
+			default:
+				if !yield(Event{}, err) {
+					return
+				}
+			}
+			continue
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-c.closing:
+			return
+		case <-w.wake:
+		case <-retry:
+			retry = nil
+		case ev := <-w.ch:
+			if !floor.IsZero() && !ev.Version.IsZero() && ev.Version.Compare(floor) <= 0 {
+				continue
+			}
+			if !yield(ev, nil) {
+				return
+			}
+		}
+	}
+}
+
+// resync discards what the watcher has buffered and reads the key.
+func (c *Client) resync(ctx context.Context, w *watcher) (Event, error) {
+	w.resync.Store(false)
+	for drained := false; !drained; {
+		select {
+		case <-w.ch:
+		default:
+			drained = true
+		}
+	}
+	key := []byte(w.key)
+	v, ver, err := c.Get(ctx, key)
+	switch {
+	case err == nil:
+		return Event{Kind: EventResync, Key: key, Value: v, Version: ver, Found: true}, nil
+	case errors.Is(err, ErrNotFound):
+		return Event{Kind: EventResync, Key: key}, nil
+	}
+	return Event{}, err
+}
+
+// watcher is one Watch iteration.
+type watcher struct {
+	key    string
+	ch     chan Event    // bounded; the paho callback never waits on it
+	wake   chan struct{} // capacity 1: "look at the flags"
+	resync atomic.Bool
+	failed atomic.Pointer[error]
+}
+
+func (w *watcher) poke() {
+	select {
+	case w.wake <- struct{}{}:
+	default:
+	}
+}
+
+// keyState is the registration of one key shared by its watchers.
+type keyState struct {
+	key      []byte
+	watchers map[*watcher]struct{}
+	regConn  *conn      // the connection KEYNOTIFY was accepted on, if any
+	opMu     sync.Mutex // orders this key's KEYNOTIFY and KEYNOTIFY STOP
+}
+
+// registry tracks watched keys. Its lock is held only for map work, never
+// across a request, so the paho callback's dispatch never waits long.
+type registry struct {
+	c        *Client
+	mu       sync.RWMutex
+	keys     map[string]*keyState
+	watchers int
+}
+
+func (r *registry) init(c *Client) {
+	r.c = c
+	r.keys = make(map[string]*keyState)
+}
+
+func (r *registry) counts() (watchers, keys int) {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	return r.watchers, len(r.keys)
+}
+
+// add joins w to its key and makes sure the key is registered. Transient
+// failures are retried until ctx ends; a refusal by the service is
+// returned.
+func (r *registry) add(ctx context.Context, w *watcher) error {
+	r.mu.Lock()
+	ks := r.keys[w.key]
+	if ks == nil {
+		ks = &keyState{key: []byte(w.key), watchers: make(map[*watcher]struct{})}
+		r.keys[w.key] = ks
+	}
+	ks.watchers[w] = struct{}{}
+	r.watchers++
+	r.mu.Unlock()
+
+	for n := 1; ; n++ {
+		err := r.reconcile(ctx, ks)
+		if err == nil {
+			return nil
+		}
+		if !IsRetryable(err) || ctx.Err() != nil {
+			r.leave(w)
+			r.reconcileLater(ks)
+			return err
+		}
+		t := time.NewTimer(r.c.backoff.delay(n))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			r.leave(w)
+			r.reconcileLater(ks)
+			return ctx.Err()
+		case <-r.c.closing:
+			t.Stop()
+			r.leave(w)
+			return ErrClosed
+		case <-t.C:
+		}
+	}
+}
+
+func (r *registry) leave(w *watcher) {
+	r.mu.Lock()
+	if ks := r.keys[w.key]; ks != nil {
+		if _, ok := ks.watchers[w]; ok {
+			delete(ks.watchers, w)
+			r.watchers--
+		}
+	}
+	r.mu.Unlock()
+}
+
+// remove ends w; the last watcher of a key takes its registration along.
+func (r *registry) remove(w *watcher) {
+	r.leave(w)
+	r.mu.RLock()
+	ks := r.keys[w.key]
+	r.mu.RUnlock()
+	if ks != nil {
+		r.reconcileLater(ks)
+	}
+}
+
+func (r *registry) reconcileLater(ks *keyState) {
+	c := r.c
+	if c.isClosing() {
+		return
+	}
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Timeout)
+		defer cancel()
+		go func() {
+			select {
+			case <-c.closing:
+				cancel()
+			case <-ctx.Done():
+			}
+		}()
+		if err := r.reconcile(ctx, ks); err != nil && !errors.Is(err, ErrClosed) {
+			c.log.Debug("KEYNOTIFY STOP failed", "key", string(ks.key), "err", err)
+		}
+	}()
+}
+
+// reconcile brings the service's registration of ks in line with whether
+// it has watchers, one request at a time per key.
+func (r *registry) reconcile(ctx context.Context, ks *keyState) error {
+	ks.opMu.Lock()
+	defer ks.opMu.Unlock()
+	for {
+		r.mu.Lock()
+		want := len(ks.watchers) > 0
+		have := ks.regConn != nil && ks.regConn.ctx.Err() == nil
+		if !want && !have {
+			if r.keys[string(ks.key)] == ks {
+				delete(r.keys, string(ks.key))
+			}
+			ks.regConn = nil
+			r.mu.Unlock()
+			return nil
+		}
+		r.mu.Unlock()
+		if want == have {
+			return nil
+		}
+		cn, err := r.c.keyNotify(ctx, ks.key, !want)
+		if err != nil {
+			return err
+		}
+		r.mu.Lock()
+		if want {
+			ks.regConn = cn
+		} else {
+			ks.regConn = nil
+		}
+		r.mu.Unlock()
+	}
+}
+
+// connected re-registers every watched key on a new connection (the
+// service forgot them with the old one) and then tells their watchers to
+// resync: registering first means no change falls between the two.
+func (r *registry) connected(cn *conn) {
+	c := r.c
+	r.mu.RLock()
+	var keys []*keyState
+	for _, ks := range r.keys {
+		keys = append(keys, ks)
+	}
+	r.mu.RUnlock()
+	if len(keys) == 0 {
+		return
+	}
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		for _, ks := range keys {
+			r.reregister(cn, ks)
+		}
+	}()
+}
+
+func (r *registry) reregister(cn *conn, ks *keyState) {
+	c := r.c
+	for n := 1; cn.ctx.Err() == nil && !c.isClosing(); n++ {
+		err := r.reconcile(cn.ctx, ks)
+		switch {
+		case err == nil:
+			r.mu.RLock()
+			for w := range ks.watchers {
+				w.resync.Store(true)
+				w.poke()
+			}
+			r.mu.RUnlock()
+			return
+		case !IsRetryable(err) && !errors.Is(err, context.Canceled) && !errors.Is(err, ErrClosed):
+			c.log.Warn("KEYNOTIFY refused after reconnect", "key", string(ks.key), "err", err)
+			r.mu.RLock()
+			for w := range ks.watchers {
+				w.failed.Store(&err)
+				w.poke()
+			}
+			r.mu.RUnlock()
+			return
+		}
+		t := time.NewTimer(c.backoff.delay(n))
+		select {
+		case <-cn.ctx.Done():
+		case <-c.closing:
+		case <-t.C:
+		}
+		t.Stop()
+	}
+}
+
+func (r *registry) disconnected() {}
+
+// dispatch routes a notification to the key's watchers. It runs in the
+// paho callback: a full buffer marks the watcher for a Resync rather than
+// waiting.
+func (r *registry) dispatch(p *paho.Publish) {
+	c := r.c
+	key, ok := decodeHex(p.Topic[len(c.notifyPrefix):])
+	if !ok || len(key) == 0 {
+		c.log.Warn("notification on an unexpected topic", "topic", p.Topic)
+		return
+	}
+	n, err := resp3.ParseNotification(p.Payload)
+	if err != nil {
+		c.log.Warn("unparsable notification", "key", string(key), "err", err)
+		return
+	}
+	ev := Event{Key: key}
+	switch n.Op {
+	case resp3.OpSet:
+		ev.Kind, ev.Value, ev.Found = EventSet, n.Value, true
+	case resp3.OpDelete:
+		ev.Kind = EventDelete
+	}
+	if p.Properties != nil {
+		for _, u := range p.Properties.User {
+			if u.Key != "__ts" {
+				continue
+			}
+			v, err := hlc.Parse(u.Value)
+			if err != nil {
+				c.log.Warn("notification with a malformed __ts", "key", string(key), "ts", u.Value)
+				break
+			}
+			ev.Version = v
+			if _, err := c.clock.Update(v); err != nil {
+				c.log.Warn("notification __ts not merged into the clock", "key", string(key), "err", err)
+			}
+		}
+	}
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	ks := r.keys[string(key)]
+	if ks == nil {
+		return
+	}
+	for w := range ks.watchers {
+		select {
+		case w.ch <- ev:
+		default:
+			c.st.overflows.Add(1)
+			w.resync.Store(true)
+			w.poke()
+		}
+	}
+}
