@@ -22,7 +22,7 @@ func FuzzLoad(f *testing.F) {
 			if s == nil {
 				t.Fatal("nil schema without error")
 			}
-			_ = s
+			_ = Compare(s, s)
 			return
 		}
 		list, ok := err.(ErrorList)

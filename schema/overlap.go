@@ -70,8 +70,7 @@ func paramsOverlap(a, b *Param) bool {
 // isCanonicalInt reports whether s is how strconv renders some value of
 // integer kind k: no sign on zero, no '+', no leading zeros.
 func isCanonicalInt(k Kind, s string) bool {
-	bits := map[Kind]int{KindInt: 64, KindInt8: 8, KindInt16: 16, KindInt32: 32, KindInt64: 64,
-		KindUint: 64, KindUint8: 8, KindUint16: 16, KindUint32: 32, KindUint64: 64}[k]
+	bits := intBits[k]
 	if k.IsSigned() {
 		v, err := strconv.ParseInt(s, 10, bits)
 		return err == nil && strconv.FormatInt(v, 10) == s

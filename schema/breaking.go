@@ -1,0 +1,471 @@
+package schema
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+)
+
+// Severity tells a breaking change (SeverityError) from one that deserves a
+// look but keeps stored data readable (SeverityWarning).
+type Severity int
+
+const (
+	SeverityError Severity = iota
+	SeverityWarning
+)
+
+func (s Severity) String() string {
+	if s == SeverityWarning {
+		return "warning"
+	}
+	return "error"
+}
+
+// MarshalText spells the severity in JSON output.
+func (s Severity) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
+
+// The rule ids of Compare. docs/schema.md explains each.
+const (
+	RulePackageChanged       = "package-changed"
+	RuleKeyRemoved           = "key-removed"
+	RuleKeyRenamed           = "key-renamed"
+	RuleKeyPathChanged       = "key-path-changed"
+	RuleKeyParamChanged      = "key-param-changed"
+	RuleKeyParamOrderChanged = "key-param-order-changed"
+	RuleParamPatternChanged  = "param-pattern-changed"
+	RuleKeyTypeChanged       = "key-type-changed"
+	RuleKeyEncodingChanged   = "key-encoding-changed"
+	RuleKeyTTLRemoved        = "key-ttl-removed"
+	RuleKeyGuardRemoved      = "key-guard-removed"
+	RuleKeyGuardChanged      = "key-guard-changed"
+	RuleKeyGuardAdded        = "key-guard-added"
+	RuleLockRemoved          = "lock-removed"
+	RuleLockRenamed          = "lock-renamed"
+	RuleLockPathChanged      = "lock-path-changed"
+	RuleFieldRemoved         = "field-removed"
+	RuleFieldRenamed         = "field-wire-name-changed"
+	RuleFieldTypeChanged     = "field-type-changed"
+	RuleFieldNowRequired     = "field-now-required"
+	RuleFieldAddedRequired   = "field-added-required"
+	RuleEnumValueRemoved     = "enum-value-removed"
+	RuleTypeKindChanged      = "type-kind-changed"
+	RuleGoTypeChanged        = "go-type-changed"
+)
+
+// Change is one difference between two versions of a schema that breaks
+// stored data or callers. Pos is in the new schema, or in the old one for
+// something removed.
+type Change struct {
+	Rule     string
+	Severity Severity
+	Pos      Pos
+	Msg      string
+}
+
+// String formats the change like a compiler diagnostic:
+// "file:line:col: error[key-removed]: message".
+func (c Change) String() string {
+	return fmt.Sprintf("%s: %s[%s]: %s", c.Pos, c.Severity, c.Rule, c.Msg)
+}
+
+// MarshalJSON flattens the position for tools reading the JSON output.
+func (c Change) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		Rule     string   `json:"rule"`
+		Severity Severity `json:"severity"`
+		File     string   `json:"file"`
+		Line     int      `json:"line"`
+		Column   int      `json:"column"`
+		Message  string   `json:"message"`
+	}{c.Rule, c.Severity, c.Pos.Filename, c.Pos.Line, c.Pos.Col, c.Msg})
+}
+
+// HasErrors reports whether any change is of SeverityError.
+func HasErrors(changes []Change) bool {
+	for _, c := range changes {
+		if c.Severity == SeverityError {
+			return true
+		}
+	}
+	return false
+}
+
+// Compare lists the changes from old to new that break stored data or
+// callers. Adding keys, locks, types, optional fields, enum values and
+// TTLs is not a change. The order is deterministic: the schema, then the
+// types, locks and keys in old's declaration order, then what new adds.
+func Compare(old, new *Schema) []Change {
+	c := &comparer{}
+	if old.Package != new.Package {
+		c.add(RulePackageChanged, SeverityWarning, new.Filename, "package changed from %s to %s; importers must follow", old.Package, new.Package)
+	}
+	c.types(old, new)
+	c.locks(old, new)
+	c.keys(old, new)
+	return c.out
+}
+
+type comparer struct {
+	out []Change
+	// reported holds parameters already reported, so that a changed group
+	// parameter is reported once, not once per key and lock of the group.
+	reported map[string]bool
+}
+
+func (c *comparer) once(rule string, p *Param) bool {
+	if c.reported == nil {
+		c.reported = map[string]bool{}
+	}
+	id := rule + "\x00" + p.Pos.String()
+	if c.reported[id] {
+		return false
+	}
+	c.reported[id] = true
+	return true
+}
+
+func (c *comparer) add(rule string, sev Severity, at any, format string, a ...any) {
+	var p Pos
+	switch v := at.(type) {
+	case Pos:
+		p = v
+	case string:
+		p = Pos{Filename: v}
+	}
+	c.out = append(c.out, Change{Rule: rule, Severity: sev, Pos: p, Msg: fmt.Sprintf(format, a...)})
+}
+
+func (c *comparer) types(old, new *Schema) {
+	for _, ot := range old.Types {
+		nt := new.Type(ot.Name)
+		if nt == nil {
+			continue // keys and fields that used it report their own change
+		}
+		if ot.Kind != nt.Kind {
+			c.add(RuleTypeKindChanged, SeverityError, nt.Pos, "type %s changed from %s to %s; stored values no longer decode", ot.Name, ot.Kind, nt.Kind)
+			continue
+		}
+		switch ot.Kind {
+		case KindStruct:
+			c.fields(ot, nt)
+		case KindEnum:
+			for _, ov := range ot.Values {
+				if !hasEnumValue(nt, ov.Value) {
+					c.add(RuleEnumValueRemoved, SeverityError, nt.Pos, "enum %s: value %q was removed; stored values holding it no longer decode", ot.Name, ov.Value)
+				}
+			}
+		case KindGoType:
+			if ot.GoType != nil && nt.GoType != nil && *ot.GoType != *nt.GoType {
+				c.add(RuleGoTypeChanged, SeverityError, nt.Pos, "type %s: go_type changed from %s to %s", ot.Name, ot.GoType, nt.GoType)
+			}
+		}
+	}
+}
+
+func (c *comparer) fields(ot, nt *TypeDef) {
+	for _, of := range ot.Fields {
+		nf := findField(nt, func(f *Field) bool { return f.Name == of.Name })
+		if nf == nil {
+			if byGo := findField(nt, func(f *Field) bool { return f.GoName == of.GoName }); byGo != nil {
+				c.add(RuleFieldRenamed, SeverityError, byGo.Pos, "field %s.%s: wire name changed from %q to %q; stored values lose it", ot.Name, of.GoName, of.Name, byGo.Name)
+			} else {
+				c.add(RuleFieldRemoved, SeverityError, nt.Pos, "field %s.%s was removed; stored values lose it and older readers miss it", ot.Name, of.Name)
+			}
+			continue
+		}
+		if of.Type != nil && nf.Type != nil && !typeCompatible(of.Type, nf.Type) {
+			c.add(RuleFieldTypeChanged, SeverityError, nf.Pos, "field %s.%s: type changed from %s to %s; stored values no longer decode", ot.Name, of.Name, of.Type, nf.Type)
+		}
+		if of.Optional && !nf.Optional {
+			c.add(RuleFieldNowRequired, SeverityWarning, nf.Pos, "field %s.%s is no longer optional; stored values without it read as the zero value", ot.Name, of.Name)
+		}
+	}
+	for _, nf := range nt.Fields {
+		if nf.Optional || findField(ot, func(f *Field) bool { return f.Name == nf.Name || f.GoName == nf.GoName }) != nil {
+			continue
+		}
+		c.add(RuleFieldAddedRequired, SeverityWarning, nf.Pos, "field %s.%s is new and required; stored values without it read as the zero value", nt.Name, nf.Name)
+	}
+}
+
+func findField(t *TypeDef, match func(*Field) bool) *Field {
+	for _, f := range t.Fields {
+		if match(f) {
+			return f
+		}
+	}
+	return nil
+}
+
+func hasEnumValue(t *TypeDef, v string) bool {
+	for _, ev := range t.Values {
+		if ev.Value == v {
+			return true
+		}
+	}
+	return false
+}
+
+// entry is what keys and locks share for comparison.
+type entry struct {
+	kind   string // "key" or "lock"
+	name   string // qualified
+	group  *Group
+	path   Path
+	params []*Param
+	pos    Pos
+}
+
+func keyEntry(k *Key) entry {
+	return entry{"key", k.QualifiedName(), k.Group, k.FullPath(), k.AllParams(), k.Pos}
+}
+
+func lockEntry(l *Lock) entry {
+	return entry{"lock", l.QualifiedName(), l.Group, l.FullPath(), l.AllParams(), l.Pos}
+}
+
+func (c *comparer) locks(old, new *Schema) {
+	newByName := map[string]*Lock{}
+	for _, l := range new.AllLocks() {
+		newByName[l.QualifiedName()] = l
+	}
+	oldNames := map[string]bool{}
+	for _, l := range old.AllLocks() {
+		oldNames[l.QualifiedName()] = true
+	}
+	var added []entry
+	for _, l := range new.AllLocks() {
+		if !oldNames[l.QualifiedName()] {
+			added = append(added, lockEntry(l))
+		}
+	}
+	for _, ol := range old.AllLocks() {
+		oe := lockEntry(ol)
+		nl := newByName[ol.QualifiedName()]
+		if nl == nil {
+			if ne, ok := renamed(oe, added); ok {
+				c.add(RuleLockRenamed, SeverityWarning, ne.pos, "lock %s was renamed to %s; callers must follow, holders keep the same key", oe.name, ne.name)
+				c.path(oe, ne, RuleLockPathChanged)
+				continue
+			}
+			c.add(RuleLockRemoved, SeverityError, ol.Pos, "lock %s (%s) was removed; running holders of it no longer exclude anyone", oe.name, oe.path)
+			continue
+		}
+		c.path(oe, lockEntry(nl), RuleLockPathChanged)
+	}
+}
+
+func (c *comparer) keys(old, new *Schema) {
+	newByName := map[string]*Key{}
+	for _, k := range new.AllKeys() {
+		newByName[k.QualifiedName()] = k
+	}
+	oldNames := map[string]bool{}
+	for _, k := range old.AllKeys() {
+		oldNames[k.QualifiedName()] = true
+	}
+	var added []entry
+	addedKeys := map[string]*Key{}
+	for _, k := range new.AllKeys() {
+		if !oldNames[k.QualifiedName()] {
+			added = append(added, keyEntry(k))
+			addedKeys[k.QualifiedName()] = k
+		}
+	}
+	for _, ok := range old.AllKeys() {
+		oe := keyEntry(ok)
+		nk := newByName[ok.QualifiedName()]
+		if nk == nil {
+			ne, found := renamed(oe, added)
+			if !found {
+				c.add(RuleKeyRemoved, SeverityError, ok.Pos, "key %s (%s) was removed; its stored values are orphaned", oe.name, oe.path)
+				continue
+			}
+			c.add(RuleKeyRenamed, SeverityWarning, ne.pos, "key %s was renamed to %s; callers must follow, stored values stay readable", oe.name, ne.name)
+			nk = addedKeys[ne.name]
+		}
+		c.key(ok, nk)
+	}
+}
+
+// renamed finds among the added entries one at the same path as o: the
+// same key under a new Go name.
+func renamed(o entry, added []entry) (entry, bool) {
+	for _, n := range added {
+		if o.path.String() == n.path.String() {
+			return n, true
+		}
+	}
+	return entry{}, false
+}
+
+func (c *comparer) key(ok, nk *Key) {
+	name := nk.QualifiedName()
+	c.path(keyEntry(ok), keyEntry(nk), RuleKeyPathChanged)
+	if ok.Type != nil && nk.Type != nil && !typeCompatible(ok.Type, nk.Type) {
+		c.add(RuleKeyTypeChanged, SeverityError, nk.Type.Pos, "key %s: type changed from %s to %s; stored values no longer decode", name, ok.Type, nk.Type)
+	}
+	if ok.Encoding != nk.Encoding {
+		c.add(RuleKeyEncodingChanged, SeverityError, nk.Pos, "key %s: encoding changed from %s to %s; stored values no longer decode", name, ok.Encoding, nk.Encoding)
+	}
+	if ok.TTL > 0 && nk.TTL == 0 {
+		c.add(RuleKeyTTLRemoved, SeverityWarning, nk.Pos, "key %s: ttl %s was removed; values now persist until deleted", name, ok.TTL)
+	}
+	switch {
+	case ok.Guard != nil && nk.Guard == nil:
+		c.add(RuleKeyGuardRemoved, SeverityError, nk.Pos, "key %s: guard %s was removed; writers stop fencing, and the service rejects their unfenced writes to a key that holds a token", name, ok.Guard.QualifiedName())
+	case ok.Guard != nil && ok.Guard.QualifiedName() != nk.Guard.QualifiedName() && ok.Guard.FullPath().String() != nk.Guard.FullPath().String():
+		// A guard that kept its name but moved is reported as a lock path change.
+		c.add(RuleKeyGuardChanged, SeverityError, nk.Pos, "key %s: guard changed from %s (%s) to %s (%s); old and new writers no longer exclude each other", name, ok.Guard.QualifiedName(), ok.Guard.FullPath(), nk.Guard.QualifiedName(), nk.Guard.FullPath())
+	case ok.Guard == nil && nk.Guard != nil:
+		c.add(RuleKeyGuardAdded, SeverityWarning, nk.Pos, "key %s: guard %s was added; once a fenced write lands, writers built from the old schema are rejected", name, nk.Guard.QualifiedName())
+	}
+}
+
+// path compares where an entry's values live and how its accessor takes
+// its arguments.
+func (c *comparer) path(o, n entry, pathRule string) {
+	os, ns := o.path.Segments, n.path.Segments
+	same := len(os) == len(ns)
+	for i := 0; same && i < len(os); i++ {
+		if (os[i].Param == nil) != (ns[i].Param == nil) || os[i].Param == nil && os[i].Literal != ns[i].Literal {
+			same = false
+		}
+	}
+	if !same {
+		c.add(pathRule, SeverityError, n.path.Pos, "%s %s: path changed from %s to %s; values stored under the old path are orphaned", n.kind, n.name, o.path, n.path)
+		return
+	}
+	for i := range os {
+		op, np := os[i].Param, ns[i].Param
+		if op == nil || op.Type == nil || np.Type == nil {
+			continue
+		}
+		owner := n.kind + " " + n.name
+		if n.group != nil && findParam(n.group.Params, np.Name) == np {
+			owner = "group " + n.group.Name
+		}
+		if !paramCompatible(op, np) && c.once(RuleKeyParamChanged, np) {
+			c.add(RuleKeyParamChanged, SeverityError, np.Pos, "%s: parameter %s changed from %s to %s; some stored keys can no longer be addressed", owner, np.Name, op.Type, np.Type)
+		}
+		if np.Pattern != "" && np.Pattern != op.Pattern && c.once(RuleParamPatternChanged, np) {
+			c.add(RuleParamPatternChanged, SeverityWarning, np.Pos, "%s: parameter %s now must match %q; stored keys outside it can no longer be addressed", owner, np.Name, np.Pattern)
+		}
+	}
+	if order(o) != order(n) {
+		c.add(RuleKeyParamOrderChanged, SeverityError, n.path.Pos, "%s %s: parameters reordered (%s); callers passing them by position now address other keys", n.kind, n.name, paramNames(n.params))
+	}
+}
+
+// order is the path segment each parameter fills, in argument order.
+func order(e entry) string {
+	var b strings.Builder
+	for _, p := range e.params {
+		for i, s := range e.path.Segments {
+			if s.Param == p {
+				fmt.Fprintf(&b, "%d,", i)
+			}
+		}
+	}
+	return b.String()
+}
+
+func paramNames(ps []*Param) string {
+	names := make([]string, len(ps))
+	for i, p := range ps {
+		names[i] = p.Name
+	}
+	return strings.Join(names, ", ")
+}
+
+// paramCompatible reports whether every segment the old parameter could
+// render, the new one can render too.
+func paramCompatible(o, n *Param) bool {
+	ok, nk := o.Type.Kind, n.Type.Kind
+	switch {
+	case nk == KindString:
+		return true
+	case ok.IsInteger() && nk.IsInteger():
+		return intWidens(ok, nk)
+	case ok == KindEnum && nk == KindEnum:
+		if o.Type.Def.Name == n.Type.Def.Name {
+			return true // enum-value-removed reports a shrinking enum
+		}
+		for _, v := range o.Type.Def.Values {
+			if !hasEnumValue(n.Type.Def, v.Value) {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// typeCompatible reports whether values stored as o decode as n.
+func typeCompatible(o, n *Type) bool {
+	return compatible(o, n, map[[2]*TypeDef]bool{})
+}
+
+func compatible(o, n *Type, seen map[[2]*TypeDef]bool) bool {
+	switch {
+	case o.Kind == n.Kind && o.Def == nil && o.Elem == nil:
+		return true
+	case o.Kind.IsInteger() && n.Kind.IsInteger():
+		return intWidens(o.Kind, n.Kind)
+	case o.Kind == KindFloat32 && n.Kind == KindFloat64:
+		return true
+	case o.Kind == KindEnum && n.Kind == KindString:
+		return true
+	case (o.Kind == KindList || o.Kind == KindMap) && o.Kind == n.Kind:
+		return compatible(o.Elem, n.Elem, seen)
+	case o.Def != nil && n.Def != nil && o.Def.Name == n.Def.Name:
+		return true // the type's own rules report what changed in it
+	case o.Def != nil && n.Def != nil && o.Kind == n.Kind:
+		pair := [2]*TypeDef{o.Def, n.Def}
+		if seen[pair] {
+			return true
+		}
+		seen[pair] = true
+		return defsCompatible(o.Def, n.Def, seen)
+	}
+	return false
+}
+
+// defsCompatible compares two differently named declared types by
+// structure: names are not on the wire.
+func defsCompatible(o, n *TypeDef, seen map[[2]*TypeDef]bool) bool {
+	switch o.Kind {
+	case KindEnum:
+		for _, v := range o.Values {
+			if !hasEnumValue(n, v.Value) {
+				return false
+			}
+		}
+		return true
+	case KindGoType:
+		return o.GoType != nil && n.GoType != nil && *o.GoType == *n.GoType
+	}
+	for _, of := range o.Fields {
+		nf := findField(n, func(f *Field) bool { return f.Name == of.Name })
+		if nf == nil || of.Type == nil || nf.Type == nil || !compatible(of.Type, nf.Type, seen) {
+			return false
+		}
+	}
+	return true
+}
+
+var intBits = map[Kind]int{KindInt: 64, KindInt8: 8, KindInt16: 16, KindInt32: 32, KindInt64: 64,
+	KindUint: 64, KindUint8: 8, KindUint16: 16, KindUint32: 32, KindUint64: 64}
+
+// intWidens reports whether every value of integer kind o fits kind n.
+func intWidens(o, n Kind) bool {
+	ob, nb := intBits[o], intBits[n]
+	switch {
+	case o.IsSigned() == n.IsSigned():
+		return nb >= ob
+	case !o.IsSigned():
+		return nb > ob // unsigned into a wider signed
+	}
+	return false // negative values do not fit an unsigned kind
+}
