@@ -1,0 +1,230 @@
+package runtime
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+)
+
+// ErrNotGuarded: CompareAndSet or Update on a key that has no guard lock.
+// It matches ErrInvalidArgument too.
+var ErrNotGuarded = fmt.Errorf("%w: key has no guard lock", ErrInvalidArgument)
+
+// CompareAndSet and Update cannot be atomic on the wire: the protocol
+// compares values only in SET NEX and VDEL, not in a conditional SET of a
+// new value. They are made safe by the key's guard lock instead (see
+// docs/design): take the guard's lease, read, compare, write with the
+// lease's fencing token, release. Other clients doing the same wait for the
+// lock. A former holder that was paused past its lease cannot clobber the
+// result, because once a key carries a fencing token the service refuses
+// every write with an older one (and every unfenced write), and a lease
+// refuses to fence anything once its TTL has passed without renewal.
+//
+// Within one process, guarded operations on one lock also take turns
+// locally, so goroutines sharing a Client (and so sharing a lease this
+// client already holds) do not interleave their reads and writes.
+
+// guardKey names one lock as seen by one Client.
+type guardKey struct {
+	c    *Client
+	name string
+}
+
+// guardState is what a Client knows about one lock: the lease it holds, and
+// the turn of guarded operations in this process.
+type guardState struct {
+	turn  chan struct{} // capacity 1; held while a guarded operation runs
+	held  *Lease        // the lease this client holds on the lock, lost or not, until Release
+	users int           // goroutines between enterGuard and leaveGuard, plus one while held != nil
+}
+
+var guards = struct {
+	mu sync.Mutex
+	m  map[guardKey]*guardState
+}{m: make(map[guardKey]*guardState)}
+
+func stateLocked(k guardKey) *guardState {
+	st := guards.m[k]
+	if st == nil {
+		st = &guardState{turn: make(chan struct{}, 1)}
+		guards.m[k] = st
+	}
+	return st
+}
+
+func dropIfUnusedLocked(k guardKey, st *guardState) {
+	if st.users == 0 {
+		delete(guards.m, k)
+	}
+}
+
+func keyOf(l *Lock) guardKey { return guardKey{c: l.c, name: string(l.name)} }
+
+// hold records le as the lease its client holds on its lock, replacing an
+// older (necessarily lost) one.
+func hold(le *Lease) {
+	guards.mu.Lock()
+	defer guards.mu.Unlock()
+	st := stateLocked(keyOf(le.lock))
+	if st.held == nil {
+		st.users++
+	}
+	st.held = le
+}
+
+// unhold forgets le if it is still the lease held.
+func unhold(le *Lease) {
+	k := keyOf(le.lock)
+	guards.mu.Lock()
+	defer guards.mu.Unlock()
+	if st := guards.m[k]; st != nil && st.held == le {
+		st.held = nil
+		st.users--
+		dropIfUnusedLocked(k, st)
+	}
+}
+
+// heldLease returns the lease l's client holds on l, or nil. A lost lease
+// is returned too, so that writes fail loudly instead of going unfenced.
+func heldLease(l *Lock) *Lease {
+	guards.mu.Lock()
+	defer guards.mu.Unlock()
+	if st := guards.m[keyOf(l)]; st != nil {
+		return st.held
+	}
+	return nil
+}
+
+// enterGuard waits for this process's turn on l.
+func enterGuard(ctx context.Context, l *Lock) (*guardState, error) {
+	k := keyOf(l)
+	guards.mu.Lock()
+	st := stateLocked(k)
+	st.users++
+	guards.mu.Unlock()
+	select {
+	case st.turn <- struct{}{}:
+		return st, nil
+	case <-ctx.Done():
+		guards.mu.Lock()
+		st.users--
+		dropIfUnusedLocked(k, st)
+		guards.mu.Unlock()
+		return nil, ctx.Err()
+	}
+}
+
+func leaveGuard(l *Lock, st *guardState) {
+	<-st.turn
+	guards.mu.Lock()
+	st.users--
+	dropIfUnusedLocked(keyOf(l), st)
+	guards.mu.Unlock()
+}
+
+// guarded runs op while this client holds the guard lease: the one it
+// already holds if that is still valid, else one acquired here (waiting for
+// other holders) and released afterwards.
+func (k *Key[T]) guarded(ctx context.Context, op func(*Lease) error) (err error) {
+	if k.guard == nil {
+		return fmt.Errorf("%w (key %q)", ErrNotGuarded, k.name)
+	}
+	st, err := enterGuard(ctx, k.guard)
+	if err != nil {
+		return err
+	}
+	defer leaveGuard(k.guard, st)
+
+	le := heldLease(k.guard)
+	if le != nil {
+		if _, _, verr := le.valid(); verr != nil {
+			le = nil
+		}
+	}
+	if le == nil {
+		if le, err = k.guard.Acquire(ctx); err != nil {
+			return err
+		}
+		defer func() {
+			// Release even when ctx has ended: a lock left behind would
+			// make everyone else wait for its TTL.
+			rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), k.c.cfg.Timeout)
+			defer cancel()
+			if rerr := le.Release(rctx); err == nil && rerr != nil {
+				err = rerr
+			}
+		}()
+	}
+	return op(le)
+}
+
+// CompareAndSet replaces the value with new if it currently is old, compared
+// as encoded bytes (the codec is deterministic, so equal values compare
+// equal). swapped is false, with a nil error, when the key holds something
+// else or is absent. The key must have a guard lock; see the note above on
+// why that makes the operation safe.
+func (k *Key[T]) CompareAndSet(ctx context.Context, old, new T) (swapped bool, err error) {
+	oldB, err := k.codec.Encode(old)
+	if err != nil {
+		return false, err
+	}
+	newB, err := k.codec.Encode(new)
+	if err != nil {
+		return false, err
+	}
+	err = k.guarded(ctx, func(le *Lease) error {
+		cur, _, err := k.c.Get(ctx, k.name)
+		switch {
+		case errors.Is(err, ErrNotFound):
+			return nil
+		case err != nil:
+			return err
+		case !bytes.Equal(cur, oldB):
+			return nil
+		}
+		wc := k.writeConfig(nil)
+		wc.lease = le
+		if _, err := k.setRaw(ctx, newB, Always, wc); err != nil {
+			return err
+		}
+		swapped = true
+		return nil
+	})
+	return swapped, err
+}
+
+// Update reads the value, passes it to fn (found is false, and cur the zero
+// value, when the key is absent) and writes what fn returns, all while
+// holding the guard lease, so that no concurrent Update in any client is
+// lost. An error from fn aborts the update and is returned as is; nothing
+// is written. A stored value the codec cannot read aborts with its
+// *codec.DecodeError. The write gets the key's default TTL.
+func (k *Key[T]) Update(ctx context.Context, fn func(cur T, found bool) (T, error)) error {
+	return k.guarded(ctx, func(le *Lease) error {
+		var cur T
+		raw, _, err := k.c.Get(ctx, k.name)
+		found := err == nil
+		switch {
+		case found:
+			if cur, err = k.codec.Decode(raw); err != nil {
+				return err
+			}
+		case !errors.Is(err, ErrNotFound):
+			return err
+		}
+		next, err := fn(cur, found)
+		if err != nil {
+			return err
+		}
+		b, err := k.codec.Encode(next)
+		if err != nil {
+			return err
+		}
+		wc := k.writeConfig(nil)
+		wc.lease = le
+		_, err = k.setRaw(ctx, b, Always, wc)
+		return err
+	})
+}
