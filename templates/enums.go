@@ -1,0 +1,104 @@
+package templates
+
+import (
+	"fmt"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/ssgen/ssgen/schema"
+)
+
+// emitEnum declares an enum as a string type with one constant per value.
+// Its text and MessagePack forms are the value string, and both refuse a
+// value the schema does not declare, so no encoding can carry one into or
+// out of the store.
+func emitEnum(f *jen.File, t *schema.TypeDef) {
+	name := t.Name
+	r := "v"
+	comment(f, name+" is an enum of the schema.", sentence(t.Doc), name+" is stored as its value string in every encoding; encoding or decoding an undeclared value fails with a *runtime.EnumError.")
+	f.Type().Id(name).String()
+
+	f.Comment("The values of " + name + ".")
+	f.Const().DefsFunc(func(g *jen.Group) {
+		for _, v := range t.Values {
+			commentGroup(g, fmt.Sprintf("%s is %q.", v.GoName, v.Value)+withSpace(sentence(v.Doc)))
+			g.Id(v.GoName).Id(name).Op("=").Lit(v.Value)
+		}
+	})
+
+	comment(f, "String returns the value string of "+r+".")
+	f.Func().Params(jen.Id(r).Id(name)).Id("String").Params().String().Block(
+		jen.Return(jen.String().Call(jen.Id(r))),
+	)
+
+	comment(f, "Valid reports whether "+r+" is one of the declared values of "+name+".")
+	f.Func().Params(jen.Id(r).Id(name)).Id("Valid").Params().Bool().Block(
+		jen.Switch(jen.Id(r)).Block(
+			jen.CaseFunc(func(g *jen.Group) {
+				for _, v := range t.Values {
+					g.Id(v.GoName)
+				}
+			}).Block(jen.Return(jen.True())),
+		),
+		jen.Return(jen.False()),
+	)
+
+	enumErr := func(val jen.Code) *jen.Statement {
+		return jen.Op("&").Qual(runtimePkg, "EnumError").Values(jen.Dict{
+			jen.Id("Type"):  jen.Lit(name),
+			jen.Id("Value"): val,
+		})
+	}
+
+	parse := "Parse" + name
+	comment(f, parse+" returns the "+name+" spelled s, or a *runtime.EnumError when s is not one of its declared values.")
+	f.Func().Id(parse).Params(jen.Id("s").String()).Params(jen.Id(name), jen.Error()).Block(
+		jen.If(jen.Id(r).Op(":=").Id(name).Call(jen.Id("s")), jen.Id(r).Dot("Valid").Call()).Block(
+			jen.Return(jen.Id(r), jen.Nil()),
+		),
+		jen.Return(jen.Lit(""), enumErr(jen.Id("s"))),
+	)
+
+	comment(f, "MarshalText implements encoding.TextMarshaler; it refuses an undeclared value.")
+	f.Func().Params(jen.Id(r).Id(name)).Id("MarshalText").Params().Params(jen.Index().Byte(), jen.Error()).Block(
+		jen.If(jen.Op("!").Id(r).Dot("Valid").Call()).Block(
+			jen.Return(jen.Nil(), enumErr(jen.String().Call(jen.Id(r)))),
+		),
+		jen.Return(jen.Index().Byte().Call(jen.Id(r)), jen.Nil()),
+	)
+
+	comment(f, "UnmarshalText implements encoding.TextUnmarshaler; it refuses an undeclared value and leaves "+r+" unchanged then.")
+	f.Func().Params(jen.Id(r).Op("*").Id(name)).Id("UnmarshalText").Params(jen.Id("text").Index().Byte()).Error().Block(
+		jen.List(jen.Id("p"), jen.Err()).Op(":=").Id(parse).Call(jen.String().Call(jen.Id("text"))),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		jen.Op("*").Id(r).Op("=").Id("p"),
+		jen.Return(jen.Nil()),
+	)
+
+	// Without these msgpack would use MarshalText and write the value as
+	// binary data (bin), not as the string other readers expect.
+	comment(f, "EncodeMsgpack writes "+r+" as a MessagePack string; it refuses an undeclared value.")
+	f.Func().Params(jen.Id(r).Id(name)).Id("EncodeMsgpack").Params(jen.Id("enc").Op("*").Qual(msgpackPkg, "Encoder")).Error().Block(
+		jen.If(jen.Op("!").Id(r).Dot("Valid").Call()).Block(
+			jen.Return(enumErr(jen.String().Call(jen.Id(r)))),
+		),
+		jen.Return(jen.Id("enc").Dot("EncodeString").Call(jen.String().Call(jen.Id(r)))),
+	)
+
+	comment(f, "DecodeMsgpack reads a MessagePack string; it refuses an undeclared value.")
+	f.Func().Params(jen.Id(r).Op("*").Id(name)).Id("DecodeMsgpack").Params(jen.Id("dec").Op("*").Qual(msgpackPkg, "Decoder")).Error().Block(
+		jen.List(jen.Id("s"), jen.Err()).Op(":=").Id("dec").Dot("DecodeString").Call(),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		jen.List(jen.Id("p"), jen.Err()).Op(":=").Id(parse).Call(jen.Id("s")),
+		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
+		jen.Op("*").Id(r).Op("=").Id("p"),
+		jen.Return(jen.Nil()),
+	)
+}
+
+func withSpace(s string) string {
+	if s == "" {
+		return ""
+	}
+	return " " + s
+}

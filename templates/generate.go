@@ -1,0 +1,85 @@
+package templates
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"go/format"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/ssgen/ssgen/schema"
+)
+
+// Options tune what Generate writes.
+type Options struct {
+	// Source is the schema's path as written into the "// source:" line,
+	// normally relative to the output directory and slash-separated, so
+	// the output does not depend on where the generator ran. It also marks
+	// the files as owned by that schema (see Owns).
+	Source string
+}
+
+// File is one generated Go source file.
+type File struct {
+	Name    string // base name, e.g. "thermostat_ssgen.go"
+	Content []byte // gofmt'd source
+}
+
+// ErrReservedName is matched by the error Generate returns when a schema
+// name collides with an identifier the generated code declares itself.
+var ErrReservedName = errors.New("templates: name reserved by the generated code")
+
+// FileName is the name of the file generated for a schema of package pkg.
+// Naming it after the package, not the schema file, makes a package rename
+// leave an orphan that the generator recognises and removes.
+func FileName(pkg string) string { return pkg + "_ssgen.go" }
+
+// Generate renders the Go source for s. It fails, writing nothing, when the
+// schema uses a name the generated code reserves.
+func Generate(s *schema.Schema, opts Options) ([]File, error) {
+	if err := checkReserved(s); err != nil {
+		return nil, err
+	}
+	f := jen.NewFile(s.Package)
+	f.ImportName(runtimePkg, "runtime")
+	f.ImportName(codecPkg, "codec")
+	f.ImportName(msgpackPkg, "msgpack")
+	emitHeader(f, s, opts)
+	emitVersionGuard(f)
+	for _, t := range s.Types {
+		switch t.Kind {
+		case schema.KindStruct:
+			emitStruct(f, t)
+		case schema.KindEnum:
+			emitEnum(f, t)
+		}
+	}
+	emitStore(f, s)
+	for _, k := range s.Keys {
+		emitKey(f, storeRecv(), k)
+	}
+	for _, l := range s.Locks {
+		emitLock(f, storeRecv(), l)
+	}
+	for _, g := range s.Groups {
+		emitGroup(f, g)
+		for _, k := range g.Keys {
+			emitKey(f, groupRecv(g), k)
+		}
+		for _, l := range g.Locks {
+			emitLock(f, groupRecv(g), l)
+		}
+	}
+	emitParamCheck(f, s)
+
+	var buf bytes.Buffer
+	if err := f.Render(&buf); err != nil {
+		return nil, fmt.Errorf("templates: render %s: %w", s.Package, err)
+	}
+	src, err := format.Source(buf.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("templates: format %s: %w", s.Package, err)
+	}
+	return []File{{Name: FileName(s.Package), Content: src}}, nil
+}

@@ -1,0 +1,64 @@
+package templates
+
+import (
+	"fmt"
+
+	"github.com/dave/jennifer/jen"
+
+	"github.com/ssgen/ssgen/schema"
+)
+
+// emitGroup declares a group's handle type and its accessor on the Store.
+// An accessor whose parameters can be refused returns an error with the
+// handle, the Go way; one whose parameters are all integers cannot fail
+// and returns the handle alone, so it chains.
+func emitGroup(f *jen.File, g *schema.Group) {
+	path := g.Path.String()
+	comment(f, fmt.Sprintf("%s is the handle of the keys and locks under %q.", g.Name, path), sentence(g.Doc))
+	f.Type().Id(g.Name).Struct(
+		jen.Id("s").Op("*").Id("Store"),
+		jen.Id("prefix").String(),
+	)
+
+	var note string
+	if canFail(g.Params) {
+		note = paramNote(g.Params)
+	}
+	comment(f, fmt.Sprintf("%s returns the handle of the keys and locks under %q.", g.Name, path), note)
+	r := storeRecv()
+	handle := jen.Op("&").Id(g.Name).Values(jen.Dict{
+		jen.Id("s"):      jen.Id(r.name),
+		jen.Id("prefix"): pathExpr(nil, g.Path),
+	})
+	f.Func().Params(jen.Id(r.name).Op("*").Id("Store")).Id(g.Name).Params(paramList(g.Params)...).
+		Add(returns(jen.Op("*").Id(g.Name), canFail(g.Params))).
+		Block(body(g.Name, g.Params, handle)...)
+}
+
+// paramNote documents the checks of ps.
+func paramNote(ps []*schema.Param) string {
+	s := "It returns a *runtime.ParamError naming the parameter, and sends nothing, when a parameter"
+	var strs, enums bool
+	for _, p := range ps {
+		switch p.Type.Kind {
+		case schema.KindString:
+			strs = true
+		case schema.KindEnum:
+			enums = true
+		}
+	}
+	switch {
+	case strs && enums:
+		s += " is empty, contains '/', misses its pattern, or is not a declared enum value."
+	case strs:
+		s += " is empty, contains '/' or misses its pattern."
+	default:
+		s += " is not a declared enum value."
+	}
+	for _, p := range ps {
+		if p.Pattern != "" {
+			s += fmt.Sprintf(" Parameter %s must match %q.", p.Name, p.Pattern)
+		}
+	}
+	return s
+}

@@ -1,0 +1,55 @@
+package templates
+
+import (
+	"time"
+
+	"github.com/dave/jennifer/jen"
+)
+
+// The runtime API the generated code calls, in one place: when it
+// changes, this file and the SupportPackageIsVersion guard change together.
+
+// newKey builds a *runtime.Key[T] for the key stored under name.
+func newKey(elem, client, name, codecValue, ttl, guard jen.Code) *jen.Statement {
+	args := []jen.Code{client, jen.Index().Byte().Call(name), codecValue}
+	if ttl != nil {
+		args = append(args, jen.Qual(runtimePkg, "DefaultTTL").Call(ttl))
+	}
+	if guard != nil {
+		args = append(args, jen.Qual(runtimePkg, "GuardedBy").Call(guard))
+	}
+	return jen.Qual(runtimePkg, "NewKey").Types(elem).Call(args...)
+}
+
+// newLock builds a *runtime.Lock whose leases last ttl.
+func newLock(client, name, ttl jen.Code) *jen.Statement {
+	return jen.Qual(runtimePkg, "NewLock").Call(client, jen.Index().Byte().Call(name), ttl)
+}
+
+// paramError is the runtime's error for a parameter that cannot fill a
+// path segment.
+func paramError(name, value, reason jen.Code) *jen.Statement {
+	return jen.Op("&").Qual(runtimePkg, "ParamError").Values(jen.Dict{
+		jen.Id("Param"):  name,
+		jen.Id("Value"):  value,
+		jen.Id("Reason"): reason,
+	})
+}
+
+// durationExpr spells d as a constant expression in the largest unit
+// that divides it: 10 * time.Second, 1500 * time.Millisecond.
+func durationExpr(d time.Duration) *jen.Statement {
+	units := []struct {
+		d    time.Duration
+		name string
+	}{
+		{time.Hour, "Hour"}, {time.Minute, "Minute"}, {time.Second, "Second"},
+		{time.Millisecond, "Millisecond"}, {time.Microsecond, "Microsecond"},
+	}
+	for _, u := range units {
+		if d%u.d == 0 {
+			return jen.Lit(int(d/u.d)).Op("*").Qual("time", u.name)
+		}
+	}
+	return jen.Lit(int(d)).Op("*").Qual("time", "Nanosecond")
+}

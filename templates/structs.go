@@ -1,0 +1,31 @@
+package templates
+
+import (
+	"github.com/dave/jennifer/jen"
+
+	"github.com/ssgen/ssgen/schema"
+)
+
+// emitStruct declares a value struct. Its msgpack and json tags are the
+// schema's wire names and its fields keep the schema's order, which is the
+// order both encoders write them in.
+func emitStruct(f *jen.File, t *schema.TypeDef) {
+	comment(f, t.Name+" is a value struct of the schema.", sentence(t.Doc))
+	f.Type().Id(t.Name).StructFunc(func(g *jen.Group) {
+		for i, fd := range t.Fields {
+			var notes string
+			if fd.Optional {
+				notes = "Optional: left out of the stored value when empty."
+			}
+			if i > 0 && (fd.Doc != "" || notes != "") {
+				g.Line()
+			}
+			commentGroup(g, sentence(fd.Doc), notes)
+			tag := fd.Name
+			if fd.Optional {
+				tag += ",omitempty"
+			}
+			g.Id(fd.GoName).Add(fieldType(fd)).Tag(map[string]string{"json": tag, "msgpack": tag})
+		}
+	})
+}
