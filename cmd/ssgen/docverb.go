@@ -1,0 +1,30 @@
+package main
+
+import (
+	"context"
+	"io"
+
+	"github.com/ssgen/ssgen/schema"
+)
+
+func init() {
+	register(verb{name: "doc", summary: "print a Markdown reference of the schema, for review", run: runDoc})
+}
+
+func runDoc(_ context.Context, env *cliEnv, args []string) error {
+	fs := newFlagSet(env, "doc", "[-o FILE] [schema file, default ssgen.yaml]\n\nPrints a Markdown reference of the schema: every key with its full path,\nparameters, type, encoding, TTL and guard, the locks, and the types with their docs.")
+	out := fs.String("o", "", "write to `FILE` instead of stdout")
+	pos, _, help, err := parseArgs(fs, args, 0)
+	if help || err != nil {
+		return err
+	}
+	file, err := schemaArg(fs, pos)
+	if err != nil {
+		return err
+	}
+	s, err := loadSchema(env, file)
+	if err != nil {
+		return err
+	}
+	return writeOutput(env, *out, func(w io.Writer) error { return schema.WriteMarkdown(w, s) })
+}

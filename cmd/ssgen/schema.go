@@ -1,0 +1,90 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+
+	"github.com/ssgen/ssgen/schema"
+)
+
+func init() {
+	register(verb{name: "schema", summary: "print the JSON Schema of ssgen.yaml, for editors", run: runSchema})
+}
+
+// defaultSchemaFile is the schema every schema verb reads when given none.
+const defaultSchemaFile = "ssgen.yaml"
+
+func runSchema(_ context.Context, env *cliEnv, args []string) error {
+	fs := newFlagSet(env, "schema", "[-o FILE]\n\nPrints the JSON Schema (draft 2020-12) of the ssgen.yaml format. Point an editor at it\nwith a first line \"# yaml-language-server: $schema="+schema.JSONSchemaURL+"\"\nor at a local copy written with -o.")
+	out := fs.String("o", "", "write to `FILE` instead of stdout")
+	pos, _, help, err := parseArgs(fs, args, 0)
+	if help || err != nil {
+		return err
+	}
+	if err := wantArgs(fs, pos, 0, "no arguments"); err != nil {
+		return err
+	}
+	return writeOutput(env, *out, func(w io.Writer) error {
+		_, err := w.Write(schema.JSONSchema)
+		return err
+	})
+}
+
+// writeOutput writes to stdout, or to file when it is not empty.
+func writeOutput(env *cliEnv, file string, write func(io.Writer) error) error {
+	if file == "" || file == "-" {
+		return write(env.stdout)
+	}
+	f, err := os.Create(file)
+	if err != nil {
+		return err
+	}
+	if err := write(f); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// schemaArg returns the schema file named by the positional arguments, or
+// the default.
+func schemaArg(fs interface{ Name() string }, pos []string) (string, error) {
+	switch len(pos) {
+	case 0:
+		return defaultSchemaFile, nil
+	case 1:
+		return pos[0], nil
+	}
+	return "", usageErrorf("want at most one schema file, got %d arguments (see ssgen %s --help)", len(pos), fs.Name())
+}
+
+// reportedError is a failure already printed in full to stderr: runCLI
+// adds nothing, and errors.As still finds the cause.
+type reportedError struct{ err error }
+
+func (e *reportedError) Error() string { return "" }
+func (e *reportedError) Unwrap() error { return e.err }
+
+// loadSchema loads a schema file. Schema problems are printed one per
+// line as file:line:col: message, and the verb exits 2.
+func loadSchema(env *cliEnv, file string) (*schema.Schema, error) {
+	s, err := schema.LoadFile(file)
+	return s, schemaError(env, err)
+}
+
+func schemaError(env *cliEnv, err error) error {
+	var list schema.ErrorList
+	switch {
+	case err == nil:
+		return nil
+	case errors.As(err, &list):
+		for _, e := range list {
+			fmt.Fprintln(env.stderr, e)
+		}
+		return &exitError{code: exitUsage, err: &reportedError{err}}
+	}
+	return &exitError{code: exitUsage, err: err}
+}
