@@ -74,6 +74,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		_ = c.session.Close()
 		return nil, err
 	}
+	c.setConn(first)
 	go c.run(first)
 	return c, nil
 }
@@ -129,6 +130,7 @@ type Stats struct {
 	SessionsLost  uint64 // reconnections that found no session (CONNACK Session Present 0)
 	InFlight      int64  // requests between call and return
 	LateResponses uint64 // responses nobody waited for any more
+	NoService     uint64 // requests resent because no state store was subscribed (PUBACK 0x10)
 	Notifications uint64 // notifications received
 	Resyncs       uint64 // Resync events emitted
 	Overflows     uint64 // events dropped because a watcher's buffer was full
@@ -140,7 +142,7 @@ type Stats struct {
 type counters struct {
 	requests, errors, timeouts, connLost atomic.Uint64
 	connects, sessionsLost, late, notifs atomic.Uint64
-	resyncs, overflows                   atomic.Uint64
+	resyncs, overflows, noService        atomic.Uint64
 	inFlight                             atomic.Int64
 }
 
@@ -161,6 +163,7 @@ func (c *Client) Stats() Stats {
 		SessionsLost:  c.st.sessionsLost.Load(),
 		InFlight:      c.st.inFlight.Load(),
 		LateResponses: c.st.late.Load(),
+		NoService:     c.st.noService.Load(),
 		Notifications: c.st.notifs.Load(),
 		Resyncs:       c.st.resyncs.Load(),
 		Overflows:     c.st.overflows.Load(),

@@ -13,6 +13,7 @@ import (
 
 	"github.com/eclipse/paho.golang/packets"
 	"github.com/eclipse/paho.golang/paho"
+	"github.com/eclipse/paho.golang/paho/session/state"
 )
 
 // conn is one MQTT connection: a paho.Client over one network connection.
@@ -60,7 +61,7 @@ func (c *Client) connect(ctx context.Context, first bool) (*conn, error) {
 	pcfg := paho.ClientConfig{
 		ClientID:          c.cfg.ClientID,
 		Conn:              netConn,
-		Session:           c.session,
+		Session:           connSession{State: c.session, cancel: ccancel},
 		OnPublishReceived: []func(paho.PublishReceived) (bool, error){c.onPublish},
 		PacketTimeout:     packetTimeout,
 		OnServerDisconnect: func(d *paho.Disconnect) {
@@ -249,6 +250,30 @@ func (c *Client) tlsConfig() (*tls.Config, error) {
 	return tc, nil
 }
 
+// connSession is the client's one session state as seen by one
+// connection. paho reports a server DISCONNECT to the session before it
+// tears the connection down and long before OnServerDisconnect runs, so
+// this is where the connection's context learns the broker's reason first.
+type connSession struct {
+	*state.State
+	cancel context.CancelCauseFunc
+}
+
+func (s connSession) ConnectionLost(dp *packets.Disconnect) error {
+	if dp != nil {
+		reason := ""
+		if dp.Properties != nil {
+			reason = dp.Properties.ReasonString
+		}
+		s.cancel(&BrokerError{Packet: "DISCONNECT", ReasonCode: dp.ReasonCode, Reason: reason})
+	}
+	return s.State.ConnectionLost(dp)
+}
+
+// Close is not passed on: paho closes a session only when it created it,
+// and this one belongs to the Client.
+func (s connSession) Close() error { return nil }
+
 // satAuther answers an AUTH continuation with the same token; K8S-SAT is a
 // single-round method, but a broker may still ask.
 type satAuther struct {
@@ -290,7 +315,6 @@ func (c *Client) run(cn *conn) {
 	defer close(c.loopDone)
 	streak := 0
 	for {
-		c.setConn(cn)
 		select {
 		case <-c.closing:
 			c.shutdown(cn)
@@ -317,6 +341,7 @@ func (c *Client) run(cn *conn) {
 			next, err := c.connect(context.Background(), false)
 			if err == nil {
 				cn = next
+				c.setConn(cn)
 				break
 			}
 			if errors.Is(err, ErrClosed) {
@@ -328,6 +353,9 @@ func (c *Client) run(cn *conn) {
 	}
 }
 
+// setConn publishes a new connection to requesters and has the watched
+// keys registered on it. Dial calls it for the first connection before any
+// Watch can exist; run for every reconnection.
 func (c *Client) setConn(cn *conn) {
 	c.mu.Lock()
 	c.cur = cn

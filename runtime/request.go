@@ -88,17 +88,7 @@ func (c *Client) roundTrip(parent context.Context, op string, args [][]byte, o r
 
 	bp := c.getBuf()
 	payload := resp3.AppendCommand((*bp)[:0], args...)
-	pub := c.envelope(payload, id[:], ts, o, deadline)
-
-	// paho waits for the PUBACK; if the connection drops meanwhile nothing
-	// wakes it (the session keeps the message for redelivery), so its
-	// context also ends with the connection.
-	pctx, pcancel := context.WithCancel(ctx)
-	stopWatch := context.AfterFunc(cn.ctx, pcancel)
-	c.st.requests.Add(1)
-	pr, err := cn.pc.Publish(pctx, pub)
-	stopWatch()
-	pcancel()
+	pr, err := c.publish(ctx, cn, payload, id[:], ts, o, deadline)
 	*bp = payload
 	c.putBuf(bp)
 	if err != nil {
@@ -144,6 +134,44 @@ func (c *Client) roundTrip(parent context.Context, op string, args [][]byte, o r
 	r, err := c.decode(op, p)
 	return r, cn, err
 }
+
+// publish sends the request and waits for its PUBACK. A PUBACK "no
+// matching subscribers" (0x10) means no service received the request (an
+// external state store not attached yet, or reconnecting), so sending it
+// again is safe; that is retried with backoff until the deadline.
+func (c *Client) publish(ctx context.Context, cn *conn, payload, corr []byte, ts hlc.HLC, o reqOpts, deadline time.Time) (*paho.PublishResponse, error) {
+	for n := 1; ; n++ {
+		pub := c.envelope(payload, corr, ts, o, deadline)
+		// paho waits for the PUBACK; if the connection drops meanwhile
+		// nothing wakes it (the session keeps the message for redelivery),
+		// so its context also ends with the connection.
+		pctx, pcancel := context.WithCancel(ctx)
+		stopWatch := context.AfterFunc(cn.ctx, pcancel)
+		c.st.requests.Add(1)
+		pr, err := cn.pc.Publish(pctx, pub)
+		stopWatch()
+		pcancel()
+		if err != nil || pr == nil || pr.ReasonCode != pubackNoSubscribers {
+			return pr, err
+		}
+		c.st.noService.Add(1)
+		if n == 1 {
+			c.log.Debug("no state store subscribed to the request topic; retrying")
+		}
+		t := time.NewTimer(min(c.backoff.delay(n), time.Second))
+		select {
+		case <-t.C:
+		case <-ctx.Done():
+			t.Stop()
+			return nil, ctx.Err()
+		case <-cn.ctx.Done():
+			t.Stop()
+			return nil, context.Cause(cn.ctx)
+		}
+	}
+}
+
+const pubackNoSubscribers = 0x10
 
 // waitError turns the end of a wait into the error the caller sees: the
 // caller's own cancellation as is, any deadline as a *TimeoutError.

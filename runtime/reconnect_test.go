@@ -1,0 +1,156 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ssgen/ssgen/internal/brokertest"
+	"github.com/ssgen/ssgen/runtime"
+	"github.com/ssgen/ssgen/server/engine"
+	"github.com/ssgen/ssgen/server/servertest"
+)
+
+func TestLostConnectionFailsInFlightRequestsPromptly(t *testing.T) {
+	b := brokertest.Start(t)
+	peer := coreRawResponder(t, b.URL(), nil) // receives, never answers
+	cfg := coreConfig(t, b.URL())
+	cfg.Timeout = time.Minute // a call that waited for its timeout would stall the test
+	c := coreDial(t, cfg)
+
+	const n = 10
+	errs := make(chan error, n)
+	for i := range n {
+		go func() {
+			_, _, err := c.Get(context.Background(), fmt.Appendf(nil, "k%d", i))
+			errs <- err
+		}()
+	}
+	for range n {
+		<-peer.got // every request reached the "service"
+	}
+	b.Stop()
+	for range n {
+		select {
+		case err := <-errs:
+			if !errors.Is(err, runtime.ErrConnectionLost) || !runtime.IsRetryable(err) {
+				t.Errorf("in-flight request: %v, want ErrConnectionLost", err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("an in-flight request outlived its connection")
+		}
+	}
+	if s := c.Stats(); s.ConnLost != n || s.InFlight != 0 {
+		t.Errorf("Stats = %+v, want %d ConnLost and nothing in flight", s, n)
+	}
+}
+
+func TestReconnectUnderLoadAndWatchResync(t *testing.T) {
+	b := brokertest.Start(t)
+	srv := servertest.NewExternal(t, b.URL())
+	cfg := coreConfig(t, b.URL())
+	cfg.Timeout = 15 * time.Second
+	c := coreDial(t, cfg)
+	ctx := coreCtx(t)
+	if _, err := c.Set(ctx, []byte("w"), []byte("before"), runtime.SetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	w := coreWatch(t, c, "w", nil)
+	coreSync(t, c, "w", w)
+
+	// Load in flight while the broker dies and comes back.
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	outcomes := map[string]int{}
+	stop := make(chan struct{})
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				start := time.Now()
+				_, err := c.Set(context.Background(), fmt.Appendf(nil, "load%d", g), fmt.Appendf(nil, "%d", i), runtime.SetOptions{})
+				kind := "ok"
+				switch {
+				case err == nil:
+				case errors.Is(err, runtime.ErrConnectionLost):
+					kind = "lost"
+				default:
+					kind = err.Error()
+				}
+				if time.Since(start) > cfg.Timeout+time.Second {
+					kind = "past its timeout"
+				}
+				mu.Lock()
+				outcomes[kind]++
+				mu.Unlock()
+			}
+		}()
+	}
+	coreEventually(t, "load running", func() bool { return c.Stats().Requests > 50 })
+	b.Stop()
+	coreEventually(t, "client notices", func() bool { return !c.Stats().Connected })
+	// Changed while the client is away: only a Resync can tell.
+	if err := srv.Engine().Put([]byte("w"), []byte("during outage"), engine.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	b.Restart()
+	coreEventually(t, "client reconnects", func() bool { return c.Stats().Connected && c.Stats().Reconnects >= 1 })
+
+	for {
+		ev := w.next(t)
+		if ev.Kind == runtime.EventResync {
+			if !ev.Found || string(ev.Value) != "during outage" {
+				t.Fatalf("Resync %+v, want the value set during the outage", ev)
+			}
+			break
+		}
+	}
+	// The registration is back: changes are reported again.
+	if _, err := c.Set(ctx, []byte("w"), []byte("after"), runtime.SetOptions{}); err != nil {
+		t.Fatalf("Set after reconnect: %v", err)
+	}
+	for {
+		ev := w.next(t)
+		if ev.Kind == runtime.EventSet && string(ev.Value) == "after" {
+			break
+		}
+	}
+	close(stop)
+	wg.Wait()
+	for kind, n := range outcomes {
+		if kind != "ok" && kind != "lost" {
+			t.Errorf("%d calls ended with %q", n, kind)
+		}
+	}
+	if outcomes["ok"] == 0 {
+		t.Error("no call succeeded")
+	}
+	t.Logf("outcomes %v, stats %+v", outcomes, c.Stats())
+}
+
+func TestClientIDTakeoverDoesNotStorm(t *testing.T) {
+	url := brokertest.Mosquitto(t)
+	cfg := coreConfig(t, url)
+	cfg.ClientID = "twin"
+	cfg.ReconnectMin = 10 * time.Millisecond
+	cfg.ReconnectMax = 200 * time.Millisecond
+	a := coreDial(t, cfg)
+	b := coreDial(t, cfg)
+	time.Sleep(1500 * time.Millisecond)
+	// Without backoff after a connect-then-drop the two would take the
+	// session from each other thousands of times in 1.5 s.
+	total := a.Stats().Connects + b.Stats().Connects
+	if total > 60 {
+		t.Fatalf("%d connections in 1.5 s: a reconnect storm", total)
+	}
+	t.Logf("%d connections in 1.5 s", total)
+}
