@@ -1,0 +1,261 @@
+package runtime_test
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ssgen/ssgen/runtime"
+	"github.com/ssgen/ssgen/runtime/codec"
+)
+
+const shortTTL = 300 * time.Millisecond
+
+func TestLeaseAcquireRenewRelease(t *testing.T) {
+	forEachTypedBackend(t, func(t *testing.T, env *typedEnv) {
+		a, b := typedDial(t, env.url), typedDial(t, env.url)
+		ctx := typedCtx(t)
+		lockA := runtime.NewLock(a, []byte("owner"), shortTTL)
+		lockB := runtime.NewLock(b, []byte("owner"), shortTTL)
+
+		le, err := lockA.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		first := le.Token()
+		if first.IsZero() || le.Err() != nil {
+			t.Fatalf("fresh lease: token %s, err %v", first, le.Err())
+		}
+		holder, ver, err := lockB.Holder(ctx)
+		if err != nil || !bytes.Equal(holder, le.Holder()) || ver.Compare(first) != 0 {
+			t.Fatalf("Holder = %q @%s (%v), want %q @%s", holder, ver, err, le.Holder(), first)
+		}
+		if !strings.HasPrefix(string(holder), a.ClientID()+"/") {
+			t.Fatalf("holder id %q does not name the client %q", holder, a.ClientID())
+		}
+		if _, ok, err := lockB.TryAcquire(ctx); ok || err != nil {
+			t.Fatalf("TryAcquire of a held lock: %v, %v; want false, nil", ok, err)
+		}
+		// Several TTLs pass while the lease renews itself.
+		waitFor(t, "three renewals", func() bool {
+			_, v, err := lockB.Holder(ctx)
+			return err == nil && v.Compare(first) > 0 && le.Token().Compare(first) > 0 &&
+				le.Token().Wall > first.Wall+uint64(3*shortTTL/time.Millisecond)
+		})
+		if le.Err() != nil {
+			t.Fatalf("lease lost while renewing: %v", le.Err())
+		}
+		if err := le.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := lockB.Holder(ctx); !errors.Is(err, runtime.ErrNotFound) {
+			t.Fatalf("Holder after Release: %v, want ErrNotFound", err)
+		}
+		if !errors.Is(le.Err(), runtime.ErrLeaseReleased) {
+			t.Fatalf("Err after Release: %v", le.Err())
+		}
+		select {
+		case <-le.Lost():
+			t.Fatal("Release closed Lost")
+		default:
+		}
+		if err := le.Release(ctx); err != nil {
+			t.Fatalf("second Release: %v", err)
+		}
+		leB, ok, err := lockB.TryAcquire(ctx)
+		if !ok || err != nil {
+			t.Fatalf("TryAcquire after Release: %v, %v", ok, err)
+		}
+		if leB.Token().Compare(le.Token()) <= 0 {
+			t.Fatalf("new holder's token %s is not above the old one %s", leB.Token(), le.Token())
+		}
+		if err := leB.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestLockRefusesTinyTTL(t *testing.T) {
+	forEachTypedBackend(t, func(t *testing.T, env *typedEnv) {
+		c := typedDial(t, env.url)
+		l := runtime.NewLock(c, []byte("l"), 0)
+		if _, err := l.Acquire(typedCtx(t)); !errors.Is(err, runtime.ErrInvalidArgument) {
+			t.Fatalf("Acquire with TTL 0: %v, want ErrInvalidArgument", err)
+		}
+	})
+}
+
+func TestAcquireWaitsForReleaseAndEndsWithItsContext(t *testing.T) {
+	forEachTypedBackend(t, func(t *testing.T, env *typedEnv) {
+		a, b := typedDial(t, env.url), typedDial(t, env.url)
+		ctx := typedCtx(t)
+		// A long TTL: only the release (and its DELETE notification, or a
+		// poll) lets the waiter in.
+		leA, err := runtime.NewLock(a, []byte("owner"), 5*time.Second).Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		lockB := runtime.NewLock(b, []byte("owner"), 5*time.Second)
+
+		short, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		defer cancel()
+		if _, err := lockB.Acquire(short); !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("Acquire of a held lock with a short context: %v, want DeadlineExceeded", err)
+		}
+
+		got := make(chan error, 1)
+		var leB *runtime.Lease
+		go func() {
+			var err error
+			leB, err = lockB.Acquire(ctx)
+			got <- err
+		}()
+		if err := leA.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if err := receive(t, "the waiter to acquire", got); err != nil {
+			t.Fatal(err)
+		}
+		if err := leB.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+func TestLeaseLostWhenSomeoneElseTakesTheLockKey(t *testing.T) {
+	forEachTypedBackend(t, func(t *testing.T, env *typedEnv) {
+		a, intruder := typedDial(t, env.url), typedDial(t, env.url)
+		ctx := typedCtx(t)
+		lock := runtime.NewLock(a, []byte("owner"), shortTTL)
+		le, err := lock.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := intruder.Set(ctx, []byte("owner"), []byte("intruder"), runtime.SetOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		receive(t, "Lost", le.Lost())
+		if err := le.Err(); !errors.Is(err, runtime.ErrLeaseLost) || !errors.Is(err, runtime.ErrConditionNotMet) {
+			t.Fatalf("Err = %v, want ErrLeaseLost caused by ErrConditionNotMet", err)
+		}
+		k := runtime.NewKey[string](a, []byte("guarded"), codec.String[string]{}, runtime.GuardedBy(lock))
+		if _, err := k.Set(ctx, "x"); !errors.Is(err, runtime.ErrLeaseLost) {
+			t.Fatalf("guarded write with a lost lease: %v, want ErrLeaseLost", err)
+		}
+		if _, _, err := intruder.Get(ctx, []byte("guarded")); !errors.Is(err, runtime.ErrNotFound) {
+			t.Fatalf("the refused write reached the server: %v", err)
+		}
+		// Releasing a lost lease leaves the intruder's hold alone.
+		if err := le.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+		if v, _, err := intruder.Get(ctx, []byte("owner")); err != nil || string(v) != "intruder" {
+			t.Fatalf("lock key after releasing a lost lease: %q, %v", v, err)
+		}
+	})
+}
+
+// TestActiveStandbyFailover is the article's scenario: the active instance
+// stops renewing (it hangs, or its process is paused), the standby takes
+// the lock once the TTL has passed, and the former active's late write is
+// refused: locally, because its lease is known lost, and by the service,
+// because its fencing token is older than the one now protecting the key.
+func TestActiveStandbyFailover(t *testing.T) {
+	forEachTypedBackend(t, func(t *testing.T, env *typedEnv) {
+		active, standby := typedDial(t, env.url), typedDial(t, env.url)
+		ctx := typedCtx(t)
+		cfgKey := func(c *runtime.Client) (*runtime.Lock, *runtime.Key[string]) {
+			l := runtime.NewLock(c, []byte("app/leader"), shortTTL)
+			return l, runtime.NewKey[string](c, []byte("app/config"), codec.String[string]{}, runtime.GuardedBy(l))
+		}
+		lockA, keyA := cfgKey(active)
+		lockS, keyS := cfgKey(standby)
+
+		activeCtx, stopActive := context.WithCancel(ctx)
+		leA, err := lockA.Acquire(activeCtx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := keyA.Set(ctx, "written by active"); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := standby.Set(ctx, []byte("app/config"), []byte("unfenced"), runtime.SetOptions{}); !errors.Is(err, runtime.ErrFencingTokenRequired) {
+			t.Fatalf("unfenced write to a fenced key: %v, want ErrFencingTokenRequired", err)
+		}
+
+		standbyGot := make(chan *runtime.Lease, 1)
+		go func() {
+			le, err := lockS.Acquire(ctx)
+			if err != nil {
+				t.Errorf("standby Acquire: %v", err)
+			}
+			standbyGot <- le
+		}()
+
+		stopActive() // the active stops renewing; nothing is released
+		leS := receive(t, "the standby to take over", standbyGot)
+		if leS == nil {
+			t.FailNow()
+		}
+		if leS.Token().Compare(leA.Token()) <= 0 {
+			t.Fatalf("standby token %s not above the active's %s", leS.Token(), leA.Token())
+		}
+		if _, err := keyS.Set(ctx, "written by standby"); err != nil {
+			t.Fatalf("standby's fenced write: %v", err)
+		}
+
+		receive(t, "the old active's Lost", leA.Lost())
+		if !errors.Is(leA.Err(), runtime.ErrLeaseLost) {
+			t.Fatalf("old active Err = %v", leA.Err())
+		}
+		if _, err := keyA.Set(ctx, "late write"); !errors.Is(err, runtime.ErrLeaseLost) {
+			t.Fatalf("old active's write through its lost lease: %v, want ErrLeaseLost", err)
+		}
+		// A write that was already on its way with the old token (simulated
+		// by naming the token explicitly) is refused by the service.
+		if _, err := keyA.Set(ctx, "late write", runtime.WithFencingToken(leA.Token())); !errors.Is(err, runtime.ErrFencingTokenLowerVersion) {
+			t.Fatalf("old active's fenced late write: %v, want ErrFencingTokenLowerVersion", err)
+		}
+		if e, err := keyS.Get(ctx); err != nil || e.Value != "written by standby" {
+			t.Fatalf("config = %q, %v; want the standby's write", e.Value, err)
+		}
+		if err := leS.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
+}
+
+// TestStaleTokenWriteMarksLeaseLost covers a holder that has not noticed
+// yet: the service's refusal of its token is proof of a newer holder, so
+// the lease reports itself lost at once.
+func TestStaleTokenWriteMarksLeaseLost(t *testing.T) {
+	forEachTypedBackend(t, func(t *testing.T, env *typedEnv) {
+		a, other := typedDial(t, env.url), typedDial(t, env.url)
+		ctx := typedCtx(t)
+		lock := runtime.NewLock(a, []byte("lk"), 5*time.Second)
+		le, err := lock.Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer le.Release(ctx)
+		k := runtime.NewKey[string](a, []byte("k"), codec.String[string]{}, runtime.GuardedBy(lock))
+		// Someone fences the key with a newer token than the lease's.
+		newer, err := other.Set(ctx, []byte("elsewhere"), []byte("x"), runtime.SetOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := other.Set(ctx, []byte("k"), []byte("theirs"), runtime.SetOptions{FencingToken: newer}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := k.Set(ctx, "mine"); !errors.Is(err, runtime.ErrFencingTokenLowerVersion) {
+			t.Fatalf("write with an older token: %v, want ErrFencingTokenLowerVersion", err)
+		}
+		receive(t, "Lost", le.Lost())
+		if !errors.Is(le.Err(), runtime.ErrFencingTokenLowerVersion) {
+			t.Fatalf("Err = %v, want it caused by ErrFencingTokenLowerVersion", le.Err())
+		}
+	})
+}
