@@ -112,6 +112,7 @@ func (e *embedded) handle(cl *mqtt.Client, pk packets.Packet) error {
 	r := out.Reply
 	resp := packets.Packet{
 		FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: 1},
+		PacketID:    1, // mochi validates that a QoS 1 PUBLISH has one, even from an inline client
 		TopicName:   r.Topic,
 		Payload:     r.Payload,
 		Properties: packets.Properties{
@@ -134,6 +135,7 @@ func (e *embedded) handle(cl *mqtt.Client, pk packets.Packet) error {
 func (e *embedded) deliver(n engine.Notification) {
 	pk := packets.Packet{
 		FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: 1},
+		PacketID:    1, // as for responses; inject assigns the client's own
 		TopicName:   NotifyTopic(n.Client, n.Key),
 		Payload:     n.Payload,
 		Properties: packets.Properties{
