@@ -347,3 +347,17 @@ func qualified(g *Group, name string) string {
 	}
 	return g.Name + "." + name
 }
+
+// GoImports returns the import paths of the declared go_types, each once,
+// in declaration order: the imports generated code needs for them.
+func (s *Schema) GoImports() []string {
+	var out []string
+	seen := map[string]bool{}
+	for _, t := range s.Types {
+		if t.GoType != nil && !seen[t.GoType.ImportPath] {
+			seen[t.GoType.ImportPath] = true
+			out = append(out, t.GoType.ImportPath)
+		}
+	}
+	return out
+}

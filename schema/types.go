@@ -168,6 +168,7 @@ func (l *loader) enumValues(td *TypeDef, n *yaml.Node) []*EnumValue {
 	seen := map[string]*EnumValue{}
 	for _, item := range n.Content {
 		ev := &EnumValue{Pos: l.pos(item)}
+		before := len(l.errs)
 		switch {
 		case item.Kind == yaml.ScalarNode && !isNull(item):
 			ev.Value = item.Value
@@ -200,7 +201,9 @@ func (l *loader) enumValues(td *TypeDef, n *yaml.Node) []*EnumValue {
 			continue
 		}
 		if ev.Value == "" {
-			l.errorf(item, "%s: a value must not be empty", what)
+			if len(l.errs) == before {
+				l.errorf(item, "%s: a value must not be empty", what)
+			}
 			continue
 		}
 		if first, dup := seen[ev.Value]; dup {

@@ -33,7 +33,7 @@ func runBreaking(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlagSet(env, "breaking", breakingUsage)
 	against := fs.String("against", "", "the older schema: a `FILE or GIT-REF` (required)")
 	format := fs.String("format", "text", "output `format`: text, json or github-actions")
-	pos, _, help, err := parseArgs(fs, args, 0)
+	pos, help, err := interleavedArgs(fs, args)
 	if help || err != nil {
 		return err
 	}

@@ -14,7 +14,7 @@ func init() {
 func runDoc(_ context.Context, env *cliEnv, args []string) error {
 	fs := newFlagSet(env, "doc", "[-o FILE] [schema file, default ssgen.yaml]\n\nPrints a Markdown reference of the schema: every key with its full path,\nparameters, type, encoding, TTL and guard, the locks, and the types with their docs.")
 	out := fs.String("o", "", "write to `FILE` instead of stdout")
-	pos, _, help, err := parseArgs(fs, args, 0)
+	pos, help, err := interleavedArgs(fs, args)
 	if help || err != nil {
 		return err
 	}

@@ -19,7 +19,7 @@ func init() {
 func runInit(_ context.Context, env *cliEnv, args []string) error {
 	flags := newFlagSet(env, "init", "[--package NAME] [file, default ssgen.yaml]\n\nWrites a starter schema to edit. It never overwrites a file (exit 1 if it exists).")
 	pkg := flags.String("package", "", "Go package `name` of the generated code (default: derived from the directory)")
-	pos, _, help, err := parseArgs(flags, args, 0)
+	pos, help, err := interleavedArgs(flags, args)
 	if help || err != nil {
 		return err
 	}

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -20,17 +21,36 @@ const defaultSchemaFile = "ssgen.yaml"
 func runSchema(_ context.Context, env *cliEnv, args []string) error {
 	fs := newFlagSet(env, "schema", "[-o FILE]\n\nPrints the JSON Schema (draft 2020-12) of the ssgen.yaml format. Point an editor at it\nwith a first line \"# yaml-language-server: $schema="+schema.JSONSchemaURL+"\"\nor at a local copy written with -o.")
 	out := fs.String("o", "", "write to `FILE` instead of stdout")
-	pos, _, help, err := parseArgs(fs, args, 0)
+	pos, help, err := interleavedArgs(fs, args)
 	if help || err != nil {
 		return err
 	}
-	if err := wantArgs(fs, pos, 0, "no arguments"); err != nil {
-		return err
+	if len(pos) > 0 {
+		return usageErrorf("want no arguments, got %d (see ssgen schema --help)", len(pos))
 	}
 	return writeOutput(env, *out, func(w io.Writer) error {
 		_, err := w.Write(schema.JSONSchema)
 		return err
 	})
+}
+
+// interleavedArgs parses flags placed before, between or after the
+// positional arguments (`ssgen breaking ssgen.yaml --against main`), and
+// returns the positional ones. A "--" ends the flags.
+func interleavedArgs(fs *flag.FlagSet, args []string) (pos []string, help bool, err error) {
+	for {
+		if help, err = parseFlags(fs, args); help || err != nil {
+			return nil, help, err
+		}
+		consumed := len(args) - fs.NArg()
+		if consumed > 0 && args[consumed-1] == "--" {
+			return append(pos, fs.Args()...), false, nil
+		}
+		if fs.NArg() == 0 {
+			return pos, false, nil
+		}
+		pos, args = append(pos, fs.Arg(0)), fs.Args()[1:]
+	}
 }
 
 // writeOutput writes to stdout, or to file when it is not empty.
