@@ -18,7 +18,7 @@ type step struct {
 }
 
 func set(args ...string) request { return request{payload: cmd(append([]string{"SET"}, args...)...)} }
-func raw(s string) request        { return request{payload: []byte(s)} }
+func raw(s string) request       { return request{payload: []byte(s)} }
 
 // The rows of wire contract §3 and §4, each a sequence on fresh keys.
 func TestResponsesMatchTheWireContract(t *testing.T) {

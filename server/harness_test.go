@@ -39,6 +39,8 @@ func eachTransport(t *testing.T, f func(t *testing.T, e *env), opts ...func(*ser
 	t.Run("mosquitto", func(t *testing.T) { f(t, newEnv(t, brokertest.Mosquitto(t), opts)) })
 }
 
+func mosquittoURL(t *testing.T) string { return brokertest.Mosquitto(t) }
+
 func embeddedOnly(t *testing.T, f func(t *testing.T, e *env), opts ...func(*server.Options)) {
 	f(t, newEnv(t, "", opts))
 }
@@ -136,15 +138,15 @@ func (c *client) subscribeNotify() {
 // request is one PUBLISH to the request topic. Zero fields get the
 // values an official client sends; the flags remove them.
 type request struct {
-	payload       []byte
-	ts, ft        string // __ts (default: now), __ft (default: none)
-	noTS          bool
-	user          paho.UserProperties // replaces the default user properties when set
-	corr          []byte              // default: 16 random bytes
-	noCorr        bool
-	respTopic     string // default: the client's response topic
-	noRespTopic   bool
-	qos0          bool
+	payload     []byte
+	ts, ft      string // __ts (default: now), __ft (default: none)
+	noTS        bool
+	user        paho.UserProperties // replaces the default user properties when set
+	corr        []byte              // default: 16 random bytes
+	noCorr      bool
+	respTopic   string // default: the client's response topic
+	noRespTopic bool
+	qos0        bool
 }
 
 func (c *client) send(r request) []byte {
