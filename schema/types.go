@@ -270,6 +270,14 @@ func validImportPath(p string) bool {
 // typeExpr decodes a value type: a string expression ("float64",
 // "[]SetPoint", "map[string]int") or a {list: T} / {map: T} mapping.
 func (l *loader) typeExpr(n *yaml.Node, what string) *Type {
+	return l.typeExprDepth(n, what, 0)
+}
+
+func (l *loader) typeExprDepth(n *yaml.Node, what string, depth int) *Type {
+	if depth > maxTypeDepth {
+		l.errorf(n, "%s: type nests lists and maps more than %d deep", what, maxTypeDepth)
+		return nil
+	}
 	if n.Kind == yaml.MappingNode {
 		ps := l.mapping(n, what+": type", "list", "map")
 		if len(ps) != 1 {
@@ -278,7 +286,7 @@ func (l *loader) typeExpr(n *yaml.Node, what string) *Type {
 			}
 			return nil
 		}
-		elem := l.typeExpr(ps[0].val, what)
+		elem := l.typeExprDepth(ps[0].val, what, depth+1)
 		if elem == nil {
 			return nil
 		}
@@ -292,14 +300,22 @@ func (l *loader) typeExpr(n *yaml.Node, what string) *Type {
 	if !ok {
 		return nil
 	}
-	return l.parseTypeString(n, what, strings.TrimSpace(v))
+	return l.parseTypeString(n, what, strings.TrimSpace(v), 0)
 }
 
-func (l *loader) parseTypeString(n *yaml.Node, what, v string) *Type {
+// maxTypeDepth bounds how deep lists and maps nest, so that a hostile
+// schema cannot make the loader or a generator recurse without end.
+const maxTypeDepth = 32
+
+func (l *loader) parseTypeString(n *yaml.Node, what, v string, depth int) *Type {
 	p := l.pos(n)
+	if depth > maxTypeDepth {
+		l.errorf(n, "%s: type nests lists and maps more than %d deep", what, maxTypeDepth)
+		return nil
+	}
 	switch {
 	case strings.HasPrefix(v, "[]"):
-		elem := l.parseTypeString(n, what, v[2:])
+		elem := l.parseTypeString(n, what, v[2:], depth+1)
 		if elem == nil {
 			return nil
 		}
@@ -309,7 +325,7 @@ func (l *loader) parseTypeString(n *yaml.Node, what, v string) *Type {
 			l.errorf(n, "%s: map keys must be string (map[string]T)", what)
 			return nil
 		}
-		elem := l.parseTypeString(n, what, v[len("map[string]"):])
+		elem := l.parseTypeString(n, what, v[len("map[string]"):], depth+1)
 		if elem == nil {
 			return nil
 		}
