@@ -18,15 +18,15 @@ import (
 // the external one attached to mosquitto.
 type coreBackend struct {
 	name  string
-	start func(t *testing.T, opts ...servertest.Option) (url string, srv *server.Server)
+	start func(t testing.TB, opts ...servertest.Option) (url string, srv *server.Server)
 }
 
 var coreBackends = []coreBackend{
-	{"embedded", func(t *testing.T, opts ...servertest.Option) (string, *server.Server) {
+	{"embedded", func(t testing.TB, opts ...servertest.Option) (string, *server.Server) {
 		srv := coreEmbedded(t, opts...)
 		return srv.URL(), srv
 	}},
-	{"mosquitto", func(t *testing.T, opts ...servertest.Option) (string, *server.Server) {
+	{"mosquitto", func(t testing.TB, opts ...servertest.Option) (string, *server.Server) {
 		url := brokertest.Mosquitto(t)
 		return url, servertest.NewExternal(t, url, opts...)
 	}},

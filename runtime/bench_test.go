@@ -1,0 +1,62 @@
+package runtime_test
+
+import (
+	"context"
+	"testing"
+
+	"github.com/ssgen/ssgen/runtime"
+)
+
+// Client-side cost and latency of one GET round trip: request encoding,
+// envelope, publish, response routing and decoding, against a state store
+// on loopback.
+func BenchmarkGetRoundTrip(b *testing.B) {
+	for _, be := range coreBackends {
+		b.Run(be.name, func(b *testing.B) {
+			url, _ := be.start(b)
+			cfg := coreConfig(b, url)
+			cfg.Logger = nil
+			c := coreDial(b, cfg)
+			ctx := context.Background()
+			key := []byte("bench-key")
+			if _, err := c.Set(ctx, key, []byte("a value of a typical size, some 40 bytes"), runtime.SetOptions{}); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for b.Loop() {
+				if _, _, err := c.Get(ctx, key); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// Throughput of one client with many requests in flight.
+func BenchmarkGetParallel(b *testing.B) {
+	for _, be := range coreBackends {
+		b.Run(be.name, func(b *testing.B) {
+			url, _ := be.start(b)
+			cfg := coreConfig(b, url)
+			cfg.Logger = nil
+			c := coreDial(b, cfg)
+			ctx := context.Background()
+			key := []byte("bench-key")
+			if _, err := c.Set(ctx, key, []byte("a value of a typical size, some 40 bytes"), runtime.SetOptions{}); err != nil {
+				b.Fatal(err)
+			}
+			b.ReportAllocs()
+			b.SetParallelism(16) // 16 × GOMAXPROCS requests in flight
+			b.ResetTimer()
+			b.RunParallel(func(pb *testing.PB) {
+				for pb.Next() {
+					if _, _, err := c.Get(ctx, key); err != nil {
+						b.Error(err)
+						return
+					}
+				}
+			})
+		})
+	}
+}
