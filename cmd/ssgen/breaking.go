@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -54,6 +55,12 @@ func runBreaking(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	oldName, oldSrc, err := readAgainst(ctx, *against, file)
+	if errors.Is(err, errNotInRevision) {
+		// A schema that is new in this change cannot break anything; the
+		// revision itself exists, so this is not a misspelt ref.
+		fmt.Fprintf(env.stderr, "ssgen breaking: %v; nothing to compare\n", err)
+		return nil
+	}
 	if err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
@@ -77,6 +84,9 @@ func runBreaking(ctx context.Context, env *cliEnv, args []string) error {
 	return nil
 }
 
+// errNotInRevision reports a revision that exists but lacks the schema.
+var errNotInRevision = errors.New("the schema does not exist in the revision")
+
 // readAgainst reads the older schema from a file, or else from git. The
 // returned name labels positions in it.
 func readAgainst(ctx context.Context, against, schemaFile string) (string, []byte, error) {
@@ -97,6 +107,9 @@ func readAgainst(ctx context.Context, against, schemaFile string) (string, []byt
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		msg := strings.TrimSpace(stderr.String())
+		if strings.Contains(msg, "does not exist in") || strings.Contains(msg, "exists on disk, but not in") {
+			return "", nil, fmt.Errorf("%w: %s", errNotInRevision, obj)
+		}
 		if msg == "" {
 			msg = err.Error()
 		}

@@ -106,6 +106,13 @@ func TestBreakingAgainstAGitRevision(t *testing.T) {
 	}
 	runSchemaVerb(t, "breaking", "--against", "HEAD:app/ssgen.yaml", cur).wantCode(t, exitNegative)
 
+	fresh := writeFile(t, sub, "fresh.yaml", readCase(t, "enum-value-removed/new.yaml"))
+	r = runSchemaVerb(t, "breaking", "--against", "HEAD", fresh)
+	r.wantCode(t, exitOK)
+	if !strings.Contains(r.stderr, "does not exist in the revision") {
+		t.Fatalf("a schema new in the change: stderr %q", r.stderr)
+	}
+
 	bad := runSchemaVerb(t, "breaking", "--against", "no-such-rev", cur)
 	bad.wantCode(t, exitUsage)
 	if !strings.Contains(bad.stderr, "git show no-such-rev:./ssgen.yaml failed") {
