@@ -1,0 +1,61 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"log/slog"
+
+	"github.com/ssgen/ssgen/server"
+)
+
+func init() {
+	register(verb{
+		name:    "serve",
+		summary: "run a local state store (embedded broker, or --broker URL to attach)",
+		run:     runServe,
+	})
+}
+
+func runServe(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newFlagSet(env, "serve", "[--listen HOST:PORT | --broker mqtt://HOST:PORT] [--max-keys N] [--max-bytes N] [--log-level LEVEL]")
+	listen := fs.String("listen", server.DefaultListen, "address of the embedded MQTT 5 broker (port 0 picks a free one)")
+	broker := fs.String("broker", "", "attach to this MQTT 5 broker instead of embedding one (mqtt://host:port)")
+	maxKeys := fs.Int("max-keys", 0, "key quota (0 = unlimited)")
+	maxBytes := fs.Int64("max-bytes", 0, "quota on the sum of key and value bytes (0 = unlimited)")
+	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	if help, err := parseFlags(fs, args); help || err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf("unexpected argument %q", fs.Arg(0))
+	}
+	given := map[string]bool{}
+	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
+	if given["listen"] && given["broker"] {
+		return usageErrorf("--listen and --broker exclude each other")
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return usageErrorf("--log-level %q: want debug, info, warn or error", *logLevel)
+	}
+	logger := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level}))
+
+	opts := server.Options{Listen: *listen, Broker: *broker, MaxKeys: *maxKeys, MaxBytes: *maxBytes, Logger: logger}
+	srv, err := server.New(opts)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	if err := srv.Start(); err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	// The URL on stdout, alone on its line, is the interface for scripts
+	// and tests that start the server on port 0.
+	fmt.Fprintln(env.stdout, srv.URL())
+	<-ctx.Done()
+	logger.Info("shutting down")
+	if err := srv.Close(); err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	return nil
+}

@@ -1,0 +1,152 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/url"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/eclipse/paho.golang/paho"
+
+	"github.com/ssgen/ssgen/runtime/resp3"
+	"github.com/ssgen/ssgen/server"
+)
+
+// serveLog is a stderr that the server's goroutines may write while the
+// test reads it.
+type serveLog struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *serveLog) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *serveLog) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestServeAnswersRequestsAndStopsOnCancel(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	outR, outW := io.Pipe()
+	stderr := &serveLog{}
+	env := &cliEnv{stdin: strings.NewReader(""), stdout: outW, stderr: stderr, getenv: func(string) string { return "" }}
+	done := make(chan int, 1)
+	go func() {
+		done <- runCLI(ctx, env, []string{"serve", "--listen", "127.0.0.1:0", "--log-level", "debug"})
+		outW.Close()
+	}()
+
+	lines := bufio.NewScanner(outR)
+	if !lines.Scan() {
+		t.Fatalf("no URL printed; stderr:\n%s", stderr)
+	}
+	u, err := url.Parse(lines.Text())
+	if err != nil || u.Scheme != "mqtt" || u.Port() == "0" {
+		t.Fatalf("printed %q, want mqtt://127.0.0.1:PORT", lines.Text())
+	}
+
+	got := serveRequest(t, u.Host, resp3.AppendCommand(nil, []byte("GET"), []byte("k")))
+	if got != "$-1\r\n" {
+		t.Fatalf("GET answered %q", got)
+	}
+
+	cancel()
+	select {
+	case code := <-done:
+		if code != exitOK {
+			t.Fatalf("exit code %d; stderr:\n%s", code, stderr)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("serve did not stop after cancel")
+	}
+	if s := stderr.String(); !strings.Contains(s, "client connected") || !strings.Contains(s, "shutting down") {
+		t.Errorf("log lacks connection or shutdown lines:\n%s", s)
+	}
+}
+
+// serveRequest sends one state store request with a raw MQTT client and
+// returns the response payload.
+func serveRequest(t *testing.T, hostport string, payload []byte) string {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", hostport, 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make(chan string, 1)
+	c := paho.NewClient(paho.ClientConfig{
+		ClientID: "serve-test",
+		Conn:     conn,
+		OnPublishReceived: []func(paho.PublishReceived) (bool, error){func(pr paho.PublishReceived) (bool, error) {
+			select {
+			case got <- string(pr.Packet.Payload):
+			default:
+			}
+			return true, nil
+		}},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := c.Connect(ctx, &paho.Connect{ClientID: "serve-test", CleanStart: true, KeepAlive: 30}); err != nil {
+		t.Fatal(err)
+	}
+	defer c.Disconnect(&paho.Disconnect{})
+	if _, err := c.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: "serve-test/response", QoS: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Publish(ctx, &paho.Publish{QoS: 1, Topic: server.RequestTopic, Payload: payload, Properties: &paho.PublishProperties{
+		ResponseTopic: "serve-test/response", CorrelationData: []byte("0123456789abcdef"),
+		User: paho.UserProperties{{Key: "__protVer", Value: "1.0"}},
+	}}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case s := <-got:
+		return s
+	case <-ctx.Done():
+		t.Fatal("no response")
+		return ""
+	}
+}
+
+func TestServeRejectsBadUsage(t *testing.T) {
+	for _, args := range [][]string{
+		{"serve", "--listen", "127.0.0.1:0", "--broker", "mqtt://127.0.0.1:1"},
+		{"serve", "--log-level", "loud"},
+		{"serve", "--broker", "http://example.com"},
+		{"serve", "extra"},
+		{"serve", "--max-keys", "-1"},
+	} {
+		var stderr serveLog
+		env := &cliEnv{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &stderr, getenv: func(string) string { return "" }}
+		if code := runCLI(context.Background(), env, args); code != exitUsage {
+			t.Errorf("%q: exit %d, want %d; stderr: %s", args, code, exitUsage, stderr.String())
+		}
+	}
+}
+
+func TestServeFailsWhenTheBrokerIsUnreachable(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	var stderr serveLog
+	env := &cliEnv{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &stderr, getenv: func(string) string { return "" }}
+	if code := runCLI(context.Background(), env, []string{"serve", "--broker", "mqtt://" + addr}); code != exitUsage {
+		t.Fatalf("exit %d; stderr: %s", code, stderr.String())
+	}
+}
