@@ -13,6 +13,7 @@ import (
 	"github.com/ssgen/ssgen/runtime/codec"
 	"github.com/vmihailenco/msgpack/v5"
 	"regexp"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -122,6 +123,9 @@ type SetPoint struct {
 
 	// Optional: left out of the stored value when empty.
 	UpdatedBy string `json:"updatedBy,omitempty" msgpack:"updatedBy,omitempty"`
+
+	// Optional: left out of the stored value when empty.
+	Zones map[string]int `json:"zones,omitempty" msgpack:"zones,omitempty"`
 }
 
 // Store is the typed view of the state store keys declared in the schema. It
@@ -150,9 +154,10 @@ type Thermostat struct {
 // Thermostat returns the handle of the keys and locks under "thermostats/{id}".
 //
 // It returns a *runtime.ParamError naming the parameter, and sends nothing,
-// when a parameter is empty, contains '/' or misses its pattern.
+// when a parameter is empty, contains '/' or misses its pattern. Parameter id
+// must match "[a-z0-9-]+".
 func (s *Store) Thermostat(id string) (*Thermostat, error) {
-	if err := checkParam("id", id, nil); err != nil {
+	if err := checkParam("id", id, thermostatIdPattern); err != nil {
 		return nil, err
 	}
 	return &Thermostat{
@@ -180,12 +185,71 @@ func (g *Thermostat) Reading() *runtime.Key[float64] {
 	return runtime.NewKey[float64](g.s.c, []byte(g.prefix+"/reading"), codec.Float[float64]{}, runtime.DefaultTTL(30*time.Second))
 }
 
+// Counter returns the handle of the key "thermostats/{id}/counter", holding
+// values of type int64, encoded as MessagePack.
+//
+// Writes carry the fencing token of lock Thermostat.Owner
+// ("thermostats/{id}/owner") while this client holds its lease; CompareAndSet
+// and Update take the lease, read, compare and write under it.
+func (g *Thermostat) Counter() *runtime.Key[int64] {
+	return runtime.NewKey[int64](g.s.c, []byte(g.prefix+"/counter"), codec.MsgPack[int64]{}, runtime.GuardedBy(g.Owner()))
+}
+
+// Label returns the handle of the key "thermostats/{id}/label", holding values
+// of type SetPoint, encoded as JSON.
+func (g *Thermostat) Label() *runtime.Key[SetPoint] {
+	return runtime.NewKey[SetPoint](g.s.c, []byte(g.prefix+"/label"), codec.JSON[SetPoint]{})
+}
+
+// Mode returns the handle of the key "thermostats/{id}/mode", holding values of
+// type Mode, stored as text.
+func (g *Thermostat) Mode() *runtime.Key[Mode] {
+	return runtime.NewKey[Mode](g.s.c, []byte(g.prefix+"/mode"), codec.Text[Mode, *Mode]{})
+}
+
+// Firmware returns the handle of the key "thermostats/{id}/firmware", holding
+// values of type bytes, stored as raw bytes.
+func (g *Thermostat) Firmware() *runtime.Key[[]byte] {
+	return runtime.NewKey[[]byte](g.s.c, []byte(g.prefix+"/firmware"), codec.Bytes{})
+}
+
 // Owner returns the handle of the lock stored at "thermostats/{id}/owner". A
 // lease lasts 10s and is renewed by the runtime until released; its version is
 // the fencing token of the keys the lock guards.
 func (g *Thermostat) Owner() *runtime.Lock {
 	return runtime.NewLock(g.s.c, []byte(g.prefix+"/owner"), 10*time.Second)
 }
+
+// Zone is the handle of the keys and locks under "zones/{n}/{mode}".
+type Zone struct {
+	s      *Store
+	prefix string
+}
+
+// Zone returns the handle of the keys and locks under "zones/{n}/{mode}".
+//
+// It returns a *runtime.ParamError naming the parameter, and sends nothing,
+// when a parameter is not a declared enum value.
+func (s *Store) Zone(n uint16, mode Mode) (*Zone, error) {
+	if err := checkEnumParam("mode", string(mode), mode.Valid()); err != nil {
+		return nil, err
+	}
+	return &Zone{
+		prefix: "zones/" + strconv.FormatUint(uint64(n), 10) + "/" + string(mode),
+		s:      s,
+	}, nil
+}
+
+// Name returns the handle of the key "zones/{n}/{mode}/name", holding values of
+// type string, stored as text.
+func (g *Zone) Name() *runtime.Key[string] {
+	return runtime.NewKey[string](g.s.c, []byte(g.prefix+"/name"), codec.String[string]{})
+}
+
+// Patterns of the parameters that declare one, anchored to the whole value.
+var (
+	thermostatIdPattern = regexp.MustCompile("^(?:[a-z0-9-]+)$")
+)
 
 // checkParam refuses a string parameter that cannot fill one path segment.
 func checkParam(name, value string, pattern *regexp.Regexp) error {
@@ -206,6 +270,18 @@ func checkParam(name, value string, pattern *regexp.Regexp) error {
 		return &runtime.ParamError{
 			Param:  name,
 			Reason: "does not match " + pattern.String(),
+			Value:  value,
+		}
+	}
+	return nil
+}
+
+// checkEnumParam refuses an enum parameter outside its declared values.
+func checkEnumParam(name, value string, valid bool) error {
+	if !valid {
+		return &runtime.ParamError{
+			Param:  name,
+			Reason: "not a declared value",
 			Value:  value,
 		}
 	}
