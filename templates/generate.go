@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"go/format"
 
 	"github.com/dave/jennifer/jen"
 
@@ -77,9 +76,6 @@ func Generate(s *schema.Schema, opts Options) ([]File, error) {
 	if err := f.Render(&buf); err != nil {
 		return nil, fmt.Errorf("templates: render %s: %w", s.Package, err)
 	}
-	src, err := format.Source(buf.Bytes())
-	if err != nil {
-		return nil, fmt.Errorf("templates: format %s: %w", s.Package, err)
-	}
-	return []File{{Name: FileName(s.Package), Content: src}}, nil
+	// Render has gofmt'd the source already.
+	return []File{{Name: FileName(s.Package), Content: buf.Bytes()}}, nil
 }
