@@ -156,7 +156,11 @@ func (l *Lock) Acquire(ctx context.Context) (*Lease, error) {
 	}()
 
 	poll := min(max(l.ttl/2, 20*time.Millisecond), 2*time.Second)
-	timer := time.NewTimer(poll)
+	// The watch registers in the background, and a release that happened
+	// between the first attempt and the registration sends its notification
+	// to nobody. A second attempt soon after starting the watch closes most
+	// of that gap; polling covers the rest.
+	timer := time.NewTimer(min(poll, 50*time.Millisecond))
 	defer timer.Stop()
 	for failures := 0; ; {
 		select {
