@@ -18,17 +18,21 @@ const sourcePrefix = "// source: "
 func emitHeader(f *jen.File, s *schema.Schema, opts Options) {
 	f.HeaderComment(strings.TrimPrefix(GeneratedHeader, "// "))
 	f.HeaderComment(strings.TrimPrefix(sourcePrefix, "// ") + opts.Source)
-	doc := s.Doc
-	if doc == "" {
-		doc = "Package " + s.Package + " holds typed accessors for the state store keys declared in " + opts.Source + "."
-	} else {
-		doc = "Package " + s.Package + ": " + doc
+	for _, line := range wrap("Package " + s.Package + " holds typed accessors for the state store keys declared in " + opts.Source + ".") {
+		f.PackageComment(line)
 	}
-	f.PackageComment(doc)
-	f.PackageComment("")
-	f.PackageComment("Every key and lock handle is built by the Store returned by New. Handles of")
-	f.PackageComment("a group whose parameters are invalid report a *runtime.ParamError from")
-	f.PackageComment("every operation instead of sending a request.")
+	for _, para := range []string{
+		sentence(s.Doc),
+		"Start from New. An accessor whose parameters can be refused (strings, enums) returns a *runtime.ParamError naming the parameter, and sends nothing, when a value is empty, contains '/', misses its pattern or is not a declared enum value.",
+	} {
+		if para == "" {
+			continue
+		}
+		f.PackageComment("")
+		for _, line := range wrap(para) {
+			f.PackageComment(line)
+		}
+	}
 }
 
 // emitVersionGuard makes the build fail when the generated code needs a
