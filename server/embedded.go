@@ -203,7 +203,22 @@ func (h *serviceHook) ID() string { return "statestore" }
 func (h *serviceHook) Provides(b byte) bool {
 	return bytes.Contains([]byte{
 		mqtt.OnPublish, mqtt.OnSessionEstablished, mqtt.OnDisconnect, mqtt.OnPublishDropped,
+		mqtt.OnPacketEncode,
 	}, []byte{b})
+}
+
+// OnPacketEncode keeps user properties on every PUBLISH. A client whose
+// CONNECT carries Request Problem Information = 0 (paho.golang sends that
+// unless told otherwise) makes mochi drop user properties from all its
+// packets, but MQTT 5 §3.1.2.11.7 limits that to packets other than
+// PUBLISH, CONNACK and DISCONNECT, and the real broker delivers __stat and
+// __ts on responses and notifications regardless.
+func (h *serviceHook) OnPacketEncode(_ *mqtt.Client, pk packets.Packet) packets.Packet {
+	switch pk.FixedHeader.Type {
+	case packets.Publish, packets.Connack, packets.Disconnect:
+		pk.Mods.DisallowProblemInfo = false
+	}
+	return pk
 }
 
 func (h *serviceHook) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
