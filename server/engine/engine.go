@@ -123,20 +123,8 @@ func (e *Engine) Handle(req Request) Result {
 	if len(req.Args) == 0 {
 		return errResult(ErrSyntax)
 	}
-	var run func(*Engine, *Request, time.Time) Result
 	switch string(req.Args[0]) {
-	case "SET":
-		run = (*Engine).set
-	case "GET":
-		run = (*Engine).get
-	case "DEL":
-		run = (*Engine).del
-	case "VDEL":
-		run = (*Engine).vdel
-	case "KEYNOTIFY":
-		run = (*Engine).keynotify
-	case "SCAN":
-		run = (*Engine).scan
+	case "SET", "GET", "DEL", "VDEL", "KEYNOTIFY", "SCAN":
 	default:
 		return errResult(ErrUnknownCommand)
 	}
@@ -144,7 +132,21 @@ func (e *Engine) Handle(req Request) Result {
 	defer e.mu.Unlock()
 	now := e.now()
 	e.reap(now)
-	return run(e, &req, now)
+	// Direct calls (not a table of funcs) keep req on the stack.
+	switch string(req.Args[0]) {
+	case "SET":
+		return e.set(&req, now)
+	case "GET":
+		return e.get(&req, now)
+	case "DEL":
+		return e.del(&req, now)
+	case "VDEL":
+		return e.vdel(&req, now)
+	case "KEYNOTIFY":
+		return e.keynotify(&req, now)
+	default:
+		return e.scan(&req, now)
+	}
 }
 
 // DropClient removes every KEYNOTIFY registration of client; the transport

@@ -28,5 +28,7 @@ func (e *Engine) get(req *Request, now time.Time) Result {
 	if ent == nil {
 		return Result{Payload: payloadNull}
 	}
-	return Result{Payload: resp3.AppendBulk(nil, ent.value), Version: ent.version}
+	// Sized up front: one allocation for the header, value and CRLF.
+	p := make([]byte, 0, len(ent.value)+16)
+	return Result{Payload: resp3.AppendBulk(p, ent.value), Version: ent.version}
 }
