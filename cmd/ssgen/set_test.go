@@ -1,0 +1,86 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+func TestSetValueFormats(t *testing.T) {
+	url := testStore(t)
+	path := filepath.Join(t.TempDir(), "v")
+	if err := os.WriteFile(path, []byte("from\na file\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		name  string
+		stdin string
+		args  []string
+		want  string // hex of the stored value
+	}{
+		{"text", "", []string{"set", "k", "text value"}, "746578742076616c7565"},
+		{"hex", "", []string{"set", "k", "0001ff", "--hex"}, "0001ff"},
+		{"empty hex", "", []string{"set", "k", "", "--hex"}, ""},
+		{"file", "", []string{"set", "k", "--file", path}, "66726f6d0a612066696c650a"},
+		{"stdin", "\x00in", []string{"set", "k", "--file", "-"}, "00696e"},
+		{"value starting with a dash", "", []string{"set", "k", "--", "-5"}, "2d35"},
+		{"hex key", "", []string{"set", "6b", "x", "--key-hex"}, "78"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			runIn(t, tt.stdin, nil, withBroker(url, tt.args)...).want(t, exitOK, nil)
+			run(t, url, "get", "k", "--hex").want(t, exitOK, ptr(tt.want+"\n"))
+		})
+	}
+}
+
+func TestSetConditions(t *testing.T) {
+	url := testStore(t)
+	run(t, url, "set", "cond", "a", "--nx").want(t, exitOK, nil)
+	r := run(t, url, "set", "cond", "b", "--nx")
+	r.want(t, exitNegative, ptr(""))
+	if !strings.Contains(r.stderr, "condition not met") {
+		t.Fatalf("stderr %q", r.stderr)
+	}
+	run(t, url, "set", "cond", "a", "--nex", "--px", "10s").want(t, exitOK, nil)
+	run(t, url, "set", "cond", "b", "--nex").want(t, exitNegative, ptr(""))
+	run(t, url, "get", "cond").want(t, exitOK, ptr("a\n"))
+}
+
+func TestSetFencingToken(t *testing.T) {
+	url := testStore(t)
+	lock := run(t, url, "set", "lk", "me", "--nex", "--px", "10000")
+	lock.want(t, exitOK, nil)
+	token := strings.TrimSpace(lock.stdout)
+	run(t, url, "set", "guarded", "1", "--fencing-token", token, "--persist").want(t, exitOK, nil)
+	// Once fenced, an unfenced write is refused: a negative answer.
+	run(t, url, "set", "guarded", "2").want(t, exitNegative, ptr(""))
+	run(t, url, "del", "guarded").want(t, exitNegative, ptr(""))
+	run(t, url, "del", "guarded", "--fencing-token", token).want(t, exitOK, ptr(""))
+}
+
+func TestParsePX(t *testing.T) {
+	tests := []struct {
+		in   string
+		want time.Duration
+		ok   bool
+	}{
+		{"10s", 10 * time.Second, true},
+		{"1500ms", 1500 * time.Millisecond, true},
+		{"250", 250 * time.Millisecond, true},
+		{"1m30s", 90 * time.Second, true},
+		{"0", 0, false},
+		{"-5", 0, false},
+		{"-1s", 0, false},
+		{"soon", 0, false},
+		{"", 0, false},
+	}
+	for _, tt := range tests {
+		got, err := parsePX(tt.in)
+		if (err == nil) != tt.ok || got != tt.want {
+			t.Errorf("parsePX(%q) = %v, %v; want %v, ok %v", tt.in, got, err, tt.want, tt.ok)
+		}
+	}
+}

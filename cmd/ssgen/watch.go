@@ -1,0 +1,177 @@
+package main
+
+import (
+	"context"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"strconv"
+	"sync"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/ssgen/ssgen/runtime"
+)
+
+func init() {
+	register(verb{name: "watch", summary: "print the changes of keys as they happen", run: runWatch})
+}
+
+const watchUsage = "KEY... [flags]\n\n" +
+	"Prints one line per change of any KEY until interrupted:\n" +
+	"  SET KEY VALUE VERSION\n" +
+	"  DELETE KEY VERSION\n" +
+	"  RESYNC KEY VALUE VERSION   (or RESYNC KEY when absent) after changes may have been missed\n" +
+	"KEY and VALUE are printed as they are when they consist of printable characters\n" +
+	"other than space, '\"' and '\\'; otherwise as Go-quoted strings (\"\" when empty).\n" +
+	"--hex prints values, --key-hex keys, as hex instead.\n\nflags:"
+
+func runWatch(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newFlagSet(env, "watch", watchUsage)
+	var cf connFlags
+	cf.register(fs)
+	asHex := fs.Bool("hex", false, "print values as hex")
+	keyHex := fs.Bool("key-hex", false, "KEYs are given, and printed, as hex")
+	pos, _, help, err := parseArgs(fs, args, 0)
+	if help || err != nil {
+		return err
+	}
+	if len(pos) == 0 {
+		return usageErrorf("want at least one KEY (see ssgen watch --help)")
+	}
+	keys := make([][]byte, len(pos))
+	for i, p := range pos {
+		if keys[i], err = keyArg(p, *keyHex); err != nil {
+			return err
+		}
+	}
+
+	c, err := cf.dial(ctx, env, false)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	out := &lineWriter{w: env.stdout}
+	f := eventFormat{valueHex: *asHex, keyHex: *keyHex}
+	var (
+		wg    sync.WaitGroup
+		once  sync.Once
+		fatal error
+	)
+	for _, key := range keys {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if err := watchKey(ctx, c, env, key, f, out); err != nil {
+				once.Do(func() { fatal = err })
+				cancel()
+			}
+		}()
+	}
+	wg.Wait()
+	return fatal
+}
+
+// watchKey prints key's events until ctx ends. An error the iteration
+// survives goes to stderr; one that ends it is returned.
+func watchKey(ctx context.Context, c *runtime.Client, env *cliEnv, key []byte, f eventFormat, out *lineWriter) error {
+	var last error
+	for ev, err := range c.Watch(ctx, key) {
+		if err != nil {
+			last = err
+			out.warn(env.stderr, "ssgen watch: %s: %v\n", f.key(key), err)
+			continue
+		}
+		last = nil
+		if err := out.line(f.format(ev)); err != nil {
+			return &exitError{code: exitUsage, err: fmt.Errorf("write: %w", err)}
+		}
+	}
+	if ctx.Err() != nil {
+		return nil
+	}
+	if last != nil {
+		// The cause is already on stderr, one line above.
+		return &exitError{code: exitUsage, err: fmt.Errorf("%s: watch ended after an error", f.key(key))}
+	}
+	return &exitError{code: exitUsage, err: fmt.Errorf("%s: watch ended (client closed)", f.key(key))}
+}
+
+// lineWriter serializes whole lines from the per-key goroutines and
+// flushes each one, so a pipe reader sees events as they happen.
+type lineWriter struct {
+	mu sync.Mutex
+	w  io.Writer
+}
+
+func (l *lineWriter) line(s string) error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if _, err := io.WriteString(l.w, s+"\n"); err != nil {
+		return err
+	}
+	if f, ok := l.w.(interface{ Flush() error }); ok {
+		return f.Flush()
+	}
+	return nil
+}
+
+func (l *lineWriter) warn(w io.Writer, format string, a ...any) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	fmt.Fprintf(w, format, a...)
+}
+
+// eventFormat renders watch events as single lines.
+type eventFormat struct{ valueHex, keyHex bool }
+
+func (f eventFormat) format(ev runtime.Event) string {
+	k := f.key(ev.Key)
+	switch ev.Kind {
+	case runtime.EventSet:
+		return "SET " + k + " " + f.value(ev.Value) + " " + ev.Version.String()
+	case runtime.EventDelete:
+		return "DELETE " + k + " " + ev.Version.String()
+	case runtime.EventResync:
+		if !ev.Found {
+			return "RESYNC " + k
+		}
+		return "RESYNC " + k + " " + f.value(ev.Value) + " " + ev.Version.String()
+	}
+	return "UNKNOWN " + k
+}
+
+func (f eventFormat) key(b []byte) string { return token(b, f.keyHex) }
+
+func (f eventFormat) value(b []byte) string { return token(b, f.valueHex) }
+
+// token renders bytes as one space-free field.
+func token(b []byte, asHex bool) string {
+	if len(b) == 0 {
+		return `""`
+	}
+	if asHex {
+		return hex.EncodeToString(b)
+	}
+	if plain(b) {
+		return string(b)
+	}
+	return strconv.Quote(string(b))
+}
+
+// plain reports whether b can be printed as a field without quoting.
+func plain(b []byte) bool {
+	if !utf8.Valid(b) {
+		return false
+	}
+	s := string(b)
+	for _, r := range s {
+		if r == '"' || r == '\\' || unicode.IsSpace(r) || !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
+}
