@@ -2,6 +2,7 @@ package engine
 
 import (
 	"bytes"
+	"fmt"
 	"testing"
 	"time"
 
@@ -56,7 +57,9 @@ func FuzzHandle(f *testing.F) {
 			if len(r) == 0 {
 				req.Args = nil
 			}
-			checkResult(t, req, e.Handle(req))
+			if err := checkResult(req, e.Handle(req)); err != nil {
+				t.Fatal(err)
+			}
 		}
 		clock.Advance(time.Duration(advanceMs) * time.Millisecond)
 		next, ok := e.Expire()
@@ -69,30 +72,31 @@ func FuzzHandle(f *testing.F) {
 	})
 }
 
-func checkResult(t *testing.T, req Request, res Result) {
-	t.Helper()
+// checkResult returns what is wrong with res as the answer to req.
+func checkResult(req Request, res Result) error {
 	if len(res.Payload) == 0 {
-		t.Fatalf("%q: empty payload", req.Args)
+		return fmt.Errorf("%q: empty payload", req.Args)
 	}
 	v, err := resp3.ParseResponse(res.Payload)
 	if err != nil {
-		t.Fatalf("%q: payload %q: %v", req.Args, res.Payload, err)
+		return fmt.Errorf("%q: payload %q: %w", req.Args, res.Payload, err)
 	}
 	switch v.Kind {
 	case resp3.KindError:
 		if _, known := errPayloads[Error(v.ErrorText())]; !known {
-			t.Fatalf("%q: unknown error %q", req.Args, res.Payload)
+			return fmt.Errorf("%q: unknown error %q", req.Args, res.Payload)
 		}
 		if !res.Version.IsZero() {
-			t.Fatalf("%q: error with __ts %v", req.Args, res.Version)
+			return fmt.Errorf("%q: error with __ts %v", req.Args, res.Version)
 		}
 	case resp3.KindNull:
 		if !res.Version.IsZero() {
-			t.Fatalf("%q: GET miss with __ts %v", req.Args, res.Version)
+			return fmt.Errorf("%q: GET miss with __ts %v", req.Args, res.Version)
 		}
 	default:
 		if res.Version.IsZero() {
-			t.Fatalf("%q: %q without __ts", req.Args, res.Payload)
+			return fmt.Errorf("%q: %q without __ts", req.Args, res.Payload)
 		}
 	}
+	return nil
 }
