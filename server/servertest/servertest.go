@@ -5,6 +5,8 @@ package servertest
 
 import (
 	"log/slog"
+	"strings"
+	"sync"
 	"testing"
 
 	"github.com/ssgen/ssgen/server"
@@ -43,7 +45,11 @@ func start(t testing.TB, broker string, opts []Option) *server.Server {
 		o.Broker = broker
 	}
 	if o.Logger == nil {
-		o.Logger = slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		w := &tWriter{t: t}
+		// Registered before the server's cleanup, so it runs after it:
+		// goroutines of the broker that outlive Close log into the void.
+		t.Cleanup(w.stop)
+		o.Logger = slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	s, err := server.New(o)
 	if err != nil {
@@ -61,12 +67,24 @@ func start(t testing.TB, broker string, opts []Option) *server.Server {
 }
 
 // tWriter sends log lines to t.Log, so they show only for failing tests.
-// Lines written after the test ended are discarded: t.Log would panic.
-type tWriter struct{ t testing.TB }
+// Lines written after the test's cleanup are discarded: t.Log would panic.
+type tWriter struct {
+	t       testing.TB
+	mu      sync.Mutex
+	stopped bool
+}
 
-func (w tWriter) Write(p []byte) (int, error) {
-	defer func() { _ = recover() }()
-	w.t.Helper()
-	w.t.Log(string(p[:len(p)-1]))
+func (w *tWriter) Write(p []byte) (int, error) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if !w.stopped {
+		w.t.Log(strings.TrimSuffix(string(p), "\n"))
+	}
 	return len(p), nil
+}
+
+func (w *tWriter) stop() {
+	w.mu.Lock()
+	w.stopped = true
+	w.mu.Unlock()
 }
