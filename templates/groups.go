@@ -2,6 +2,7 @@ package templates
 
 import (
 	"fmt"
+	"strings"
 
 	"github.com/dave/jennifer/jen"
 
@@ -37,23 +38,32 @@ func emitGroup(f *jen.File, g *schema.Group) {
 
 // paramNote documents the checks of ps.
 func paramNote(ps []*schema.Param) string {
-	s := "It returns a *runtime.ParamError naming the parameter, and sends nothing, when a parameter"
-	var strs, enums bool
+	var strs, enums, patterns bool
 	for _, p := range ps {
 		switch p.Type.Kind {
 		case schema.KindString:
 			strs = true
+			patterns = patterns || p.Pattern != ""
 		case schema.KindEnum:
 			enums = true
 		}
 	}
-	switch {
-	case strs && enums:
-		s += " is empty, contains '/', misses its pattern, or is not a declared enum value."
-	case strs:
-		s += " is empty, contains '/' or misses its pattern."
+	var what []string
+	if strs {
+		what = append(what, "is empty", "contains '/'")
+	}
+	if patterns {
+		what = append(what, "misses its pattern")
+	}
+	if enums {
+		what = append(what, "is not a declared enum value")
+	}
+	s := "It returns a *runtime.ParamError naming the parameter, and sends nothing, when a parameter "
+	switch len(what) {
+	case 1:
+		s += what[0] + "."
 	default:
-		s += " is not a declared enum value."
+		s += strings.Join(what[:len(what)-1], ", ") + " or " + what[len(what)-1] + "."
 	}
 	for _, p := range ps {
 		if p.Pattern != "" {

@@ -94,7 +94,7 @@ func (g *Site) Sensor(nameParam string, n uint8) (*runtime.Key[float64], error) 
 // lock guards.
 //
 // It returns a *runtime.ParamError naming the parameter, and sends nothing,
-// when a parameter is empty, contains '/' or misses its pattern.
+// when a parameter is empty or contains '/'.
 func (g *Site) Writer(sParam string) (*runtime.Lock, error) {
 	if err := checkParam("s", sParam, nil); err != nil {
 		return nil, err

@@ -152,7 +152,7 @@ type Thermostat struct {
 // Thermostat returns the handle of the keys and locks under "thermostats/{id}".
 //
 // It returns a *runtime.ParamError naming the parameter, and sends nothing,
-// when a parameter is empty, contains '/' or misses its pattern.
+// when a parameter is empty or contains '/'.
 func (s *Store) Thermostat(id string) (*Thermostat, error) {
 	if err := checkParam("id", id, nil); err != nil {
 		return nil, err
