@@ -1,5 +1,88 @@
 // Package engine is the state store's protocol engine: a deterministic
 // state machine from decoded requests to RESP3 responses and KEYNOTIFY
-// notifications. It knows nothing of MQTT; the server package feeds it
-// from a broker. See doc comment details below (being written).
+// notifications. It knows nothing of MQTT: the server package decodes the
+// PUBLISH (payload into Request.Args, user properties __ts and __ft into
+// the Request) and publishes the Result and every Notification. The bytes
+// it produces follow the wire contract (spec/wire-contract.md, §3–§8).
+//
+// # Model
+//
+// The store maps keys to an entry: value, version, fencing token (zero if
+// none) and an optional deadline. A version is the engine's hybrid logical
+// clock (runtime/hlc) after merging the request's __ts, so it is greater
+// than that __ts and than every earlier version; GET returns the version
+// the SET assigned. Every response that carries a __ts takes a fresh tick
+// (merged with the request __ts when there is one) except a GET hit, which
+// carries the key's version; a GET miss and every -ERR carry none
+// (Result.Version is zero). A SET's ":-1" does carry one.
+//
+// Keys with a deadline sit in a min-heap ordered by deadline. Every
+// request and every inspection (Lookup, Len, Keys...) first deletes the
+// keys that are due, earliest first, so an expired key is never seen;
+// Expire does the same and reports the next deadline, and Run calls it on
+// a real timer, woken early when a request sets an earlier deadline.
+// Expiry costs O(log n) per expired key; nothing scans the store.
+//
+// Notifications are delivered through Config.OnNotify synchronously under
+// the engine's lock, in the order of the changes: NOTIFY SET VALUE v for
+// a SET, NOTIFY DELETE for DEL, a successful VDEL and expiry, each carrying
+// the key's new version (for a delete, the fresh tick the response also
+// carries). The client that made the change is notified like any other
+// watcher. Watchers of one key are notified in registration order.
+//
+// # Check order
+//
+// Every command checks, and answers the first failure:
+//
+//  1. the verb: an empty request is "syntax error"; a verb that is not
+//     exactly SET, GET, DEL, VDEL, KEYNOTIFY or SCAN is "unknown command";
+//  2. arity: "wrong number of arguments" (SET needs at least key and
+//     value; surplus SET options are option errors);
+//  3. the key: "the key length is zero";
+//  4. options (SET's NX/NEX/PX, KEYNOTIFY's STOP, SCAN's token):
+//     "syntax error";
+//  5. timestamps: SET without __ts is "missing timestamp"; an unparsable
+//     __ts, then __ft, is "malformed timestamp"; then a __ts, then a __ft,
+//     more than MaxDrift ahead of Config.Now gets its own error;
+//  6. fencing (SET, DEL, VDEL of an existing fenced key): "a fencing token
+//     is required for this request", then the lower-version error;
+//  7. the condition: SET NX/NEX answers ":-1", VDEL with another value ":-1";
+//  8. quotas (SET): "the quota has been exceeded".
+//
+// A refused request changes nothing: no key, no version, no notification.
+//
+// # Choices the wire contract leaves open
+//
+//   - Verbs and options are case-sensitive, upper case only, as on the real
+//     service: "set" is "unknown command", "nx" and "stop" are syntax errors.
+//   - SET options may come in any order but each only once; NX with NEX,
+//     a repeated option, an unknown option, PX without a value, and a PX
+//     that is not 1..9223372036854 in plain decimal digits are all "syntax
+//     error".
+//   - __ts is optional on every command but SET; when present it is checked
+//     (parse, drift) and merged into the clock on every command, GET
+//     included. __ft is only read by SET, DEL and VDEL; GET, KEYNOTIFY and
+//     SCAN ignore it, even a malformed one.
+//   - Fencing comes before the condition: an unfenced SET NX on a fenced key
+//     is refused with the fencing error rather than answered ":-1"; a
+//     failed condition is answered ":-1" even when the quota is full.
+//   - An equal __ft is accepted; a SET keeps the larger of the stored and
+//     the request token; an older __ft on an unfenced key is simply stored.
+//     An expired or deleted key loses its token.
+//   - MaxBytes counts key and value bytes; MaxKeys counts keys. Overwriting
+//     an existing key never counts against MaxKeys.
+//   - A __ts whose counter would overflow moves the clock one millisecond
+//     ahead instead of failing.
+//   - KEYNOTIFY on an absent key registers; registering twice is one
+//     registration; STOP of someone else's registration answers ":0".
+//   - "not authorized" is defined but never produced: the engine has no
+//     authorization rules.
+//   - SCAN (beta) lists matching keys in byte-wise order, 100 per page,
+//     with Redis-style globs; the continuation token is the hex form of the
+//     last key listed, so paging survives concurrent changes (keys added
+//     behind the cursor are skipped, none is listed twice).
+//
+// Payloads of fixed answers and the key/payload of the notifications of one
+// change are shared read-only buffers: a caller publishes them and must not
+// modify them.
 package engine

@@ -1,6 +1,7 @@
 package engine
 
 import (
+	"strings"
 	"sync"
 	"time"
 
@@ -14,7 +15,8 @@ type Config struct {
 	// FakeClock's Now to fast-forward expiry and skew without sleeping.
 	Now func() time.Time
 	// NodeID is the node id of the versions the engine assigns
-	// ("StateStore" by default, as in the public article).
+	// ("StateStore" by default, as in the public article). A ':' would make
+	// the versions unparsable, so New replaces each one with '_'.
 	NodeID string
 	// MaxDrift is how far ahead of the engine's clock a request __ts or __ft
 	// may be (one minute by default).
@@ -96,6 +98,7 @@ func New(cfg Config) *Engine {
 	if cfg.NodeID == "" {
 		cfg.NodeID = "StateStore"
 	}
+	cfg.NodeID = strings.ReplaceAll(cfg.NodeID, ":", "_")
 	if cfg.MaxDrift <= 0 {
 		cfg.MaxDrift = hlc.DefaultMaxDrift
 	}

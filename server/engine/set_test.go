@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/ssgen/ssgen/runtime/hlc"
 )
 
 func TestSetConditions(t *testing.T) {
@@ -244,4 +246,12 @@ func TestSetWithoutPXMakesTheKeyPersistent(t *testing.T) {
 		t.Fatal("a deadline remains")
 	}
 	h.run(step{args: args("GET k"), want: bulk("w"), wantTS: true})
+}
+
+func TestNodeIDWithColonStillGivesParsableVersions(t *testing.T) {
+	h := newHarness(t, Config{NodeID: "a:b"})
+	res := h.run(step{args: args("SET k v"), want: ok, wantTS: true})
+	if _, err := hlc.Parse(res.Version.String()); err != nil || res.Version.Node != "a_b" {
+		t.Fatalf("version %v: %v", res.Version, err)
+	}
 }
