@@ -4,7 +4,7 @@ go 1.24.0
 
 require go.yaml.in/yaml/v3 v3.0.6
 
-require github.com/dave/jennifer v1.7.1 // indirect
+require github.com/dave/jennifer v1.7.1
 
 require (
 	github.com/eclipse/paho.golang v0.23.0 // indirect
