@@ -183,17 +183,19 @@ func TestFencingErrors(t *testing.T) {
 }
 
 func TestClientClockAheadIsRefusedAsTimestampSkew(t *testing.T) {
-	url, _ := coreBackends[1].start(t)
-	cfg := coreConfig(t, url)
-	cfg.Now = func() time.Time { return time.Now().Add(5 * time.Minute) }
-	c := coreDial(t, cfg)
-	if _, err := c.Set(coreCtx(t), []byte("k"), []byte("v"), runtime.SetOptions{}); !errors.Is(err, runtime.ErrTimestampSkew) {
-		t.Fatalf("Set from a clock 5 min ahead: %v, want ErrTimestampSkew", err)
-	}
+	forEachBackend(t, func(t *testing.T, b coreBackend) {
+		url, _ := b.start(t)
+		cfg := coreConfig(t, url)
+		cfg.Now = func() time.Time { return time.Now().Add(5 * time.Minute) }
+		c := coreDial(t, cfg)
+		if _, err := c.Set(coreCtx(t), []byte("k"), []byte("v"), runtime.SetOptions{}); !errors.Is(err, runtime.ErrTimestampSkew) {
+			t.Fatalf("Set from a clock 5 min ahead: %v, want ErrTimestampSkew", err)
+		}
+	})
 }
 
 func TestQuotaExceeded(t *testing.T) {
-	url, _ := coreBackends[1].start(t, servertest.WithOptions(func(o *server.Options) { o.MaxKeys = 1 }))
+	url, _ := coreBackends[0].start(t, servertest.WithOptions(func(o *server.Options) { o.MaxKeys = 1 }))
 	c := coreDial(t, coreConfig(t, url))
 	ctx := coreCtx(t)
 	if _, err := c.Set(ctx, []byte("a"), []byte("1"), runtime.SetOptions{}); err != nil {
@@ -206,7 +208,7 @@ func TestQuotaExceeded(t *testing.T) {
 
 func TestTTLExpires(t *testing.T) {
 	clock := engine.NewFakeClock(time.Now())
-	url, _ := coreBackends[1].start(t, servertest.WithOptions(func(o *server.Options) { o.Now = clock.Now }))
+	url, _ := coreBackends[0].start(t, servertest.WithOptions(func(o *server.Options) { o.Now = clock.Now }))
 	c := coreDial(t, coreConfig(t, url))
 	ctx := coreCtx(t)
 	if _, err := c.Set(ctx, []byte("k"), []byte("v"), runtime.SetOptions{TTL: time.Second}); err != nil {
