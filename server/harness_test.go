@@ -26,7 +26,7 @@ const wait = 5 * time.Second
 
 // env is one running state store under test and the clock it runs on.
 type env struct {
-	t        *testing.T
+	t        testing.TB
 	srv      *server.Server
 	clock    *engine.FakeClock
 	embedded bool
@@ -39,13 +39,13 @@ func eachTransport(t *testing.T, f func(t *testing.T, e *env), opts ...func(*ser
 	t.Run("mosquitto", func(t *testing.T) { f(t, newEnv(t, brokertest.Mosquitto(t), opts)) })
 }
 
-func mosquittoURL(t *testing.T) string { return brokertest.Mosquitto(t) }
+func mosquittoURL(t testing.TB) string { return brokertest.Mosquitto(t) }
 
 func embeddedOnly(t *testing.T, f func(t *testing.T, e *env), opts ...func(*server.Options)) {
 	f(t, newEnv(t, "", opts))
 }
 
-func newEnv(t *testing.T, broker string, opts []func(*server.Options)) *env {
+func newEnv(t testing.TB, broker string, opts []func(*server.Options)) *env {
 	e := &env{t: t, clock: engine.NewFakeClock(time.Now()), embedded: broker == ""}
 	so := []servertest.Option{servertest.WithOptions(func(o *server.Options) { o.Now = e.clock.Now })}
 	for _, f := range opts {
@@ -68,7 +68,7 @@ func (e *env) stamp(d time.Duration) string {
 // client is a raw MQTT 5 client: it sends exactly the bytes and
 // properties a case gives it.
 type client struct {
-	t         *testing.T
+	t         testing.TB
 	e         *env
 	id        string
 	pc        *paho.Client
@@ -253,7 +253,7 @@ func cmd(args ...string) []byte {
 }
 
 // props returns the user properties as a map, failing on duplicates.
-func props(t *testing.T, p *paho.Publish) map[string]string {
+func props(t testing.TB, p *paho.Publish) map[string]string {
 	t.Helper()
 	m := map[string]string{}
 	if p.Properties == nil {
@@ -270,7 +270,7 @@ func props(t *testing.T, p *paho.Publish) map[string]string {
 
 // checkResponse checks a state store response: payload, __stat 200,
 // __protVer 1.0, __ts present iff wantTS, nothing else; and returns __ts.
-func checkResponse(t *testing.T, p *paho.Publish, payload string, wantTS bool) string {
+func checkResponse(t testing.TB, p *paho.Publish, payload string, wantTS bool) string {
 	t.Helper()
 	if string(p.Payload) != payload {
 		t.Fatalf("payload %q, want %q", p.Payload, payload)
