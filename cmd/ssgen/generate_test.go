@@ -241,3 +241,12 @@ func TestGenerateDefaultsToSSGenYAMLInTheWorkingDirectory(t *testing.T) {
 	}
 	runGen(t, "check").want(t, exitOK)
 }
+
+// The committed generated package of the behaviour tests was written by the
+// golden test through package templates; the verb must agree with it
+// byte for byte, as its go:generate line promises.
+func TestCheckAgreesWithTheCommittedGeneratedPackage(t *testing.T) {
+	schemaFile := filepath.Join("..", "..", "templates", "internal", "e2e", "ssgen.yaml")
+	r := runGen(t, "check", "--schema", schemaFile)
+	r.want(t, exitOK)
+}
