@@ -1,0 +1,254 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"sync"
+	"time"
+
+	"github.com/ssgen/ssgen/examples/thermostat/thermostat"
+	"github.com/ssgen/ssgen/runtime"
+)
+
+// report is what the scenario showed; the end-to-end test checks it.
+type report struct {
+	TakeoverHappened       bool // the standby acquired the lease the frozen active held
+	LateWriteRefused       bool // the frozen controller's runtime refused its write: lease lost
+	StaleWriteFenced       bool // the state store rejected the stale fencing token
+	SetPointChanges        int  // set-point changes the watcher saw
+	ConcurrentEditsApplied int  // CompareAndSet calls that won (exactly one of the racing two)
+}
+
+// run plays the scenario and returns what it showed.
+func run(ctx context.Context, w io.Writer, opts options) (report, error) {
+	var rep report
+	ctx, cancel := withDeadline(ctx)
+	defer cancel()
+
+	conn, err := newConnector(opts)
+	if err != nil {
+		return rep, err
+	}
+	defer conn.close()
+	p := newPrinter(w)
+	defer p.close()
+	p.say("example", "thermostat %q on %s", opts.thermostat, conn.where())
+
+	// One client per role, as separate processes would have.
+	clients := map[string]*runtime.Client{}
+	for _, role := range []string{"controller-a", "controller-b", "operator-1", "operator-2", "watcher"} {
+		c, err := conn.dial(ctx, role)
+		if err != nil {
+			return rep, err
+		}
+		defer c.Close()
+		clients[role] = c
+	}
+	therm := func(role string) *thermostat.Thermostat {
+		// The id was validated once below; the error cannot recur.
+		t, _ := thermostat.New(clients[role]).Thermostat(opts.thermostat)
+		return t
+	}
+	if _, err := thermostat.New(clients["watcher"]).Thermostat(opts.thermostat); err != nil {
+		return rep, err
+	}
+
+	// The watcher prints every typed change of the three keys.
+	watchCtx, stopWatching := context.WithCancel(ctx)
+	var watchers sync.WaitGroup
+	var setPoints countingSet
+	watch(watchCtx, &watchers, p, therm("watcher").SetPoint(), func(v thermostat.SetPoint) string {
+		setPoints.add()
+		return fmt.Sprintf("set point %.1f°C %s by %s", v.Celsius, v.Mode, v.UpdatedBy)
+	})
+	watch(watchCtx, &watchers, p, therm("watcher").Reading(), func(v float64) string {
+		return fmt.Sprintf("reading %.2f°C", v)
+	})
+	watch(watchCtx, &watchers, p, therm("watcher").Heater(), func(v thermostat.Heater) string {
+		return fmt.Sprintf("heater on=%t (commanded by %s)", v.On, v.By)
+	})
+	defer func() { stopWatching(); watchers.Wait() }()
+
+	// Controller A takes the owner lease first; B waits for it.
+	aCtx, freezeA := context.WithCancel(ctx)
+	defer freezeA()
+	leaseA, err := therm("controller-a").Owner().Acquire(aCtx)
+	if err != nil {
+		return rep, fmt.Errorf("controller-a: acquire: %w", err)
+	}
+	p.say("controller-a", "holds the owner lease (fencing token %s)", leaseA.Token())
+	type acquired struct {
+		lease *runtime.Lease
+		err   error
+	}
+	bAcquired := make(chan acquired, 1)
+	go func() {
+		p.say("controller-b", "standing by for the owner lease")
+		le, err := therm("controller-b").Owner().Acquire(ctx)
+		bAcquired <- acquired{le, err}
+	}()
+
+	// A commands the heater (its lease's token rides along) and publishes
+	// readings, which expire after 30 s unless refreshed.
+	if _, err := therm("controller-a").Heater().Set(ctx, thermostat.Heater{On: true, By: "controller-a"}); err != nil {
+		return rep, fmt.Errorf("controller-a: heater: %w", err)
+	}
+	for i, r := range []float64{19.2, 19.6, 20.1} {
+		if _, err := therm("controller-a").Reading().Set(ctx, r); err != nil {
+			return rep, fmt.Errorf("controller-a: reading %d: %w", i, err)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	// Two operators race to change the set point from the same value.
+	if err := therm("operator-1").SetPoint().Update(ctx, func(cur thermostat.SetPoint, found bool) (thermostat.SetPoint, error) {
+		if found {
+			return cur, nil
+		}
+		return thermostat.SetPoint{Celsius: 20, Mode: thermostat.ModeHeat, UpdatedBy: "operator-1"}, nil
+	}); err != nil {
+		return rep, fmt.Errorf("operator-1: initial set point: %w", err)
+	}
+	seen, err := therm("operator-1").SetPoint().Get(ctx)
+	if err != nil {
+		return rep, fmt.Errorf("operator-1: read set point: %w", err)
+	}
+	var race sync.WaitGroup
+	var wins countingSet
+	for _, op := range []struct {
+		role    string
+		celsius float64
+	}{{"operator-1", 21.5}, {"operator-2", 18.0}} {
+		race.Add(1)
+		go func() {
+			defer race.Done()
+			next := thermostat.SetPoint{Celsius: op.celsius, Mode: thermostat.ModeHeat, UpdatedBy: op.role}
+			ok, err := therm(op.role).SetPoint().CompareAndSet(ctx, seen.Value, next)
+			switch {
+			case err != nil:
+				p.say(op.role, "compare-and-set failed: %v", err)
+			case ok:
+				wins.add()
+				p.say(op.role, "changed the set point %.1f → %.1f", seen.Value.Celsius, op.celsius)
+			default:
+				p.say(op.role, "lost the race: the set point changed since it was read; not overwritten")
+			}
+		}()
+	}
+	race.Wait()
+	rep.ConcurrentEditsApplied = wins.n()
+
+	// A freezes: it stops renewing, as a process stuck in a long pause would.
+	tokenA := leaseA.Token()
+	freezeA()
+	p.say("controller-a", "freezes (stops renewing its lease)")
+
+	var leaseB *runtime.Lease
+	select {
+	case got := <-bAcquired:
+		if got.err != nil {
+			return rep, fmt.Errorf("controller-b: acquire: %w", got.err)
+		}
+		leaseB = got.lease
+	case <-ctx.Done():
+		return rep, fmt.Errorf("controller-b never took over: %w", ctx.Err())
+	}
+	rep.TakeoverHappened = true
+	p.say("controller-b", "took over the owner lease (fencing token %s)", leaseB.Token())
+	if _, err := therm("controller-b").Heater().Set(ctx, thermostat.Heater{On: false, By: "controller-b"}); err != nil {
+		return rep, fmt.Errorf("controller-b: heater: %w", err)
+	}
+
+	// A wakes up and tries to command the heater again.
+	<-leaseA.Lost()
+	_, err = therm("controller-a").Heater().Set(ctx, thermostat.Heater{On: true, By: "controller-a"})
+	if errors.Is(err, runtime.ErrLeaseLost) {
+		rep.LateWriteRefused = true
+		p.say("controller-a", "wakes; its write is refused before sending: %v", err)
+	} else {
+		p.say("controller-a", "wakes; unexpected result of its write: %v", err)
+	}
+	// A process paused between checking its lease and sending would send
+	// its stale token anyway: the state store's fencing rejects it.
+	_, err = therm("controller-a").Heater().Set(ctx, thermostat.Heater{On: true, By: "controller-a"}, runtime.WithFencingToken(tokenA))
+	if errors.Is(err, runtime.ErrFencingTokenLowerVersion) {
+		rep.StaleWriteFenced = true
+		p.say("controller-a", "its write with the stale token %s is rejected by the state store: %v", tokenA, err)
+	} else {
+		p.say("controller-a", "unexpected result of its stale write: %v", err)
+	}
+
+	if opts.forever {
+		p.say("controller-b", "keeps publishing readings until interrupted")
+		if err := publishForever(ctx, therm("controller-b"), leaseB); err != nil && ctx.Err() == nil {
+			return rep, err
+		}
+	}
+	if err := leaseB.Release(context.WithoutCancel(ctx)); err != nil {
+		return rep, fmt.Errorf("controller-b: release: %w", err)
+	}
+	p.say("controller-b", "released the owner lease")
+	// Let the watcher print what is in flight before stopping it.
+	time.Sleep(200 * time.Millisecond)
+	rep.SetPointChanges = setPoints.n()
+	return rep, nil
+}
+
+// publishForever publishes a reading every second while the lease holds.
+func publishForever(ctx context.Context, t *thermostat.Thermostat, lease *runtime.Lease) error {
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	reading := 20.0
+	for {
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-lease.Lost():
+			return lease.Err()
+		case <-tick.C:
+			reading += 0.1
+			if _, err := t.Reading().Set(ctx, reading); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+// watch prints every event of k until ctx ends.
+func watch[T any](ctx context.Context, wg *sync.WaitGroup, p *printer, k *runtime.Key[T], describe func(T) string) {
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for ev, err := range k.Watch(ctx) {
+			switch {
+			case err != nil:
+				if ctx.Err() == nil {
+					p.say("watcher", "%s: %v", k.Name(), err)
+				}
+			case ev.Kind == runtime.EventDelete:
+				p.say("watcher", "%s deleted", k.Name())
+			case ev.Kind == runtime.EventResync && !ev.Found:
+				p.say("watcher", "%s: absent", k.Name())
+			case ev.Kind == runtime.EventResync:
+				p.say("watcher", "%s: currently %s", k.Name(), describe(ev.Value))
+			default:
+				p.say("watcher", "%s", describe(ev.Value))
+			}
+		}
+	}()
+}
+
+// countingSet counts events from several goroutines.
+type countingSet struct {
+	mu    sync.Mutex
+	count int
+}
+
+func (c *countingSet) add() { c.mu.Lock(); c.count++; c.mu.Unlock() }
+func (c *countingSet) n() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.count
+}

@@ -1,0 +1,3 @@
+package thermostat
+
+//go:generate go run github.com/ssgen/ssgen/cmd/ssgen generate
