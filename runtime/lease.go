@@ -124,9 +124,9 @@ func (l *Lock) attempt(ctx context.Context, holder []byte) (*Lease, bool, error)
 // the TTL until Release is called or ctx ends. When ctx ends renewal stops
 // but nothing is deleted (the way a crashed holder behaves): the lock key
 // expires on the server one TTL after the last renewal, and Lost fires
-// locally no later than that. To bound only the wait, give Acquire a
-// context that lives as long as the lease should and wrap the wait
-// yourself.
+// locally no later than that. So pass a context that lives as long as the
+// lease should, not a short request timeout; to give up waiting early,
+// cancel that context (nothing is held yet) or use TryAcquire.
 func (l *Lock) Acquire(ctx context.Context) (*Lease, error) {
 	if err := l.check(); err != nil {
 		return nil, err
