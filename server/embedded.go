@@ -106,9 +106,7 @@ func (e *embedded) handle(cl *mqtt.Client, pk packets.Packet) error {
 		_ = e.broker.DisconnectClient(cl, packets.ErrProtocolViolation)
 		return packets.ErrRejectPacket
 	}
-	if out.Reason != "" {
-		e.s.log.Warn("request refused", "client", cl.ID, "reason", out.Reason)
-	}
+	logAnswer(e.s.log, cl.ID, &out)
 	r := out.Reply
 	resp := packets.Packet{
 		FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: 1},
@@ -174,7 +172,9 @@ func (e *embedded) inject(cl *mqtt.Client, pk packets.Packet) {
 	out.PacketID = uint16(id)
 	out.Origin = serviceClientID
 	out.Created = time.Now().Unix()
-	cl.State.Inflight.Set(out)
+	if cl.State.Inflight.Set(out) {
+		atomic.AddInt64(&e.broker.Info.Inflight, 1) // processPuback takes it off again
+	}
 	cl.State.Inflight.DecreaseSendQuota()
 	if cl.Closed() {
 		return

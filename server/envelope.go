@@ -71,11 +71,13 @@ type reply struct {
 }
 
 // outcome is the verdict on one request. Reason is set whenever the
-// request was refused (dropped, kicked, or answered 400/505), for logs.
+// request was refused (dropped, kicked, or answered 400/505), StoreError
+// when the state store answered -ERR; both are for logs.
 type outcome struct {
-	Action action
-	Reason string
-	Reply  reply
+	Action     action
+	Reason     string
+	StoreError string
+	Reply      reply
 }
 
 // process applies the envelope rules of wire contract §2 and §4 to in and,
@@ -139,7 +141,11 @@ func process(eng *engine.Engine, in *inbound) outcome {
 		r.User = append(r.User, userProp{propTimestamp, res.Version.String()})
 	}
 	r.User = append(r.User, userProp{propProtVer, protocolVersion})
-	return outcome{Action: actReply, Reply: r}
+	out := outcome{Action: actReply, Reply: r}
+	if r.Payload[0] == '-' {
+		out.StoreError = strings.TrimSuffix(string(r.Payload[1:]), "\r\n")
+	}
+	return out
 }
 
 var syntaxError = resp3.AppendError(nil, string(engine.ErrSyntax))

@@ -217,9 +217,7 @@ func (x *external) handle(p *paho.Publish) {
 			"reason", out.Reason, "response_topic", in.ResponseTopic)
 		return
 	}
-	if out.Reason != "" {
-		x.s.log.Warn("request refused", "client", src, "reason", out.Reason)
-	}
+	logAnswer(x.s.log, src, &out)
 	r := out.Reply
 	err := x.publish(&paho.Publish{
 		QoS:     1,
