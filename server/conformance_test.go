@@ -124,6 +124,16 @@ func TestQuotaExceeded(t *testing.T) {
 	}, func(o *server.Options) { o.MaxKeys = 1 })
 }
 
+func TestByteQuotaExceeded(t *testing.T) {
+	eachTransport(t, func(t *testing.T, e *env) {
+		c := e.connect("quota")
+		checkResponse(t, c.do("SET", "a", "123456789"), "+OK\r\n", true)
+		checkResponse(t, c.do("SET", "b", "123456789"), "-ERR the quota has been exceeded\r\n", false)
+		checkResponse(t, c.do("SET", "a", "12345678901234567890"), "-ERR the quota has been exceeded\r\n", false)
+		checkResponse(t, c.do("GET", "a"), "$9\r\n123456789\r\n", true)
+	}, func(o *server.Options) { o.MaxBytes = 16 })
+}
+
 // Wire contract §6: drift and the versions the service assigns.
 func TestTimestampsAndSkew(t *testing.T) {
 	eachTransport(t, func(t *testing.T, e *env) {
