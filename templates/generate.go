@@ -40,6 +40,7 @@ func Generate(s *schema.Schema, opts Options) ([]File, error) {
 	if err := checkReserved(s); err != nil {
 		return nil, err
 	}
+	shadow := fileNames(s)
 	f := jen.NewFile(s.Package)
 	f.ImportName(runtimePkg, "runtime")
 	f.ImportName(codecPkg, "codec")
@@ -56,18 +57,18 @@ func Generate(s *schema.Schema, opts Options) ([]File, error) {
 	}
 	emitStore(f, s)
 	for _, k := range s.Keys {
-		emitKey(f, storeRecv(), k)
+		emitKey(f, storeRecv(shadow), k)
 	}
 	for _, l := range s.Locks {
-		emitLock(f, storeRecv(), l)
+		emitLock(f, storeRecv(shadow), l)
 	}
 	for _, g := range s.Groups {
-		emitGroup(f, g)
+		emitGroup(f, g, shadow)
 		for _, k := range g.Keys {
-			emitKey(f, groupRecv(g), k)
+			emitKey(f, groupRecv(g, shadow), k)
 		}
 		for _, l := range g.Locks {
-			emitLock(f, groupRecv(g), l)
+			emitLock(f, groupRecv(g, shadow), l)
 		}
 	}
 	emitParamCheck(f, s)

@@ -13,7 +13,7 @@ import (
 // An accessor whose parameters can be refused returns an error with the
 // handle, the Go way; one whose parameters are all integers cannot fail
 // and returns the handle alone, so it chains.
-func emitGroup(f *jen.File, g *schema.Group) {
+func emitGroup(f *jen.File, g *schema.Group, shadow map[string]bool) {
 	path := g.Path.String()
 	comment(f, fmt.Sprintf("%s is the handle of the keys and locks under %q.", g.Name, path), sentence(g.Doc))
 	f.Type().Id(g.Name).Struct(
@@ -26,14 +26,14 @@ func emitGroup(f *jen.File, g *schema.Group) {
 		note = paramNote(g.Params)
 	}
 	comment(f, fmt.Sprintf("%s returns the handle of the keys and locks under %q.", g.Name, path), note)
-	r := storeRecv()
+	r := storeRecv(shadow)
 	handle := jen.Op("&").Id(g.Name).Values(jen.Dict{
 		jen.Id("s"):      jen.Id(r.name),
-		jen.Id("prefix"): pathExpr(nil, g.Path),
+		jen.Id("prefix"): pathExpr(r, nil, g.Path),
 	})
-	f.Func().Params(jen.Id(r.name).Op("*").Id("Store")).Id(g.Name).Params(paramList(g.Params)...).
+	f.Func().Params(jen.Id(r.name).Op("*").Id("Store")).Id(g.Name).Params(paramList(r, g.Params)...).
 		Add(returns(jen.Op("*").Id(g.Name), canFail(g.Params))).
-		Block(body(g.Name, g.Params, handle)...)
+		Block(body(r, g.Name, g.Params, handle)...)
 }
 
 // paramNote documents the checks of ps.

@@ -26,10 +26,10 @@ func emitKey(f *jen.File, r recv, k *schema.Key) {
 		}
 	}
 	elem := goType(k.Type)
-	handle := newKey(goType(k.Type), r.client, pathExpr(r.prefix, k.Path), codecValue(k), ttl, guard)
-	f.Func().Params(jen.Id(r.name).Op("*").Id(r.typ)).Id(k.Name).Params(paramList(k.Params)...).
+	handle := newKey(goType(k.Type), r.client, pathExpr(r, r.prefix, k.Path), codecValue(k), ttl, guard)
+	f.Func().Params(jen.Id(r.name).Op("*").Id(r.typ)).Id(k.Name).Params(paramList(r, k.Params)...).
 		Add(returns(jen.Op("*").Qual(runtimePkg, "Key").Types(elem), canFail(k.Params))).
-		Block(body(k.QualifiedName(), k.Params, handle)...)
+		Block(body(r, k.QualifiedName(), k.Params, handle)...)
 }
 
 // keyDoc documents a key accessor: the key path, value type, encoding,

@@ -18,8 +18,8 @@ func emitLock(f *jen.File, r recv, l *schema.Lock) {
 		note = paramNote(l.Params)
 	}
 	comment(f, doc, sentence(l.Doc), note)
-	handle := newLock(r.client, pathExpr(r.prefix, l.Path), durationExpr(l.TTL))
-	f.Func().Params(jen.Id(r.name).Op("*").Id(r.typ)).Id(l.Name).Params(paramList(l.Params)...).
+	handle := newLock(r.client, pathExpr(r, r.prefix, l.Path), durationExpr(l.TTL))
+	f.Func().Params(jen.Id(r.name).Op("*").Id(r.typ)).Id(l.Name).Params(paramList(r, l.Params)...).
 		Add(returns(jen.Op("*").Qual(runtimePkg, "Lock"), canFail(l.Params))).
-		Block(body(l.QualifiedName(), l.Params, handle)...)
+		Block(body(r, l.QualifiedName(), l.Params, handle)...)
 }

@@ -21,31 +21,33 @@ var shadowed = map[string]bool{
 	storeRecvName: true, groupRecvName: true, "err": true, "name": true,
 	"strconv": true, "regexp": true, "runtime": true, "codec": true, "time": true,
 	"msgpack": true, "string": true, "int64": true, "uint64": true, "nil": true,
-	"true": true, "false": true, "error": true, "checkParam": true,
+	"true": true, "false": true, "error": true, "byte": true, "checkParam": true,
 	"checkEnumParam": true,
 }
 
 // argName is the Go name of a parameter's argument: its schema name, with
-// "Param" added when that would shadow something the body uses.
-func argName(p *schema.Param) string {
-	if shadowed[p.Name] {
+// "Param" added when that would shadow something the body uses: a name of
+// shadowed, one of extra (the file's own declared types and imported
+// package names), or any exported name, which could be a type.
+func argName(p *schema.Param, extra map[string]bool) string {
+	if shadowed[p.Name] || extra[p.Name] || (p.Name[0] >= 'A' && p.Name[0] <= 'Z') {
 		return p.Name + "Param"
 	}
 	return p.Name
 }
 
 // paramList declares the arguments of an accessor.
-func paramList(ps []*schema.Param) []jen.Code {
+func paramList(r recv, ps []*schema.Param) []jen.Code {
 	out := make([]jen.Code, len(ps))
 	for i, p := range ps {
-		out[i] = jen.Id(argName(p)).Add(goType(p.Type))
+		out[i] = jen.Id(argName(p, r.shadow)).Add(goType(p.Type))
 	}
 	return out
 }
 
 // renderParam is the path segment text of a parameter's value.
-func renderParam(p *schema.Param) *jen.Statement {
-	v := jen.Id(argName(p))
+func renderParam(r recv, p *schema.Param) *jen.Statement {
+	v := jen.Id(argName(p, r.shadow))
 	switch k := p.Type.Kind; {
 	case k == schema.KindString:
 		return v
@@ -66,16 +68,16 @@ func renderParam(p *schema.Param) *jen.Statement {
 
 // checkParamCall is the check of one parameter's value, or nil when every
 // value of its type renders to a valid segment (integers).
-func checkParamCall(owner string, p *schema.Param) *jen.Statement {
+func checkParamCall(r recv, owner string, p *schema.Param) *jen.Statement {
 	switch p.Type.Kind {
 	case schema.KindString:
 		re := jen.Nil()
 		if p.Regexp != nil {
 			re = jen.Id(patternVar(owner, p))
 		}
-		return jen.Id("checkParam").Call(jen.Lit(p.Name), jen.Id(argName(p)), re)
+		return jen.Id("checkParam").Call(jen.Lit(p.Name), jen.Id(argName(p, r.shadow)), re)
 	case schema.KindEnum:
-		v := jen.Id(argName(p))
+		v := jen.Id(argName(p, r.shadow))
 		return jen.Id("checkEnumParam").Call(jen.Lit(p.Name), jen.String().Call(v), v.Clone().Dot("Valid").Call())
 	}
 	return nil
@@ -83,10 +85,10 @@ func checkParamCall(owner string, p *schema.Param) *jen.Statement {
 
 // checkStmts are the statements that return early, with zero and the
 // error, when one of ps is refused; none when every value is accepted.
-func checkStmts(owner string, ps []*schema.Param, zero jen.Code) []jen.Code {
+func checkStmts(r recv, owner string, ps []*schema.Param, zero jen.Code) []jen.Code {
 	var out []jen.Code
 	for _, p := range ps {
-		c := checkParamCall(owner, p)
+		c := checkParamCall(r, owner, p)
 		if c == nil {
 			continue
 		}
@@ -107,8 +109,8 @@ func returns(handle jen.Code, fallible bool) jen.Code {
 }
 
 // body is an accessor's body: the checks, then the handle.
-func body(owner string, ps []*schema.Param, handle jen.Code) []jen.Code {
-	stmts := checkStmts(owner, ps, jen.Nil())
+func body(r recv, owner string, ps []*schema.Param, handle jen.Code) []jen.Code {
+	stmts := checkStmts(r, owner, ps, jen.Nil())
 	if len(stmts) == 0 {
 		return []jen.Code{jen.Return(handle)}
 	}
@@ -117,7 +119,7 @@ func body(owner string, ps []*schema.Param, handle jen.Code) []jen.Code {
 
 // pathExpr is the string expression of a path: prefix (nil for none)
 // followed by the path's segments, literals merged into one constant.
-func pathExpr(prefix jen.Code, p schema.Path) *jen.Statement {
+func pathExpr(r recv, prefix jen.Code, p schema.Path) *jen.Statement {
 	var parts []jen.Code
 	var lit strings.Builder
 	if prefix != nil {
@@ -136,7 +138,7 @@ func pathExpr(prefix jen.Code, p schema.Path) *jen.Statement {
 			parts = append(parts, jen.Lit(lit.String()))
 			lit.Reset()
 		}
-		parts = append(parts, renderParam(seg.Param))
+		parts = append(parts, renderParam(r, seg.Param))
 	}
 	if lit.Len() > 0 {
 		parts = append(parts, jen.Lit(lit.String()))
@@ -163,4 +165,28 @@ func canFail(ps []*schema.Param) bool {
 		}
 	}
 	return false
+}
+
+// fileNames are the names a file's declarations and imports take besides
+// the fixed ones: declared types (a key's type is named in its accessor)
+// and the package names of go_type imports (their codecs are).
+func fileNames(s *schema.Schema) map[string]bool {
+	out := map[string]bool{}
+	for _, t := range s.Types {
+		out[t.Name] = true
+		if t.GoType != nil {
+			p := t.GoType.ImportPath
+			base := p[strings.LastIndexByte(p, '/')+1:]
+			out[base] = true
+			// jennifer names a package by its path's last element with
+			// everything but letters and digits removed.
+			out[strings.Map(func(r rune) rune {
+				if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' {
+					return r
+				}
+				return -1
+			}, base)] = true
+		}
+	}
+	return out
 }

@@ -9,15 +9,17 @@ import (
 // recv describes the type an accessor is a method of: the Store for
 // top-level keys and locks, a group handle for the rest.
 type recv struct {
-	name   string   // receiver variable
-	typ    string   // receiver type, used as a pointer
-	client jen.Code // the *runtime.Client
-	store  jen.Code // the *Store, for top-level locks used as guards
-	prefix jen.Code // rendered path prefix; nil at the top level
+	name   string          // receiver variable
+	typ    string          // receiver type, used as a pointer
+	client jen.Code        // the *runtime.Client
+	store  jen.Code        // the *Store, for top-level locks used as guards
+	prefix jen.Code        // rendered path prefix; nil at the top level
+	shadow map[string]bool // extra names a parameter must not take (see argName)
 }
 
-func storeRecv() recv {
+func storeRecv(shadow map[string]bool) recv {
 	return recv{
+		shadow: shadow,
 		name:   storeRecvName,
 		typ:    "Store",
 		client: jen.Id(storeRecvName).Dot("c"),
@@ -25,8 +27,9 @@ func storeRecv() recv {
 	}
 }
 
-func groupRecv(g *schema.Group) recv {
+func groupRecv(g *schema.Group, shadow map[string]bool) recv {
 	return recv{
+		shadow: shadow,
 		name:   groupRecvName,
 		typ:    g.Name,
 		client: jen.Id(groupRecvName).Dot("s").Dot("c"),
