@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/ssgen/ssgen/runtime/codec"
@@ -159,7 +160,11 @@ func fenced[R any](ctx context.Context, k fenceSource, wc writeConfig, send func
 		return zero, err
 	}
 	if le == nil {
-		return send(ctx, tok)
+		r, err := send(ctx, tok)
+		if g := k.guardLock(); g != nil && tok.IsZero() && errors.Is(err, ErrFencingTokenRequired) {
+			err = fmt.Errorf("%w (the key is guarded by lock %q: hold its lease, or use Update or CompareAndSet)", err, g.name)
+		}
+		return r, err
 	}
 	wctx, cancel := context.WithDeadline(ctx, deadline)
 	defer cancel()
@@ -181,7 +186,10 @@ func fenced[R any](ctx context.Context, k fenceSource, wc writeConfig, send func
 // not be generic in T.
 type fenceSource interface {
 	fence(writeConfig) (hlc.HLC, *Lease, time.Time, error)
+	guardLock() *Lock
 }
+
+func (k *Key[T]) guardLock() *Lock { return k.guard }
 
 func (k *Key[T]) setRaw(ctx context.Context, value []byte, cond Condition, wc writeConfig) (hlc.HLC, error) {
 	if wc.ttl < 0 {

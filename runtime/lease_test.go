@@ -225,6 +225,12 @@ func TestActiveStandbyFailover(t *testing.T) {
 		if err := leS.Release(ctx); err != nil {
 			t.Fatal(err)
 		}
+		// Nobody holds the lease now: a plain write is refused, and the
+		// error says what to do.
+		_, err = keyS.Set(ctx, "unfenced")
+		if !errors.Is(err, runtime.ErrFencingTokenRequired) || !strings.Contains(err.Error(), "app/leader") {
+			t.Fatalf("unfenced write to a guarded key: %v, want ErrFencingTokenRequired naming the lock", err)
+		}
 	})
 }
 
