@@ -239,7 +239,9 @@ func (h *serviceHook) OnDisconnect(cl *mqtt.Client, err error, _ bool) {
 	if cl.Net.Inline {
 		return
 	}
-	if cl.IsTakenOver() {
+	// mochi marks the old connection taken over only after it has closed
+	// it; the client table's newer entry covers part of that window.
+	if cur, ok := h.e.broker.Clients.Get(cl.ID); cl.IsTakenOver() || ok && cur != cl {
 		h.e.s.log.Info("client connection taken over", "client", cl.ID)
 		return
 	}

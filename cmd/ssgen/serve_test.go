@@ -14,6 +14,7 @@ import (
 
 	"github.com/eclipse/paho.golang/paho"
 
+	"github.com/ssgen/ssgen/internal/brokertest"
 	"github.com/ssgen/ssgen/runtime/resp3"
 	"github.com/ssgen/ssgen/server"
 )
@@ -148,5 +149,39 @@ func TestServeFailsWhenTheBrokerIsUnreachable(t *testing.T) {
 	env := &cliEnv{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &stderr, getenv: func(string) string { return "" }}
 	if code := runCLI(context.Background(), env, []string{"serve", "--broker", "mqtt://" + addr}); code != exitUsage {
 		t.Fatalf("exit %d; stderr: %s", code, stderr.String())
+	}
+}
+
+func TestServeAttachesToAnExternalBroker(t *testing.T) {
+	brokerURL := brokertest.Mosquitto(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	outR, outW := io.Pipe()
+	stderr := &serveLog{}
+	env := &cliEnv{stdin: strings.NewReader(""), stdout: outW, stderr: stderr, getenv: func(string) string { return "" }}
+	done := make(chan int, 1)
+	go func() {
+		done <- runCLI(ctx, env, []string{"serve", "--broker", brokerURL})
+		outW.Close()
+	}()
+	lines := bufio.NewScanner(outR)
+	if !lines.Scan() || lines.Text() != brokerURL {
+		t.Fatalf("printed %q, want %q; stderr:\n%s", lines.Text(), brokerURL, stderr)
+	}
+	u, _ := url.Parse(brokerURL)
+	payload := resp3.AppendCommand(nil, []byte("GET"), []byte("k"))
+	// The request needs __srcId in external mode; without it the answer is a 400
+	// whose payload names the missing property.
+	if got := serveRequest(t, u.Host, payload); !strings.Contains(got, "source id") {
+		t.Fatalf("answer %q", got)
+	}
+	cancel()
+	select {
+	case code := <-done:
+		if code != exitOK {
+			t.Fatalf("exit code %d; stderr:\n%s", code, stderr)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("serve did not stop after cancel")
 	}
 }
