@@ -60,14 +60,33 @@ type Event struct {
 // yielded; the iteration continues after a Resync that failed and ends
 // after a registration the service refused.
 func (c *Client) Watch(ctx context.Context, key []byte) iter.Seq2[Event, error] {
+	return c.WatchWith(ctx, key, WatchOptions{})
+}
+
+// WatchOptions adjust one Watch.
+type WatchOptions struct {
+	// Current makes the first event an EventResync with the key's state,
+	// read after the registration is live: the watcher starts from a known
+	// value with no gap before the first change.
+	Current bool
+	// Buffer overrides Config.WatchBuffer for this watcher.
+	Buffer int
+}
+
+// WatchWith is Watch with options.
+func (c *Client) WatchWith(ctx context.Context, key []byte, opts WatchOptions) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		if err := checkKey(key); err != nil {
 			yield(Event{}, err)
 			return
 		}
+		size := opts.Buffer
+		if size <= 0 {
+			size = c.cfg.WatchBuffer
+		}
 		w := &watcher{
 			key:  string(key),
-			ch:   make(chan Event, c.cfg.WatchBuffer),
+			ch:   make(chan Event, size),
 			wake: make(chan struct{}, 1),
 		}
 		if err := c.watches.add(ctx, w); err != nil {
@@ -75,6 +94,9 @@ func (c *Client) Watch(ctx context.Context, key []byte) iter.Seq2[Event, error] 
 			return
 		}
 		defer c.watches.remove(w)
+		if opts.Current {
+			w.resync.Store(true)
+		}
 		c.watchLoop(ctx, w, yield)
 	}
 }

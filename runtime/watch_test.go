@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
 	"time"
@@ -245,5 +246,54 @@ func coreEventually(t *testing.T, what string, cond func() bool) {
 			t.Fatalf("%s: not within 10 s", what)
 		}
 		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+func TestWatchCurrentStartsFromTheKeysState(t *testing.T) {
+	url, _ := coreBackends[0].start(t)
+	c := coreDial(t, coreConfig(t, url))
+	ctx := coreCtx(t)
+	ver, err := c.Set(ctx, []byte("present"), []byte("v"), runtime.SetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for ev, err := range c.WatchWith(ctx, []byte("present"), runtime.WatchOptions{Current: true}) {
+		if err != nil || ev.Kind != runtime.EventResync || !ev.Found || string(ev.Value) != "v" || ev.Version != ver {
+			t.Fatalf("first event %+v, %v; want Resync of v at %v", ev, err, ver)
+		}
+		break
+	}
+	for ev, err := range c.WatchWith(ctx, []byte("absent"), runtime.WatchOptions{Current: true}) {
+		if err != nil || ev.Kind != runtime.EventResync || ev.Found {
+			t.Fatalf("first event %+v, %v; want Resync of nothing", ev, err)
+		}
+		break
+	}
+	coreEventually(t, "both registrations removed", func() bool { return c.Stats().WatchedKeys == 0 })
+}
+
+func TestWatchOfAnEmptyKeyIsAnArgumentError(t *testing.T) {
+	url, _ := coreBackends[0].start(t)
+	c := coreDial(t, coreConfig(t, url))
+	for _, err := range c.Watch(coreCtx(t), nil) {
+		if !errors.Is(err, runtime.ErrInvalidArgument) {
+			t.Fatalf("err = %v, want ErrInvalidArgument", err)
+		}
+	}
+}
+
+func TestWatchEndsWhenTheClientCloses(t *testing.T) {
+	url, _ := coreBackends[0].start(t)
+	c := coreDial(t, coreConfig(t, url))
+	w := coreWatch(t, c, "k", nil)
+	coreSync(t, c, "k", w)
+	_ = c.Close()
+	select {
+	case <-w.done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("Watch still running after Close")
+	}
+	if _, _, err := c.Get(context.Background(), []byte("k")); !errors.Is(err, runtime.ErrClosed) {
+		t.Fatalf("Get after Close: %v, want ErrClosed", err)
 	}
 }
