@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/ssgen/ssgen/internal/brokertest"
 	"github.com/ssgen/ssgen/runtime"
+	"github.com/ssgen/ssgen/server"
 	"github.com/ssgen/ssgen/server/engine"
 	"github.com/ssgen/ssgen/server/servertest"
 )
@@ -153,4 +155,54 @@ func TestClientIDTakeoverDoesNotStorm(t *testing.T) {
 		t.Fatalf("%d connections in 1.5 s: a reconnect storm", total)
 	}
 	t.Logf("%d connections in 1.5 s", total)
+}
+
+// The embedded server restarted on the same port is a new broker: the
+// session is gone, so the client must subscribe again, and the watch must
+// come back with a Resync of whatever the new store holds.
+func TestEmbeddedServerRestartLosesTheSessionAndWatchResyncs(t *testing.T) {
+	start := func(listen string, seed string) *server.Server {
+		srv, err := server.New(server.Options{Listen: listen, Logger: slog.New(slog.DiscardHandler)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if seed != "" {
+			if err := srv.Engine().Put([]byte("w"), []byte(seed), engine.PutOptions{}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := srv.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = srv.Close() })
+		return srv
+	}
+	srv := start("127.0.0.1:0", "")
+	c := coreDial(t, coreConfig(t, srv.URL()))
+	ctx := coreCtx(t)
+	w := coreWatch(t, c, "w", nil)
+	coreSync(t, c, "w", w)
+
+	addr := srv.Addr()
+	_ = srv.Close()
+	start(addr, "in the new store")
+	coreEventually(t, "client reconnects", func() bool { return c.Stats().Reconnects >= 1 && c.Stats().Connected })
+	if c.Stats().SessionsLost == 0 {
+		t.Error("the new broker's missing session went unnoticed")
+	}
+	for {
+		ev := w.next(t)
+		if ev.Kind == runtime.EventResync {
+			if !ev.Found || string(ev.Value) != "in the new store" {
+				t.Fatalf("Resync %+v", ev)
+			}
+			break
+		}
+	}
+	// Responses and notifications flow again: the subscriptions were renewed.
+	if _, err := c.Set(ctx, []byte("w"), []byte("after"), runtime.SetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for ev := w.next(t); ev.Kind != runtime.EventSet || string(ev.Value) != "after"; ev = w.next(t) {
+	}
 }
