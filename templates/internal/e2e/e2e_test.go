@@ -4,15 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
-	"os/exec"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/ssgen/ssgen/internal/brokertest"
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/server"
 	"github.com/ssgen/ssgen/server/engine"
@@ -20,47 +16,19 @@ import (
 	"github.com/ssgen/ssgen/templates/internal/e2e"
 )
 
-// backend is a running state store, the embedded one when it answers,
-// and its clock.
+// backend is a running embedded state store and its fake clock.
 type backend struct {
 	srv   *server.Server
 	url   string
 	clock *engine.FakeClock
 }
 
-// embeddedSilent remembers that the embedded server did not answer, so the
-// other tests go straight to the fallback.
-var embeddedSilent atomic.Bool
-
-// start runs the embedded state store; while its transport does not answer
-// requests (a known issue of the server being fixed elsewhere), the same
-// engine attached to mosquitto stands in, so the generated code is still
-// driven against a real service.
+// start runs an embedded state store on a fake clock for one test.
 func start(t *testing.T) *backend {
 	t.Helper()
 	clock := engine.NewFakeClock(time.Now())
-	opt := servertest.WithOptions(func(o *server.Options) { o.Now = clock.Now })
-	if !embeddedSilent.Load() {
-		srv := servertest.New(t, opt)
-		b := &backend{srv: srv, url: srv.URL(), clock: clock}
-		c := b.dial(t)
-		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Second)
-		defer cancel()
-		_, _, err := c.Get(ctx, []byte("e2e-probe"))
-		if err == nil || errors.Is(err, runtime.ErrNotFound) {
-			return b
-		}
-		t.Logf("embedded server does not answer (%v); using mosquitto", err)
-		embeddedSilent.Store(true)
-	}
-	if _, err := os.Stat("/usr/sbin/mosquitto"); err != nil {
-		if _, err := exec.LookPath("mosquitto"); err != nil {
-			t.Skip("embedded server does not answer and mosquitto is not installed")
-		}
-	}
-	url := brokertest.Mosquitto(t)
-	srv := servertest.NewExternal(t, url, opt)
-	return &backend{srv: srv, url: url, clock: clock}
+	srv := servertest.New(t, servertest.WithOptions(func(o *server.Options) { o.Now = clock.Now }))
+	return &backend{srv: srv, url: srv.URL(), clock: clock}
 }
 
 func (b *backend) dial(t *testing.T) *runtime.Client {
