@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/ssgen/ssgen/server"
+	"github.com/ssgen/ssgen/server/engine"
 )
 
 // Option adjusts the server.Options a helper starts with.
@@ -18,6 +19,12 @@ type Option func(*server.Options)
 // WithOptions overrides fields of server.Options; Listen and Broker are
 // set by the helper afterwards.
 func WithOptions(f func(*server.Options)) Option { return Option(f) }
+
+// WithClock runs the server's engine on c: advance it and call
+// Engine().Expire() instead of sleeping.
+func WithClock(c *engine.FakeClock) Option {
+	return func(o *server.Options) { o.Now = c.Now }
+}
 
 // New starts an embedded state store on 127.0.0.1:0 and closes it with
 // t.Cleanup. Its log goes to t.Log unless an option sets a Logger.

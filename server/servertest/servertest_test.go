@@ -4,9 +4,11 @@ import (
 	"net"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ssgen/ssgen/internal/brokertest"
 	"github.com/ssgen/ssgen/server"
+	"github.com/ssgen/ssgen/server/engine"
 	"github.com/ssgen/ssgen/server/servertest"
 )
 
@@ -26,5 +28,18 @@ func TestNewExternalAttachesToTheBroker(t *testing.T) {
 	url := brokertest.Mosquitto(t)
 	if s := servertest.NewExternal(t, url); s.URL() != url {
 		t.Fatalf("URL %q, want the broker's %q", s.URL(), url)
+	}
+}
+
+func TestWithClockDrivesExpiry(t *testing.T) {
+	clock := engine.NewFakeClock(time.Now())
+	s := servertest.New(t, servertest.WithClock(clock))
+	if err := s.Engine().Put([]byte("k"), []byte("v"), engine.PutOptions{TTL: time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	clock.Advance(2 * time.Second)
+	s.Engine().Expire()
+	if _, ok := s.Engine().Lookup([]byte("k")); ok {
+		t.Fatal("key outlived its TTL on the fake clock")
 	}
 }
