@@ -1,0 +1,217 @@
+package runtime_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/tls"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"io"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ssgen/ssgen/runtime"
+)
+
+// corePKI is a throw-away CA with a server and a client certificate.
+type corePKI struct {
+	dir                  string
+	ca                   *x509.Certificate
+	caKey                *ecdsa.PrivateKey
+	serverCert           tls.Certificate
+	caFile, cert, keyPEM string
+}
+
+func coreNewPKI(t *testing.T, serverNames ...string) *corePKI {
+	t.Helper()
+	p := &corePKI{dir: t.TempDir()}
+	var err error
+	p.caKey, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	caTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	der, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &p.caKey.PublicKey, p.caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.ca, _ = x509.ParseCertificate(der)
+	p.caFile = p.write(t, "ca.pem", "CERTIFICATE", der)
+
+	leaf := func(serial int64, usage x509.ExtKeyUsage, names []string) (certDER []byte, key *ecdsa.PrivateKey) {
+		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+		if err != nil {
+			t.Fatal(err)
+		}
+		tmpl := &x509.Certificate{
+			SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "leaf"},
+			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+			ExtKeyUsage: []x509.ExtKeyUsage{usage}, KeyUsage: x509.KeyUsageDigitalSignature,
+		}
+		for _, n := range names {
+			if ip := net.ParseIP(n); ip != nil {
+				tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
+			} else {
+				tmpl.DNSNames = append(tmpl.DNSNames, n)
+			}
+		}
+		certDER, err = x509.CreateCertificate(rand.Reader, tmpl, p.ca, &key.PublicKey, p.caKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return certDER, key
+	}
+	sDER, sKey := leaf(2, x509.ExtKeyUsageServerAuth, serverNames)
+	p.serverCert = tls.Certificate{Certificate: [][]byte{sDER}, PrivateKey: sKey}
+	cDER, cKey := leaf(3, x509.ExtKeyUsageClientAuth, nil)
+	p.cert = p.write(t, "client.pem", "CERTIFICATE", cDER)
+	kb, err := x509.MarshalECPrivateKey(cKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.keyPEM = p.write(t, "client.key", "EC PRIVATE KEY", kb)
+	return p
+}
+
+func (p *corePKI) write(t *testing.T, name, typ string, der []byte) string {
+	path := filepath.Join(p.dir, name)
+	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// coreTLSProxy terminates TLS (client certificate required) in front of
+// the plain listener at backend, as a TLS broker would.
+func coreTLSProxy(t *testing.T, p *corePKI, backend string) (port int) {
+	t.Helper()
+	pool := x509.NewCertPool()
+	pool.AddCert(p.ca)
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{
+		Certificates: []tls.Certificate{p.serverCert},
+		ClientAuth:   tls.RequireAndVerifyClientCert,
+		ClientCAs:    pool,
+		MinVersion:   tls.VersionTLS12,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	var conns []net.Conn
+	wg.Add(1)
+	go func() {
+		defer wg.Done()
+		for {
+			front, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			back, err := net.Dial("tcp", backend)
+			if err != nil {
+				front.Close()
+				continue
+			}
+			mu.Lock()
+			conns = append(conns, front, back)
+			mu.Unlock()
+			wg.Add(2)
+			go func() { defer wg.Done(); _, _ = io.Copy(back, front); back.Close() }()
+			go func() { defer wg.Done(); _, _ = io.Copy(front, back); front.Close() }()
+		}
+	}()
+	t.Cleanup(func() {
+		ln.Close()
+		mu.Lock()
+		for _, c := range conns {
+			c.Close()
+		}
+		mu.Unlock()
+		wg.Wait()
+	})
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+func TestTLSWithPrivateCAAndClientCertificate(t *testing.T) {
+	pki := coreNewPKI(t, "127.0.0.1")
+	srv := coreEmbedded(t)
+	port := coreTLSProxy(t, pki, srv.Addr())
+
+	cfg := coreConfig(t, "mqtts://127.0.0.1:"+strconv.Itoa(port))
+	cfg.CAFile, cfg.CertFile, cfg.KeyFile = pki.caFile, pki.cert, pki.keyPEM
+	c := coreDial(t, cfg)
+	ctx := coreCtx(t)
+	if _, err := c.Set(ctx, []byte("k"), []byte("over TLS"), runtime.SetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if v, _, err := c.Get(ctx, []byte("k")); err != nil || string(v) != "over TLS" {
+		t.Fatalf("Get = %q, %v", v, err)
+	}
+	// Concurrent writers over one TLS connection must not interleave packets.
+	var wg sync.WaitGroup
+	for i := range 50 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := c.Set(ctx, []byte("k"+strconv.Itoa(i)), make([]byte, 3000), runtime.SetOptions{}); err != nil {
+				t.Error(err)
+			}
+		}()
+	}
+	wg.Wait()
+}
+
+func TestTLSRefusesAnUnknownCAAtOnce(t *testing.T) {
+	pki := coreNewPKI(t, "127.0.0.1")
+	other := coreNewPKI(t, "127.0.0.1")
+	srv := coreEmbedded(t)
+	port := coreTLSProxy(t, pki, srv.Addr())
+
+	cfg := coreConfig(t, "mqtts://127.0.0.1:"+strconv.Itoa(port))
+	cfg.CAFile, cfg.CertFile, cfg.KeyFile = other.caFile, pki.cert, pki.keyPEM
+	cfg.ConnectTimeout = time.Minute // a retried failure would stall the test
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	_, err := runtime.Dial(ctx, cfg)
+	var ua x509.UnknownAuthorityError
+	if !errors.As(err, &ua) {
+		t.Fatalf("Dial with the wrong CA: %v, want x509.UnknownAuthorityError", err)
+	}
+}
+
+// Through a port forward the broker's certificate names the cluster, not
+// localhost: accepted as the official SDKs do, but only with a valid chain.
+func TestTLSToLocalhostVerifiesTheChainButNotTheName(t *testing.T) {
+	pki := coreNewPKI(t, "aio-broker.cluster.local")
+	srv := coreEmbedded(t)
+	port := coreTLSProxy(t, pki, srv.Addr())
+
+	cfg := coreConfig(t, "mqtts://localhost:"+strconv.Itoa(port))
+	cfg.CAFile, cfg.CertFile, cfg.KeyFile = pki.caFile, pki.cert, pki.keyPEM
+	c := coreDial(t, cfg)
+	if _, err := c.Set(coreCtx(t), []byte("k"), []byte("v"), runtime.SetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+
+	other := coreNewPKI(t, "aio-broker.cluster.local")
+	cfg.CAFile = other.caFile
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	if _, err := runtime.Dial(ctx, cfg); err == nil {
+		t.Fatal("localhost with an untrusted chain was accepted")
+	}
+}
