@@ -72,12 +72,6 @@ func (c *Client) roundTrip(parent context.Context, op string, args [][]byte, o r
 		return response{}, nil, c.waitError(parent, op, err, true)
 	}
 	defer c.sem.release()
-	if cn.ctx.Err() != nil { // dropped while we queued for a slot
-		if cn, err = c.current(ctx); err != nil {
-			return response{}, nil, c.waitError(parent, op, err, false)
-		}
-	}
-
 	ts, err := c.clock.Now()
 	if err != nil {
 		return response{}, nil, fmt.Errorf("statestore: %s: %w", op, err)
@@ -85,13 +79,24 @@ func (c *Client) roundTrip(parent context.Context, op string, args [][]byte, o r
 	id := newCorrelationID()
 	ch := c.pending.add(id)
 	defer c.pending.remove(id)
-
 	bp := c.getBuf()
 	payload := resp3.AppendCommand((*bp)[:0], args...)
-	pr, err := c.publish(ctx, cn, payload, id[:], ts, o, deadline)
-	*bp = payload
-	c.putBuf(bp)
-	if err != nil {
+	defer func() {
+		*bp = payload
+		c.putBuf(bp)
+	}()
+
+	for {
+		if cn.ctx.Err() != nil { // dropped while we queued, or before the first send
+			if cn, err = c.current(ctx); err != nil {
+				return response{}, nil, c.waitError(parent, op, err, false)
+			}
+		}
+		var pr *paho.PublishResponse
+		pr, err = c.publish(ctx, cn, payload, id[:], ts, o, deadline)
+		if err == nil {
+			break
+		}
 		switch {
 		case pr != nil && pr.ReasonCode >= 0x80:
 			reason := ""
@@ -101,7 +106,16 @@ func (c *Client) roundTrip(parent context.Context, op string, args [][]byte, o r
 			return response{}, cn, fmt.Errorf("statestore: %s: %w", op, &BrokerError{Packet: "PUBACK", ReasonCode: pr.ReasonCode, Reason: reason})
 		case c.isClosing():
 			return response{}, cn, ErrClosed
-		case cn.ctx.Err() != nil || errors.Is(err, session.ErrNoConnection):
+		case errors.Is(err, session.ErrNoConnection) && ctx.Err() == nil:
+			// paho refused before anything was written: the connection is
+			// going down, the request never left, the next one can take it.
+			select {
+			case <-cn.ctx.Done():
+			case <-ctx.Done():
+			case <-c.closing:
+			}
+			continue
+		case cn.ctx.Err() != nil:
 			return response{}, cn, &connLostError{op: op, cause: context.Cause(cn.ctx)}
 		case ctx.Err() != nil:
 			return response{}, cn, c.waitError(parent, op, ctx.Err(), true)

@@ -90,7 +90,9 @@ func (c *Client) WatchWith(ctx context.Context, key []byte, opts WatchOptions) i
 			wake: make(chan struct{}, 1),
 		}
 		if err := c.watches.add(ctx, w); err != nil {
-			yield(Event{}, err)
+			if ctx.Err() == nil && !errors.Is(err, ErrClosed) { // those end a watch quietly
+				yield(Event{}, err)
+			}
 			return
 		}
 		defer c.watches.remove(w)
@@ -355,13 +357,24 @@ func (r *registry) connected(cn *conn) {
 	if len(keys) == 0 {
 		return
 	}
-	c.bg.Add(1)
-	go func() {
-		defer c.bg.Done()
-		for _, ks := range keys {
+	// A few at a time: many keys should not wait on each other's round
+	// trips, nor flood a broker with a small Receive Maximum.
+	par := make(chan struct{}, 16)
+	for _, ks := range keys {
+		c.bg.Add(1)
+		go func() {
+			defer c.bg.Done()
+			select {
+			case par <- struct{}{}:
+			case <-cn.ctx.Done():
+				return
+			case <-c.closing:
+				return
+			}
+			defer func() { <-par }()
 			r.reregister(cn, ks)
-		}
-	}()
+		}()
+	}
 }
 
 func (r *registry) reregister(cn *conn, ks *keyState) {
