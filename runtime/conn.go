@@ -21,6 +21,7 @@ import (
 // requests in flight on it promptly.
 type conn struct {
 	pc      *paho.Client
+	nc      net.Conn
 	ctx     context.Context
 	cancel  context.CancelCauseFunc
 	recvMax int
@@ -57,7 +58,7 @@ func (c *Client) connect(ctx context.Context, first bool) (*conn, error) {
 	}
 
 	cctx, ccancel := context.WithCancelCause(context.Background())
-	cn := &conn{ctx: cctx, cancel: ccancel}
+	cn := &conn{ctx: cctx, cancel: ccancel, nc: netConn}
 	pcfg := paho.ClientConfig{
 		ClientID:          c.cfg.ClientID,
 		Conn:              netConn,
@@ -379,6 +380,8 @@ func (c *Client) clearConn(cn *conn) {
 // DISCONNECT, so nothing is kept for a client that is gone for good.
 func (c *Client) shutdown(cn *conn) {
 	zero := uint32(0)
+	// A broker that stopped reading must not make Close hang on the write.
+	_ = cn.nc.SetWriteDeadline(time.Now().Add(time.Second))
 	_ = cn.pc.Disconnect(&paho.Disconnect{ReasonCode: 0, Properties: &paho.DisconnectProperties{SessionExpiryInterval: &zero}})
 	<-cn.pc.Done()
 	cn.cancel(ErrClosed)
