@@ -1,0 +1,182 @@
+package bench
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ErrInvalidConfig wraps every problem found in a Config or a mix spec.
+var ErrInvalidConfig = errors.New("bench: invalid configuration")
+
+func invalid(format string, a ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalidConfig, fmt.Sprintf(format, a...))
+}
+
+// Op is one state store operation the load generator issues.
+type Op int
+
+// The operations, in report order.
+const (
+	OpGet Op = iota
+	OpSet
+	OpDel
+	numOps
+)
+
+var opNames = [numOps]string{"get", "set", "del"}
+
+func (o Op) String() string {
+	if o >= 0 && o < numOps {
+		return opNames[o]
+	}
+	return "op(" + strconv.Itoa(int(o)) + ")"
+}
+
+// Mix is the relative weight of each operation.
+type Mix [numOps]int
+
+// ParseMix reads "get=50,set=50,del=0". Operations left out weigh 0; at
+// least one weight must be positive.
+func ParseMix(s string) (Mix, error) {
+	var m Mix
+	seen := map[string]bool{}
+	for part := range strings.SplitSeq(s, ",") {
+		part = strings.TrimSpace(part)
+		if part == "" {
+			continue
+		}
+		name, val, ok := strings.Cut(part, "=")
+		if !ok {
+			return m, invalid("mix %q: want op=weight", part)
+		}
+		name = strings.ToLower(strings.TrimSpace(name))
+		op := -1
+		for i, n := range opNames {
+			if n == name {
+				op = i
+			}
+		}
+		if op < 0 {
+			return m, invalid("mix: unknown operation %q (want get, set or del)", name)
+		}
+		if seen[name] {
+			return m, invalid("mix: %s given twice", name)
+		}
+		seen[name] = true
+		w, err := strconv.Atoi(strings.TrimSpace(val))
+		if err != nil || w < 0 {
+			return m, invalid("mix: weight of %s must be a non-negative integer, got %q", name, val)
+		}
+		m[op] = w
+	}
+	if m.total() == 0 {
+		return m, invalid("mix %q: no operation has a positive weight", s)
+	}
+	return m, nil
+}
+
+func (m Mix) total() int { return m[OpGet] + m[OpSet] + m[OpDel] }
+
+// String is the canonical spelling, as ParseMix reads it.
+func (m Mix) String() string {
+	return fmt.Sprintf("get=%d,set=%d,del=%d", m[OpGet], m[OpSet], m[OpDel])
+}
+
+// pick maps r in [0, total) to an operation.
+func (m Mix) pick(r int) Op {
+	for op := Op(0); op < numOps; op++ {
+		if r < m[op] {
+			return op
+		}
+		r -= m[op]
+	}
+	return OpGet
+}
+
+// Config describes one run. Zero fields take the defaults of Defaults.
+type Config struct {
+	// Broker is the MQTT broker a state store already serves on (a running
+	// "ssgen serve", or a broker with a state store attached). Empty starts
+	// an embedded server in this process.
+	Broker string
+	// Clients is the number of client connections, InFlight the requests
+	// each keeps in flight (one worker goroutine per request).
+	Clients, InFlight int
+	Mix               Mix
+	ValueSize         int // bytes of every SET value (and of seeded values)
+	Keys              int // size of the key space
+	// Requests bounds the run in count (all workers together; watch mode:
+	// SET rounds), Duration in time; the run ends at whichever comes
+	// first. Neither set means Defaults().Requests.
+	Requests int
+	Duration time.Duration
+	// Warmup requests per worker, not recorded, before the clock starts
+	// (0: none).
+	Warmup int
+	// Watchers > 0 switches to watch mode: that many watchers of one key
+	// over WatchClients client connections.
+	Watchers, WatchClients int
+	// Baseline also runs the raw MQTT echo through the same broker with
+	// the same clients × in flight and bound; for an embedded server it
+	// additionally runs an echo answered inside a mochi broker.
+	Baseline bool
+	// Timeout bounds each request, and in watch mode the wait for a
+	// round's notifications.
+	Timeout time.Duration
+}
+
+// Defaults are the values zero Config fields take.
+func Defaults() Config {
+	return Config{
+		Clients: 1, InFlight: 1,
+		Mix:       Mix{OpGet: 50, OpSet: 50},
+		ValueSize: 40, Keys: 1000,
+		Requests:     10000,
+		WatchClients: 1,
+		Timeout:      10 * time.Second,
+	}
+}
+
+func (c Config) withDefaults() (Config, error) {
+	d := Defaults()
+	if c.Clients < 0 || c.InFlight < 0 || c.ValueSize < 0 || c.Keys < 0 || c.Requests < 0 ||
+		c.Duration < 0 || c.Warmup < 0 || c.Watchers < 0 || c.WatchClients < 0 || c.Timeout < 0 {
+		return c, invalid("negative value")
+	}
+	if c.Clients == 0 {
+		c.Clients = d.Clients
+	}
+	if c.InFlight == 0 {
+		c.InFlight = d.InFlight
+	}
+	if c.Mix.total() == 0 {
+		c.Mix = d.Mix
+	}
+	if c.ValueSize == 0 {
+		c.ValueSize = d.ValueSize
+	}
+	if c.Keys == 0 {
+		c.Keys = d.Keys
+	}
+	if c.Requests == 0 && c.Duration == 0 {
+		c.Requests = d.Requests
+	}
+	if c.WatchClients == 0 {
+		c.WatchClients = d.WatchClients
+	}
+	if c.Timeout == 0 {
+		c.Timeout = d.Timeout
+	}
+	if c.Watchers > 0 {
+		if c.WatchClients > c.Watchers {
+			return c, invalid("%d watch clients for %d watchers: want at most one client per watcher", c.WatchClients, c.Watchers)
+		}
+		if c.ValueSize < seqBytes {
+			c.ValueSize = seqBytes // the round number travels in the value
+		}
+	}
+	return c, nil
+}

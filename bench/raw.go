@@ -1,0 +1,204 @@
+package bench
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"net"
+	"net/url"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/eclipse/paho.golang/paho"
+)
+
+// The raw echo's topics live outside the state store's namespace so that
+// they never reach it.
+const rawTopicRoot = "ssgen-bench/"
+
+// errRawTimeout is a raw echo request that got no reply in time.
+var errRawTimeout = errors.New("bench: raw echo: no reply in time")
+
+// rawConn is one bare paho connection that routes replies by correlation
+// data to the goroutine waiting for them.
+type rawConn struct {
+	pc      *paho.Client
+	mu      sync.Mutex
+	waiting map[uint64]chan struct{}
+	onReq   func(*paho.Publish) // set on the responder only
+}
+
+func dialRaw(ctx context.Context, brokerURL, clientID string) (*rawConn, error) {
+	u, err := url.Parse(brokerURL)
+	if err != nil {
+		return nil, err
+	}
+	host := u.Host
+	if u.Port() == "" {
+		host = net.JoinHostPort(u.Hostname(), "1883")
+	}
+	var d net.Dialer
+	nc, err := d.DialContext(ctx, "tcp", host)
+	if err != nil {
+		return nil, fmt.Errorf("bench: raw echo: dial %s: %w", host, err)
+	}
+	rc := &rawConn{waiting: map[uint64]chan struct{}{}}
+	rc.pc = paho.NewClient(paho.ClientConfig{
+		ClientID:          clientID,
+		Conn:              nc,
+		OnPublishReceived: []func(paho.PublishReceived) (bool, error){rc.received},
+	})
+	if _, err := rc.pc.Connect(ctx, &paho.Connect{ClientID: clientID, CleanStart: true, KeepAlive: 60}); err != nil {
+		_ = nc.Close()
+		return nil, fmt.Errorf("bench: raw echo: connect: %w", err)
+	}
+	return rc, nil
+}
+
+func (rc *rawConn) subscribe(ctx context.Context, topic string) error {
+	_, err := rc.pc.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: topic, QoS: 1}}})
+	return err
+}
+
+func (rc *rawConn) close() { _ = rc.pc.Disconnect(&paho.Disconnect{}) }
+
+// received runs in paho's delivery goroutine: it must not block.
+func (rc *rawConn) received(pr paho.PublishReceived) (bool, error) {
+	p := pr.Packet
+	if rc.onReq != nil {
+		rc.onReq(p)
+		return true, nil
+	}
+	if p.Properties == nil || len(p.Properties.CorrelationData) != 8 {
+		return true, nil
+	}
+	id := binary.BigEndian.Uint64(p.Properties.CorrelationData)
+	rc.mu.Lock()
+	ch := rc.waiting[id]
+	delete(rc.waiting, id)
+	rc.mu.Unlock()
+	if ch != nil {
+		ch <- struct{}{}
+	}
+	return true, nil
+}
+
+// request publishes one request and waits for its reply. The waiter is
+// registered before publishing: most replies arrive before Publish returns.
+func (rc *rawConn) request(ctx context.Context, topic, respTopic string, payload []byte, id uint64, ch chan struct{}, timeout time.Duration) error {
+	var corr [8]byte
+	binary.BigEndian.PutUint64(corr[:], id)
+	rc.mu.Lock()
+	rc.waiting[id] = ch
+	rc.mu.Unlock()
+	forget := func() {
+		rc.mu.Lock()
+		delete(rc.waiting, id)
+		rc.mu.Unlock()
+	}
+	if _, err := rc.pc.Publish(ctx, &paho.Publish{
+		QoS: 1, Topic: topic, Payload: payload,
+		Properties: &paho.PublishProperties{ResponseTopic: respTopic, CorrelationData: corr[:]},
+	}); err != nil {
+		forget()
+		return fmt.Errorf("bench: raw echo: publish: %w", err)
+	}
+	t := time.NewTimer(timeout)
+	defer t.Stop()
+	select {
+	case <-ch:
+		return nil
+	case <-t.C:
+	case <-ctx.Done():
+	}
+	forget()
+	select {
+	case <-ch: // the reply raced the give-up and is already in the channel
+		return nil
+	default:
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return errRawTimeout
+}
+
+// startResponder connects a bare paho client that answers every request
+// on topic with a reply of the same size, published from a goroutine of
+// its own so that the delivery goroutine never waits for a PUBACK.
+func startResponder(ctx context.Context, brokerURL, clientID, topic string) (*rawConn, error) {
+	rc, err := dialRaw(ctx, brokerURL, clientID)
+	if err != nil {
+		return nil, err
+	}
+	rc.onReq = func(p *paho.Publish) {
+		if p.Properties == nil || p.Properties.ResponseTopic == "" {
+			return
+		}
+		reply := &paho.Publish{
+			QoS: 1, Topic: p.Properties.ResponseTopic, Payload: make([]byte, len(p.Payload)),
+			Properties: &paho.PublishProperties{CorrelationData: p.Properties.CorrelationData},
+		}
+		go func() { _, _ = rc.pc.Publish(context.Background(), reply) }()
+	}
+	if err := rc.subscribe(ctx, topic); err != nil {
+		rc.close()
+		return nil, fmt.Errorf("bench: raw echo: responder subscribe: %w", err)
+	}
+	return rc, nil
+}
+
+// runEcho drives the raw echo against brokerURL with the run's clients ×
+// in flight, bound and warmup. The request and reply payloads are
+// payloadSize bytes.
+func runEcho(ctx context.Context, name, brokerURL, reqTopic, runID string, cfg Config, payloadSize int) Baseline {
+	bl := Baseline{Name: name}
+	conns := make([]*rawConn, cfg.Clients)
+	defer func() {
+		for _, rc := range conns {
+			if rc != nil {
+				rc.close()
+			}
+		}
+	}()
+	respTopics := make([]string, cfg.Clients)
+	for i := range conns {
+		id := fmt.Sprintf("ssgen-bench-%s-raw-%d", runID, i)
+		rc, err := dialRaw(ctx, brokerURL, id)
+		if err == nil {
+			respTopics[i] = rawTopicRoot + runID + "/resp/" + id
+			err = rc.subscribe(ctx, respTopics[i])
+		}
+		if err != nil {
+			bl.FirstError = err.Error()
+			return bl
+		}
+		conns[i] = rc
+	}
+	payload := make([]byte, payloadSize)
+	var ids atomic.Uint64
+	workers := cfg.Clients * cfg.InFlight
+	chans := make([]chan struct{}, workers)
+	for i := range chans {
+		chans[i] = make(chan struct{}, 1)
+	}
+	d := drive(ctx, workers, cfg.Warmup, bound{cfg.Requests, cfg.Duration}, func(w int, _ *rand.Rand) (Op, error) {
+		c := w % cfg.Clients
+		err := conns[c].request(ctx, reqTopic, respTopics[c], payload, ids.Add(1), chans[w], cfg.Timeout)
+		if err != nil {
+			// A reply may still land in the old channel after the give-up.
+			chans[w] = make(chan struct{}, 1)
+		}
+		return OpGet, err
+	})
+	_, all, ops, errs, first := d.merge()
+	bl.Elapsed, bl.Ops, bl.Errors, bl.Latency = d.elapsed, ops, errs, all
+	bl.OpsPerSec = rate(ops, d.elapsed)
+	if first != nil {
+		bl.FirstError = first.Error()
+	}
+	return bl
+}

@@ -1,0 +1,142 @@
+package bench
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+)
+
+// Report is the outcome of one run. Durations marshal as nanoseconds.
+type Report struct {
+	Mode      string        `json:"mode"`   // "requests" or "watch"
+	Target    string        `json:"target"` // "embedded" or "external"
+	URL       string        `json:"url"`    // the broker the clients talked to
+	Clients   int           `json:"clients"`
+	InFlight  int           `json:"in_flight"`
+	Mix       string        `json:"mix,omitempty"`
+	ValueSize int           `json:"value_size"`
+	Keys      int           `json:"keys"`
+	Requests  int           `json:"requests_bound,omitempty"`
+	Duration  time.Duration `json:"duration_bound_ns,omitempty"`
+	Machine   Machine       `json:"machine"`
+
+	Elapsed   time.Duration `json:"elapsed_ns"`
+	Ops       int           `json:"ops"`    // operations completed (errors included)
+	Errors    int           `json:"errors"` // of Ops, failed (a GET miss is no error)
+	OpsPerSec float64       `json:"ops_per_sec"`
+	PerOp     []OpResult    `json:"per_op"`
+	All       Latency       `json:"all"`
+	// FirstError is the text of the first failure, to tell why Errors > 0.
+	FirstError string `json:"first_error,omitempty"`
+
+	Watch     *WatchResult `json:"watch,omitempty"`
+	Baselines []Baseline   `json:"baselines,omitempty"`
+}
+
+// OpResult is the share of one operation.
+type OpResult struct {
+	Op        string  `json:"op"`
+	Count     int     `json:"count"`
+	Errors    int     `json:"errors"`
+	OpsPerSec float64 `json:"ops_per_sec"`
+	Latency   Latency `json:"latency"`
+}
+
+// WatchResult is the notification side of a watch-mode run: Rounds SETs,
+// each expected to reach every one of Watchers.
+type WatchResult struct {
+	Watchers     int     `json:"watchers"`
+	WatchClients int     `json:"watch_clients"`
+	Rounds       int     `json:"rounds"`
+	Expected     int     `json:"expected"`   // Rounds × Watchers
+	Notified     int     `json:"notified"`   // notifications of those rounds received in time
+	Missed       int     `json:"missed"`     // Expected - Notified
+	Duplicates   int     `json:"duplicates"` // a watcher got the same round twice
+	Resyncs      int     `json:"resyncs"`    // Resync events (a watcher fell behind or reconnected)
+	Latency      Latency `json:"latency"`    // from the start of the SET to each watcher's event
+}
+
+// Baseline is a raw MQTT 5 QoS 1 request/response echo run with the same
+// clients × in flight and bound. Ratio is the ssgen ops/s divided by the
+// baseline's.
+type Baseline struct {
+	Name       string        `json:"name"`
+	Elapsed    time.Duration `json:"elapsed_ns"`
+	Ops        int           `json:"ops"`
+	Errors     int           `json:"errors"`
+	OpsPerSec  float64       `json:"ops_per_sec"`
+	Latency    Latency       `json:"latency"`
+	Ratio      float64       `json:"ratio"`
+	FirstError string        `json:"first_error,omitempty"`
+}
+
+// WriteJSON writes r as one indented JSON document.
+func (r *Report) WriteJSON(w io.Writer) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(r)
+}
+
+// WriteText writes r as a table for people.
+func (r *Report) WriteText(w io.Writer) error {
+	var b strings.Builder
+	fmt.Fprintf(&b, "target %s (%s), %d client(s) × %d in flight, value %d B, %d keys",
+		r.Target, r.URL, r.Clients, r.InFlight, r.ValueSize, r.Keys)
+	if r.Mode == "requests" {
+		fmt.Fprintf(&b, ", mix %s", r.Mix)
+	}
+	fmt.Fprintf(&b, "\nmachine %d CPU, GOMAXPROCS %d, load average %s, %s\n",
+		r.Machine.NumCPU, r.Machine.GOMAXPROCS, orDash(r.Machine.LoadAvg), r.Machine.GoVersion)
+	fmt.Fprintf(&b, "elapsed %s, %d ops, %d errors\n\n", r.Elapsed.Round(time.Millisecond), r.Ops, r.Errors)
+	fmt.Fprintf(&b, "%-22s %9s %7s %10s %9s %9s %9s %9s\n", "", "count", "errors", "ops/s", "p50", "p90", "p99", "max")
+	row := func(name string, count, errs int, rate float64, l Latency) {
+		rs := "-"
+		if rate > 0 {
+			rs = fmt.Sprintf("%.0f", rate)
+		}
+		fmt.Fprintf(&b, "%-22s %9d %7d %10s %9s %9s %9s %9s\n", name, count, errs, rs, ms(l.P50), ms(l.P90), ms(l.P99), ms(l.Max))
+	}
+	for _, o := range r.PerOp {
+		row(o.Op, o.Count, o.Errors, o.OpsPerSec, o.Latency)
+	}
+	if len(r.PerOp) > 1 {
+		row("all", r.Ops, r.Errors, r.OpsPerSec, r.All)
+	}
+	if wr := r.Watch; wr != nil {
+		row("notify", wr.Notified, wr.Missed, 0, wr.Latency)
+	}
+	for _, bl := range r.Baselines {
+		row("baseline "+bl.Name, bl.Ops, bl.Errors, bl.OpsPerSec, bl.Latency)
+	}
+	if wr := r.Watch; wr != nil {
+		fmt.Fprintf(&b, "\nwatch: %d watchers over %d clients, %d rounds: %d of %d notifications in time, %d missed, %d duplicates, %d resyncs\n",
+			wr.Watchers, wr.WatchClients, wr.Rounds, wr.Notified, wr.Expected, wr.Missed, wr.Duplicates, wr.Resyncs)
+	}
+	if len(r.Baselines) > 0 {
+		b.WriteString("\n")
+		for _, bl := range r.Baselines {
+			fmt.Fprintf(&b, "ssgen / %s: %.2f×\n", bl.Name, bl.Ratio)
+		}
+	}
+	if r.FirstError != "" {
+		fmt.Fprintf(&b, "\nfirst error: %s\n", r.FirstError)
+	}
+	for _, bl := range r.Baselines {
+		if bl.FirstError != "" {
+			fmt.Fprintf(&b, "first error of baseline %s: %s\n", bl.Name, bl.FirstError)
+		}
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
+}
+
+func ms(d time.Duration) string { return fmt.Sprintf("%.3fms", float64(d)/1e6) }
+
+func orDash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}

@@ -1,0 +1,228 @@
+package bench
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"log/slog"
+	mrand "math/rand/v2"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/ssgen/ssgen/runtime"
+	"github.com/ssgen/ssgen/server"
+	"github.com/ssgen/ssgen/server/engine"
+)
+
+// Names of the baselines in a Report.
+const (
+	BaselinePahoResponder = "raw-mqtt-paho-responder"
+	BaselineInBroker      = "raw-mqtt-in-broker-responder"
+)
+
+// Run performs one benchmark run as cfg says and reports it. Failed
+// requests are counted in the report, not returned; the error is for a
+// run that could not start (bad configuration, no broker, no state store).
+func Run(ctx context.Context, cfg Config) (*Report, error) {
+	cfg, err := cfg.withDefaults()
+	if err != nil {
+		return nil, err
+	}
+	runID := randomHex(4)
+	rep := &Report{
+		Target: "external", URL: cfg.Broker,
+		Clients: cfg.Clients, InFlight: cfg.InFlight,
+		ValueSize: cfg.ValueSize, Keys: cfg.Keys,
+		Requests: cfg.Requests, Duration: cfg.Duration,
+	}
+	var srv *server.Server
+	if cfg.Broker == "" {
+		srv, err = server.New(server.Options{Listen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler)})
+		if err == nil {
+			err = srv.Start()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("bench: embedded server: %w", err)
+		}
+		defer srv.Close()
+		rep.Target, rep.URL = "embedded", srv.URL()
+	}
+
+	if cfg.Watchers > 0 {
+		rep.Mode = "watch"
+		rep.Clients, rep.InFlight, rep.Keys = 1, 1, 1
+		err = runWatch(ctx, cfg, rep.URL, runID, rep)
+	} else {
+		rep.Mode, rep.Mix = "requests", cfg.Mix.String()
+		err = runRequests(ctx, cfg, rep.URL, runID, srv, rep)
+		if err == nil && cfg.Baseline {
+			rep.Baselines = baselines(ctx, cfg, rep, runID, srv != nil)
+		}
+	}
+	rep.Machine = thisMachine()
+	if err != nil {
+		return nil, err
+	}
+	return rep, nil
+}
+
+// baselines runs the raw echo through the run's broker, and for an
+// embedded server also through a mochi broker answering inside itself.
+func baselines(ctx context.Context, cfg Config, rep *Report, runID string, embedded bool) []Baseline {
+	var out []Baseline
+	topic := rawTopicRoot + runID + "/req"
+	resp, err := startResponder(ctx, rep.URL, "ssgen-bench-"+runID+"-responder", topic)
+	if err != nil {
+		out = append(out, Baseline{Name: BaselinePahoResponder, FirstError: err.Error()})
+	} else {
+		out = append(out, runEcho(ctx, BaselinePahoResponder, rep.URL, topic, runID, cfg, cfg.ValueSize))
+		resp.close()
+	}
+	if embedded {
+		eb, err := startEchoBroker(topic)
+		if err != nil {
+			out = append(out, Baseline{Name: BaselineInBroker, FirstError: err.Error()})
+		} else {
+			out = append(out, runEcho(ctx, BaselineInBroker, eb.url(), topic, runID, cfg, cfg.ValueSize))
+			eb.close()
+		}
+	}
+	for i := range out {
+		if out[i].OpsPerSec > 0 {
+			out[i].Ratio = rep.OpsPerSec / out[i].OpsPerSec
+		}
+	}
+	return out
+}
+
+// dialClients connects n runtime clients with ids prefix-0, prefix-1, ...
+func dialClients(ctx context.Context, brokerURL, prefix string, n int, cfg Config) ([]*runtime.Client, error) {
+	clients := make([]*runtime.Client, 0, n)
+	for i := range n {
+		rc, err := runtime.FromURL(brokerURL)
+		if err != nil {
+			closeAll(clients)
+			return nil, err
+		}
+		rc.ClientID = prefix + "-" + strconv.Itoa(i)
+		rc.Timeout = cfg.Timeout
+		rc.WatchBuffer = 1024 // a burst of rounds must not turn into Resyncs
+		c, err := runtime.Dial(ctx, rc)
+		if err != nil {
+			closeAll(clients)
+			return nil, fmt.Errorf("bench: connect to %s: %w", brokerURL, err)
+		}
+		clients = append(clients, c)
+	}
+	return clients, nil
+}
+
+func closeAll(cs []*runtime.Client) {
+	var wg sync.WaitGroup
+	for _, c := range cs {
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = c.Close() }()
+	}
+	wg.Wait()
+}
+
+func benchKeys(runID string, n int) [][]byte {
+	keys := make([][]byte, n)
+	for i := range keys {
+		keys[i] = fmt.Appendf(nil, "ssgen-bench/%s/%07d", runID, i)
+	}
+	return keys
+}
+
+// runRequests is the requests mode.
+func runRequests(ctx context.Context, cfg Config, brokerURL, runID string, srv *server.Server, rep *Report) error {
+	clients, err := dialClients(ctx, brokerURL, "ssgen-bench-"+runID, cfg.Clients, cfg)
+	if err != nil {
+		return err
+	}
+	defer closeAll(clients)
+	keys := benchKeys(runID, cfg.Keys)
+	value := make([]byte, cfg.ValueSize)
+	for i := range value {
+		value[i] = 'a' + byte(i%26)
+	}
+	if err := seed(ctx, clients, srv, keys, value); err != nil {
+		return err
+	}
+	total := cfg.Mix.total()
+	d := drive(ctx, cfg.Clients*cfg.InFlight, cfg.Warmup, bound{cfg.Requests, cfg.Duration}, func(w int, rnd *mrand.Rand) (Op, error) {
+		c := clients[w%len(clients)]
+		key := keys[rnd.IntN(len(keys))]
+		switch op := cfg.Mix.pick(rnd.IntN(total)); op {
+		case OpSet:
+			_, err := c.Set(ctx, key, value, runtime.SetOptions{})
+			return op, err
+		case OpDel:
+			_, _, err := c.Del(ctx, key, runtime.DelOptions{})
+			return op, err
+		default:
+			_, _, err := c.Get(ctx, key)
+			if errors.Is(err, runtime.ErrNotFound) {
+				err = nil
+			}
+			return OpGet, err
+		}
+	})
+	per, all, ops, errs, first := d.merge()
+	rep.Elapsed, rep.PerOp, rep.All, rep.Ops, rep.Errors = d.elapsed, per, all, ops, errs
+	rep.OpsPerSec = rate(ops, d.elapsed)
+	if first != nil {
+		rep.FirstError = first.Error()
+	}
+	return nil
+}
+
+// seed stores every key so that GETs hit: straight into the engine of an
+// embedded server, else with SETs from all clients.
+func seed(ctx context.Context, clients []*runtime.Client, srv *server.Server, keys [][]byte, value []byte) error {
+	if srv != nil {
+		for _, k := range keys {
+			if err := srv.Engine().Put(k, value, engine.PutOptions{}); err != nil {
+				return fmt.Errorf("bench: seed: %w", err)
+			}
+		}
+		return nil
+	}
+	var (
+		next  atomic.Int64
+		wg    sync.WaitGroup
+		once  sync.Once
+		first error
+	)
+	for w := range 8 * len(clients) {
+		c := clients[w%len(clients)]
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(keys) || ctx.Err() != nil {
+					return
+				}
+				if _, err := c.Set(ctx, keys[i], value, runtime.SetOptions{}); err != nil {
+					once.Do(func() { first = err })
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if first != nil {
+		return fmt.Errorf("bench: seed: %w", first)
+	}
+	return ctx.Err()
+}
+
+func randomHex(n int) string {
+	b := make([]byte, n)
+	_, _ = rand.Read(b)
+	return hex.EncodeToString(b)
+}
