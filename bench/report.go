@@ -90,13 +90,13 @@ func (r *Report) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "\nmachine %d CPU, GOMAXPROCS %d, load average %s, %s\n",
 		r.Machine.NumCPU, r.Machine.GOMAXPROCS, orDash(r.Machine.LoadAvg), r.Machine.GoVersion)
 	fmt.Fprintf(&b, "elapsed %s, %d ops, %d errors\n\n", r.Elapsed.Round(time.Millisecond), r.Ops, r.Errors)
-	fmt.Fprintf(&b, "%-22s %9s %7s %10s %9s %9s %9s %9s\n", "", "count", "errors", "ops/s", "p50", "p90", "p99", "max")
+	fmt.Fprintf(&b, "%-36s %9s %7s %10s %9s %9s %9s %9s\n", "", "count", "errors", "ops/s", "p50", "p90", "p99", "max")
 	row := func(name string, count, errs int, rate float64, l Latency) {
 		rs := "-"
 		if rate > 0 {
 			rs = fmt.Sprintf("%.0f", rate)
 		}
-		fmt.Fprintf(&b, "%-22s %9d %7d %10s %9s %9s %9s %9s\n", name, count, errs, rs, ms(l.P50), ms(l.P90), ms(l.P99), ms(l.Max))
+		fmt.Fprintf(&b, "%-36s %9d %7d %10s %9s %9s %9s %9s\n", name, count, errs, rs, ms(l.P50), ms(l.P90), ms(l.P99), ms(l.Max))
 	}
 	for _, o := range r.PerOp {
 		row(o.Op, o.Count, o.Errors, o.OpsPerSec, o.Latency)

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	goruntime "runtime"
+	"runtime/pprof"
+
+	"github.com/ssgen/ssgen/bench"
+)
+
+func init() {
+	register(verb{
+		name:    "bench",
+		summary: "load generator: ops/s and latency percentiles, with a raw-MQTT baseline in the same run",
+		run:     runBench,
+	})
+}
+
+func runBench(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newFlagSet(env, "bench", "[--broker mqtt://HOST:PORT] [--clients N] [--in-flight M] [--mix get=50,set=50,del=0] "+
+		"[--requests N | --duration D] [--watchers N --watch-clients M] [--baseline] [--json]")
+	def := bench.Defaults()
+	broker := fs.String("broker", "", "a broker a state store serves on (a running ssgen serve, or a broker with one attached); default: an embedded server in this process")
+	clients := fs.Int("clients", def.Clients, "client connections")
+	inFlight := fs.Int("in-flight", def.InFlight, "requests each client keeps in flight")
+	mixSpec := fs.String("mix", def.Mix.String(), "operation weights")
+	valueSize := fs.Int("value-size", def.ValueSize, "bytes of every SET value")
+	keys := fs.Int("keys", def.Keys, "size of the key space (seeded before the run, so GETs hit)")
+	requests := fs.Int("requests", 0, fmt.Sprintf("stop after this many requests (watch mode: SET rounds); %d when neither bound is given", def.Requests))
+	duration := fs.Duration("duration", 0, "stop after this long")
+	warmup := fs.Int("warmup", 20, "unrecorded requests per worker before the clock starts")
+	watchers := fs.Int("watchers", 0, "watch mode: watchers of one key; each round one SET, latency measured to every notification")
+	watchClients := fs.Int("watch-clients", def.WatchClients, "watch mode: client connections the watchers are spread over")
+	baseline := fs.Bool("baseline", false, "also run a raw MQTT 5 QoS 1 echo through the same broker, same clients × in flight, and print the ratio")
+	timeout := fs.Duration("timeout", def.Timeout, "bound of each request, and of each watch round's wait")
+	asJSON := fs.Bool("json", false, "print the report as JSON")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (client and embedded server) to this file")
+	memProfile := fs.String("memprofile", "", "write an allocation profile of the whole run to this file")
+	if help, err := parseFlags(fs, args); help || err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageErrorf("unexpected argument %q", fs.Arg(0))
+	}
+	mix, err := bench.ParseMix(*mixSpec)
+	if err != nil {
+		return usageErrorf("--mix: %v", err)
+	}
+	cfg := bench.Config{
+		Broker: *broker, Clients: *clients, InFlight: *inFlight, Mix: mix,
+		ValueSize: *valueSize, Keys: *keys, Requests: *requests, Duration: *duration,
+		Warmup: *warmup, Watchers: *watchers, WatchClients: *watchClients,
+		Baseline: *baseline, Timeout: *timeout,
+	}
+	for name, v := range map[string]int{"clients": *clients, "in-flight": *inFlight, "value-size": *valueSize,
+		"keys": *keys, "requests": *requests, "warmup": *warmup, "watchers": *watchers, "watch-clients": *watchClients} {
+		if v < 0 {
+			return usageErrorf("--%s must not be negative", name)
+		}
+	}
+	if *duration < 0 || *timeout <= 0 {
+		return usageErrorf("--duration must not be negative and --timeout must be positive")
+	}
+
+	stopProfile, err := startProfiles(*cpuProfile, *memProfile)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	rep, err := bench.Run(ctx, cfg)
+	if perr := stopProfile(); perr != nil && err == nil {
+		err = perr
+	}
+	if err != nil {
+		if errors.Is(err, bench.ErrInvalidConfig) {
+			return usageErrorf("%v", err)
+		}
+		return &exitError{code: exitUsage, err: err}
+	}
+	if *asJSON {
+		err = rep.WriteJSON(env.stdout)
+	} else {
+		err = rep.WriteText(env.stdout)
+	}
+	if err != nil {
+		return &exitError{code: exitUsage, err: err}
+	}
+	// Failures are in the report; the exit code lets scripts notice them.
+	if rep.Errors > 0 || rep.Watch != nil && rep.Watch.Missed > 0 {
+		return &exitError{code: exitNegative, err: fmt.Errorf("%d failed requests, %d missed notifications", rep.Errors, missed(rep))}
+	}
+	return nil
+}
+
+func missed(r *bench.Report) int {
+	if r.Watch == nil {
+		return 0
+	}
+	return r.Watch.Missed
+}
+
+// startProfiles starts the CPU profile and returns what ends both; the
+// allocation profile is written at the end, after a GC, so that it counts
+// every allocation of the run.
+func startProfiles(cpuPath, memPath string) (func() error, error) {
+	var cpu *os.File
+	if cpuPath != "" {
+		f, err := os.Create(cpuPath)
+		if err != nil {
+			return nil, err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			_ = f.Close()
+			return nil, err
+		}
+		cpu = f
+	}
+	if memPath != "" {
+		goruntime.MemProfileRate = 4096 // finer than the default 512 KiB, the run is short
+	}
+	return func() error {
+		if cpu != nil {
+			pprof.StopCPUProfile()
+			if err := cpu.Close(); err != nil {
+				return err
+			}
+		}
+		if memPath == "" {
+			return nil
+		}
+		goruntime.GC()
+		f, err := os.Create(memPath)
+		if err != nil {
+			return err
+		}
+		if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+			_ = f.Close()
+			return err
+		}
+		return f.Close()
+	}, nil
+}
