@@ -130,6 +130,9 @@ func TestNotificationDeliveryWithAndWithoutSubscription(t *testing.T) {
 				checkResponse(t, a.do("KEYNOTIFY", "k", "STOP"), "+OK\r\n", true)
 			})
 		}
+		if n := e.srv.Dropped(); n != 0 {
+			t.Fatalf("%d messages dropped", n)
+		}
 	})
 }
 

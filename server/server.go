@@ -107,6 +107,17 @@ func (s *Server) URL() string { return "mqtt://" + s.Addr() }
 // clock.
 func (s *Server) Engine() *engine.Engine { return s.eng }
 
+// Dropped counts the responses and notifications the embedded broker
+// could not queue for a client (full outbound queue or in-flight table);
+// they are also logged. It is always 0 in external mode, where the other
+// broker does its own (invisible) dropping.
+func (s *Server) Dropped() int64 {
+	if e, ok := s.tr.(*embedded); ok {
+		return e.dropped.Load()
+	}
+	return 0
+}
+
 // Close stops serving: the expiry loop, the broker or broker connection,
 // and the notification queues. It is safe to call more than once.
 func (s *Server) Close() error {
