@@ -99,6 +99,5 @@
 // The embedded broker's per-client outbound queue (16384) and in-flight
 // table (65535) are sized for notification bursts; anything mochi still
 // drops is logged and counted (Server.Dropped). "not authorized" is
-// never answered: there are no
-// authorization rules.
+// never answered: there are no authorization rules.
 package server
