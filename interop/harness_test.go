@@ -5,6 +5,7 @@ import (
 	"net"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -50,11 +51,87 @@ func splitAddr(t *testing.T, addr string) (string, uint16) {
 // tears both down when the test ends.
 func dial(t *testing.T, srv *testServer, suffix string) *ssClient {
 	t.Helper()
+	return dialConn(t, srv, suffix).client
+}
+
+// sdkConn is a dialled SDK client with a handle on its TCP connection.
+type sdkConn struct {
+	client   *ssClient
+	connects chan struct{} // one per CONNACK
+	fatal    chan error    // the session client gave up
+
+	mu   sync.Mutex
+	conn net.Conn      // the current connection
+	gate chan struct{} // while non-nil, new connections wait for it to close
+}
+
+// hold makes reconnection attempts wait until release.
+func (c *sdkConn) hold() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gate = make(chan struct{})
+}
+
+// release lets waiting and later connection attempts through.
+func (c *sdkConn) release() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.gate != nil {
+		close(c.gate)
+		c.gate = nil
+	}
+}
+
+// drop closes the current TCP connection under the SDK, as a network
+// failure would; the SDK then reconnects to the same session.
+func (c *sdkConn) drop() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.conn != nil {
+		_ = c.conn.Close()
+	}
+}
+
+// awaitConnect waits for the session client's next CONNACK.
+func (c *sdkConn) awaitConnect(ctx context.Context, t *testing.T, what string) {
+	t.Helper()
+	select {
+	case <-c.connects:
+	case err := <-c.fatal:
+		t.Fatalf("%s: session client gave up: %v", what, err)
+	case <-ctx.Done():
+		t.Fatalf("%s: no CONNACK before the test deadline", what)
+	}
+}
+
+func dialConn(t *testing.T, srv *testServer, suffix string) *sdkConn {
+	t.Helper()
 	ctx := bounded(t)
 	host, port := splitAddr(t, srv.addr)
+	sc := &sdkConn{connects: make(chan struct{}, 16), fatal: make(chan error, 1)}
+	tcp := mqtt.TCPConnection(host, port)
+	provider := func(ctx context.Context) (net.Conn, error) {
+		sc.mu.Lock()
+		gate := sc.gate
+		sc.mu.Unlock()
+		if gate != nil {
+			select {
+			case <-gate:
+			case <-ctx.Done():
+				return nil, ctx.Err()
+			}
+		}
+		conn, err := tcp(ctx)
+		if err == nil {
+			sc.mu.Lock()
+			sc.conn = conn
+			sc.mu.Unlock()
+		}
+		return conn, err
+	}
 
 	id := clientID(t, suffix)
-	mc, err := mqtt.NewSessionClient(id, mqtt.TCPConnection(host, port),
+	mc, err := mqtt.NewSessionClient(id, provider,
 		// A refused or dropped connection is a test failure, not
 		// something to retry for a minute.
 		mqtt.WithConnectionRetry(&retry.ExponentialBackoff{MaxAttempts: 3}),
@@ -63,17 +140,15 @@ func dial(t *testing.T, srv *testServer, suffix string) *ssClient {
 	if err != nil {
 		t.Fatalf("NewSessionClient: %v", err)
 	}
-	connected := make(chan struct{}, 1)
 	mc.RegisterConnectEventHandler(func(*mqtt.ConnectEvent) {
 		select {
-		case connected <- struct{}{}:
+		case sc.connects <- struct{}{}:
 		default:
 		}
 	})
-	fatal := make(chan error, 1)
 	mc.RegisterFatalErrorHandler(func(err error) {
 		select {
-		case fatal <- err:
+		case sc.fatal <- err:
 		default:
 		}
 	})
@@ -81,27 +156,21 @@ func dial(t *testing.T, srv *testServer, suffix string) *ssClient {
 		t.Fatalf("session client Start: %v", err)
 	}
 	srv.own(nil, mc)
-	select {
-	case <-connected:
-	case err := <-fatal:
-		t.Fatalf("session client %s could not connect: %v", id, err)
-	case <-ctx.Done():
-		t.Fatalf("session client %s: no CONNACK within %v", id, testTimeout)
-	}
+	sc.awaitConnect(ctx, t, "session client "+id)
 
 	app, err := protocol.NewApplication()
 	if err != nil {
 		t.Fatalf("NewApplication: %v", err)
 	}
-	c, err := statestore.New[string, string](app, mc)
+	sc.client, err = statestore.New[string, string](app, mc)
 	if err != nil {
 		t.Fatalf("statestore.New: %v", err)
 	}
-	srv.own(c, nil)
-	if err := c.Start(ctx); err != nil {
+	srv.own(sc.client, nil)
+	if err := sc.client.Start(ctx); err != nil {
 		t.Fatalf("statestore client Start: %v", err)
 	}
-	return c
+	return sc
 }
 
 // clientID makes a readable MQTT client id, unique per test and role.
