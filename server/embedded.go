@@ -79,7 +79,22 @@ func (e *embedded) addr() string {
 	return ""
 }
 
-func (e *embedded) close() error { return e.broker.Close() }
+// close stops the broker. It disconnects the clients itself first: mochi
+// v2.7.9's own client-closing step (Clients.GetByListener) takes the client
+// map's read lock twice, which deadlocks when a disconnecting client waits
+// for the write lock in between (an SDK's Stop during shutdown does that).
+// Listeners close their clients only once, so the broker's Close then skips
+// that step.
+func (e *embedded) close() error {
+	e.broker.Listeners.CloseAll(func(listener string) {
+		for _, cl := range e.broker.Clients.GetAll() {
+			if cl.Net.Listener == listener && !cl.Closed() {
+				_ = e.broker.DisconnectClient(cl, packets.ErrServerShuttingDown)
+			}
+		}
+	})
+	return e.broker.Close()
+}
 
 // handle serves one PUBLISH on the request topic, in the requester's read
 // goroutine, before its PUBACK: requests of one client run in order.
