@@ -38,7 +38,9 @@
 //     exactly SET, GET, DEL, VDEL, KEYNOTIFY or SCAN is "unknown command";
 //  2. arity: "wrong number of arguments" (SET needs at least key and
 //     value; surplus SET options are option errors);
-//  3. the key: "the key length is zero";
+//  3. the key: "the key length is zero", then a key longer than
+//     MaxKeyBytes or a SET value longer than MaxValueBytes: "the quota has
+//     been exceeded";
 //  4. options (SET's NX/NEX/PX, KEYNOTIFY's STOP, SCAN's token):
 //     "syntax error";
 //  5. timestamps: SET without __ts is "missing timestamp"; an unparsable
@@ -47,7 +49,8 @@
 //  6. fencing (SET, DEL, VDEL of an existing fenced key): "a fencing token
 //     is required for this request", then the lower-version error;
 //  7. the condition: SET NX/NEX answers ":-1", VDEL with another value ":-1";
-//  8. quotas (SET): "the quota has been exceeded".
+//  8. quotas: SET beyond MaxKeys/MaxBytes, a new KEYNOTIFY registration
+//     beyond MaxWatchesPerClient: "the quota has been exceeded".
 //
 // A refused request changes nothing: no key, no version, no notification.
 //

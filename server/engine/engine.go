@@ -26,6 +26,13 @@ type Config struct {
 	// "the quota has been exceeded" and changes nothing.
 	MaxKeys  int
 	MaxBytes int64
+	// MaxKeyBytes and MaxValueBytes bound one key (in every command that
+	// names a key) and one SET value; MaxWatchesPerClient bounds the
+	// KEYNOTIFY registrations of one client. 0 = unlimited. Exceeding one
+	// is answered "the quota has been exceeded" and changes nothing.
+	MaxKeyBytes         int
+	MaxValueBytes       int
+	MaxWatchesPerClient int
 	// OnNotify receives every notification, in the order the changes
 	// happened, synchronously while the engine holds its lock: it must not
 	// block and must not call back into the engine.
@@ -78,6 +85,7 @@ type Engine struct {
 	maxDrift time.Duration
 	maxKeys  int
 	maxBytes int64
+	lim      limits
 	onNotify func(Notification)
 
 	// wake tells Run that the earliest deadline moved earlier.
@@ -112,6 +120,7 @@ func New(cfg Config) *Engine {
 		maxDrift: cfg.MaxDrift,
 		maxKeys:  cfg.MaxKeys,
 		maxBytes: cfg.MaxBytes,
+		lim:      limits{key: cfg.MaxKeyBytes, value: cfg.MaxValueBytes, watches: cfg.MaxWatchesPerClient},
 		onNotify: cfg.OnNotify,
 		wake:     make(chan struct{}, 1),
 		keys:     make(map[string]*entry),

@@ -10,7 +10,7 @@ func (e *Engine) keynotify(req *Request, now time.Time) Result {
 	if len(args) != 2 && len(args) != 3 {
 		return errResult(ErrWrongArgs)
 	}
-	if err := keyArg(args[1]); err != "" {
+	if err := e.lim.keyArg(args[1]); err != "" {
 		return errResult(err)
 	}
 	stop := len(args) == 3
@@ -20,6 +20,9 @@ func (e *Engine) keynotify(req *Request, now time.Time) Result {
 	s, err := e.readStamps(req, now, false, false)
 	if err != "" {
 		return errResult(err)
+	}
+	if !stop && !e.lim.mayWatch(&e.watch, req.Client, string(args[1])) {
+		return errResult(ErrQuotaExceeded)
 	}
 	version := e.requestTick(s)
 	if !stop {

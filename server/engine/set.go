@@ -85,8 +85,11 @@ func (e *Engine) set(req *Request, now time.Time) Result {
 	if len(args) < 3 {
 		return errResult(ErrWrongArgs)
 	}
-	if err := keyArg(args[1]); err != "" {
+	if err := e.lim.keyArg(args[1]); err != "" {
 		return errResult(err)
+	}
+	if e.lim.value > 0 && len(args[2]) > e.lim.value {
+		return errResult(ErrQuotaExceeded)
 	}
 	opts, err := parseSetOptions(args[3:])
 	if err != "" {

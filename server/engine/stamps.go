@@ -97,9 +97,9 @@ func (e *Engine) requestTick(s stamps) hlc.HLC {
 	return e.tick(nil)
 }
 
-// keyArg validates the key argument; the engine copies it only when it
+// keyLengthArg validates the key argument; the engine copies it only when it
 // stores it.
-func keyArg(b []byte) Error {
+func keyLengthArg(b []byte) Error {
 	if len(b) == 0 {
 		return ErrKeyLengthZero
 	}

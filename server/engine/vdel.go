@@ -13,7 +13,7 @@ func (e *Engine) vdel(req *Request, now time.Time) Result {
 	if len(args) != 3 {
 		return errResult(ErrWrongArgs)
 	}
-	if err := keyArg(args[1]); err != "" {
+	if err := e.lim.keyArg(args[1]); err != "" {
 		return errResult(err)
 	}
 	s, err := e.readStamps(req, now, false, true)
