@@ -102,6 +102,10 @@ type Config struct {
 	// "ssgen serve", or a broker with a state store attached). Empty starts
 	// an embedded server in this process.
 	Broker string
+	// Attach starts a state store in this process attached to Broker in
+	// external mode (for a broker that has none; it also puts the service
+	// inside a --cpuprofile).
+	Attach bool
 	// Clients is the number of client connections, InFlight the requests
 	// each keeps in flight (one worker goroutine per request).
 	Clients, InFlight int
@@ -145,6 +149,9 @@ func (c Config) withDefaults() (Config, error) {
 	if c.Clients < 0 || c.InFlight < 0 || c.ValueSize < 0 || c.Keys < 0 || c.Requests < 0 ||
 		c.Duration < 0 || c.Warmup < 0 || c.Watchers < 0 || c.WatchClients < 0 || c.Timeout < 0 {
 		return c, invalid("negative value")
+	}
+	if c.Attach && c.Broker == "" {
+		return c, invalid("Attach needs a Broker")
 	}
 	if c.Clients == 0 {
 		c.Clients = d.Clients

@@ -39,6 +39,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		Requests: cfg.Requests, Duration: cfg.Duration,
 	}
 	var srv *server.Server
+	if cfg.Attach {
+		att, err := server.New(server.Options{Broker: cfg.Broker, Logger: slog.New(slog.DiscardHandler)})
+		if err == nil {
+			err = att.Start()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("bench: attached server: %w", err)
+		}
+		defer att.Close()
+		rep.Target = "external, attached in process"
+	}
 	if cfg.Broker == "" {
 		srv, err = server.New(server.Options{Listen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler)})
 		if err == nil {

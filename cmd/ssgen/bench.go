@@ -20,10 +20,11 @@ func init() {
 }
 
 func runBench(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet(env, "bench", "[--broker mqtt://HOST:PORT] [--clients N] [--in-flight M] [--mix get=50,set=50,del=0] "+
+	fs := newFlagSet(env, "bench", "[--broker mqtt://HOST:PORT [--attach]] [--clients N] [--in-flight M] [--mix get=50,set=50,del=0] "+
 		"[--requests N | --duration D] [--watchers N --watch-clients M] [--baseline] [--json]")
 	def := bench.Defaults()
 	broker := fs.String("broker", "", "a broker a state store serves on (a running ssgen serve, or a broker with one attached); default: an embedded server in this process")
+	attach := fs.Bool("attach", false, "with --broker: start a state store in this process attached to that broker (external mode)")
 	clients := fs.Int("clients", def.Clients, "client connections")
 	inFlight := fs.Int("in-flight", def.InFlight, "requests each client keeps in flight")
 	mixSpec := fs.String("mix", def.Mix.String(), "operation weights")
@@ -50,7 +51,7 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 		return usageErrorf("--mix: %v", err)
 	}
 	cfg := bench.Config{
-		Broker: *broker, Clients: *clients, InFlight: *inFlight, Mix: mix,
+		Broker: *broker, Attach: *attach, Clients: *clients, InFlight: *inFlight, Mix: mix,
 		ValueSize: *valueSize, Keys: *keys, Requests: *requests, Duration: *duration,
 		Warmup: *warmup, Watchers: *watchers, WatchClients: *watchClients,
 		Baseline: *baseline, Timeout: *timeout,
