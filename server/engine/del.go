@@ -24,6 +24,9 @@ func (e *Engine) del(req *Request, now time.Time) Result {
 	if ent == nil {
 		return Result{Payload: payloadZero, Version: version}
 	}
+	if err := e.persistRemove(ent, version); err != "" {
+		return errResult(err)
+	}
 	e.remove(ent, version)
 	return Result{Payload: payloadOne, Version: version}
 }

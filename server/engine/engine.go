@@ -37,6 +37,17 @@ type Config struct {
 	// happened, synchronously while the engine holds its lock: it must not
 	// block and must not call back into the engine.
 	OnNotify func(Notification)
+	// Persist, when set, makes changes durable: the engine calls it with
+	// the changes of a write before applying them in memory, while holding
+	// its lock, and answers ErrPersistence (changing nothing) when it
+	// returns an error. It must return only once the changes survive a
+	// crash, and must not call back into the engine. Which writes are kept
+	// is chosen by Request.Persist and PersistAll; deletions and expiries
+	// of kept keys are passed too (a failed expiry is not retried: the
+	// record's absolute deadline makes Restore drop it).
+	Persist func([]Change) error
+	// PersistAll keeps every written key, as if each request had Persist.
+	PersistAll bool
 }
 
 // Request is one decoded state store request.
@@ -54,6 +65,10 @@ type Request struct {
 	// FencingToken is the raw __ft user property, if HasFencingToken.
 	FencingToken    string
 	HasFencingToken bool
+	// Persist asks that a SET's key be kept durable (the aio-persistence
+	// user property). A SET without it makes the key volatile again unless
+	// Config.PersistAll is set.
+	Persist bool
 }
 
 // Result is the engine's answer to a Request.
@@ -87,6 +102,9 @@ type Engine struct {
 	maxBytes int64
 	lim      limits
 	onNotify func(Notification)
+	// persist and persistAll are Config.Persist and Config.PersistAll.
+	persist    func([]Change) error
+	persistAll bool
 
 	// wake tells Run that the earliest deadline moved earlier.
 	wake chan struct{}
@@ -116,15 +134,17 @@ func New(cfg Config) *Engine {
 		// between the __ts and __ft messages); the clock's own bound is set
 		// wider so that escaping a counter overflow (see tick) is never
 		// refused.
-		clock:    hlc.NewClock(cfg.NodeID, hlc.WithNow(cfg.Now), hlc.WithMaxDrift(2*cfg.MaxDrift+time.Second)),
-		maxDrift: cfg.MaxDrift,
-		maxKeys:  cfg.MaxKeys,
-		maxBytes: cfg.MaxBytes,
-		lim:      limits{key: cfg.MaxKeyBytes, value: cfg.MaxValueBytes, watches: cfg.MaxWatchesPerClient},
-		onNotify: cfg.OnNotify,
-		wake:     make(chan struct{}, 1),
-		keys:     make(map[string]*entry),
-		watch:    newWatchers(),
+		clock:      hlc.NewClock(cfg.NodeID, hlc.WithNow(cfg.Now), hlc.WithMaxDrift(2*cfg.MaxDrift+time.Second)),
+		maxDrift:   cfg.MaxDrift,
+		maxKeys:    cfg.MaxKeys,
+		maxBytes:   cfg.MaxBytes,
+		lim:        limits{key: cfg.MaxKeyBytes, value: cfg.MaxValueBytes, watches: cfg.MaxWatchesPerClient},
+		onNotify:   cfg.OnNotify,
+		persist:    cfg.Persist,
+		persistAll: cfg.PersistAll,
+		wake:       make(chan struct{}, 1),
+		keys:       make(map[string]*entry),
+		watch:      newWatchers(),
 	}
 }
 

@@ -61,9 +61,21 @@ func (e *Engine) setDeadline(ent *entry, d time.Time, has bool) {
 
 // reap deletes every key whose deadline is at or before now, earliest
 // first, notifying each key's watchers with a fresh version.
+//
+// The durable records of expired keys are deleted in one call to
+// Config.Persist, after the keys are gone from memory; a failure is
+// ignored, since each record's deadline has passed and Restore drops it.
 func (e *Engine) reap(now time.Time) {
+	var gone []Change
 	for len(e.deadline) > 0 && !e.deadline[0].deadline.After(now) {
-		e.remove(e.deadline[0], e.tick(nil))
+		ent, version := e.deadline[0], e.tick(nil)
+		if ent.durable && e.persist != nil {
+			gone = append(gone, Change{Record: Record{Key: ent.key, Version: version}, Delete: true})
+		}
+		e.remove(ent, version)
+	}
+	if len(gone) > 0 {
+		_ = e.persist(gone)
 	}
 }
 

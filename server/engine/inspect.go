@@ -18,6 +18,8 @@ type PutOptions struct {
 	FencingToken hlc.HLC
 	// TTL makes the key expire TTL after now; zero (or negative) keeps it.
 	TTL time.Duration
+	// Persist keeps the key durable, as Request.Persist does for a SET.
+	Persist bool
 }
 
 // Entry is a snapshot of one stored key.
@@ -29,10 +31,10 @@ type Entry struct {
 }
 
 // Put stores a key directly, bypassing the protocol checks (timestamps,
-// fencing, conditions) but not the quotas: it returns ErrQuotaExceeded or
-// ErrKeyLengthZero and changes nothing in those cases. Watchers of the key
-// are notified as for a SET. It is meant for seeding tests and for Go
-// callers embedding the store.
+// fencing, conditions) but not the quotas: it returns ErrQuotaExceeded,
+// ErrKeyLengthZero or ErrPersistence and changes nothing in those cases.
+// Watchers of the key are notified as for a SET. It is meant for seeding
+// tests and for Go callers embedding the store.
 func (e *Engine) Put(key, value []byte, opts PutOptions) error {
 	if len(key) == 0 {
 		return ErrKeyLengthZero
@@ -56,7 +58,13 @@ func (e *Engine) Put(key, value []byte, opts PutOptions) error {
 	if ent != nil {
 		k = ent.key
 	}
-	e.store(k, bytes.Clone(value), version, opts.FencingToken, now.Add(opts.TTL), opts.TTL > 0)
+	value = bytes.Clone(value)
+	deadline := now.Add(opts.TTL)
+	durable, perr := e.persistStore(ent, k, value, version, opts.FencingToken, deadline, opts.TTL > 0, opts.Persist)
+	if perr != "" {
+		return perr
+	}
+	e.store(k, value, version, opts.FencingToken, deadline, opts.TTL > 0, durable)
 	return nil
 }
 
@@ -70,7 +78,12 @@ func (e *Engine) Delete(key []byte) bool {
 	if ent == nil {
 		return false
 	}
-	e.remove(ent, e.tick(nil))
+	version := e.tick(nil)
+	if e.persistRemove(ent, version) != "" {
+		// The key stays, in memory as on disk, like a refused DEL.
+		return false
+	}
+	e.remove(ent, version)
 	return true
 }
 

@@ -121,6 +121,12 @@ func (e *Engine) set(req *Request, now time.Time) Result {
 	if s.hasFT && s.ft.Compare(fence) > 0 {
 		fence = s.ft
 	}
-	e.store(key, bytes.Clone(value), version, fence, now.Add(opts.ttl), opts.hasPX)
+	value = bytes.Clone(value)
+	deadline := now.Add(opts.ttl)
+	durable, err := e.persistStore(ent, key, value, version, fence, deadline, opts.hasPX, req.Persist)
+	if err != "" {
+		return errResult(err)
+	}
+	e.store(key, value, version, fence, deadline, opts.hasPX, durable)
 	return Result{Payload: payloadOK, Version: version}
 }

@@ -15,7 +15,8 @@ type entry struct {
 	fence    hlc.HLC // zero: the key is not fenced
 	deadline time.Time
 	hasTTL   bool
-	index    int // position in the deadline heap, -1 when persistent
+	index    int  // position in the deadline heap, -1 when persistent
+	durable  bool // the key has a record in Config.Persist's store
 }
 
 func (ent *entry) size() int64 { return int64(len(ent.key) + len(ent.value)) }
@@ -23,7 +24,7 @@ func (ent *entry) size() int64 { return int64(len(ent.key) + len(ent.value)) }
 // store puts value under key (both already owned by the engine) with the
 // given version, fencing token and optional deadline, keeping the byte
 // count and the deadline heap in step, then notifies the key's watchers.
-func (e *Engine) store(key string, value []byte, version, fence hlc.HLC, deadline time.Time, hasTTL bool) {
+func (e *Engine) store(key string, value []byte, version, fence hlc.HLC, deadline time.Time, hasTTL, durable bool) {
 	ent, ok := e.keys[key]
 	if !ok {
 		ent = &entry{key: key, index: -1}
@@ -31,7 +32,7 @@ func (e *Engine) store(key string, value []byte, version, fence hlc.HLC, deadlin
 	} else {
 		e.bytes -= ent.size()
 	}
-	ent.value, ent.version, ent.fence = value, version, fence
+	ent.value, ent.version, ent.fence, ent.durable = value, version, fence, durable
 	e.bytes += ent.size()
 	e.setDeadline(ent, deadline, hasTTL)
 	e.notify(key, version, func(dst []byte) []byte { return resp3.AppendNotifySet(dst, value) })

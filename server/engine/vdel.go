@@ -31,6 +31,9 @@ func (e *Engine) vdel(req *Request, now time.Time) Result {
 	case !bytes.Equal(ent.value, args[2]):
 		return Result{Payload: payloadMinusOne, Version: version}
 	}
+	if err := e.persistRemove(ent, version); err != "" {
+		return errResult(err)
+	}
 	e.remove(ent, version)
 	return Result{Payload: payloadOne, Version: version}
 }

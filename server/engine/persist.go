@@ -1,0 +1,141 @@
+package engine
+
+import (
+	"time"
+
+	"github.com/ssgen/ssgen/runtime/hlc"
+)
+
+// Record is the durable form of one key: everything a restart needs to
+// answer for it exactly as before. Deadline is absolute, so a key keeps
+// expiring at the same instant whatever the downtime.
+type Record struct {
+	Key      string
+	Value    []byte    // read-only: shared with the engine
+	Version  hlc.HLC   // the version SET assigned
+	Fence    hlc.HLC   // zero when the key is not fenced
+	Deadline time.Time // zero when the key never expires
+}
+
+// Change is one mutation of the durable copy of the store: a put of
+// Record, or (Delete) the removal of the record of Record.Key. Version is
+// the change's version in both cases, so the durable side can remember the
+// highest version ever handed out, deletions included.
+type Change struct {
+	Record
+	Delete bool
+}
+
+// ErrPersistence answers a write whose change could not be made durable.
+// The change is then not applied in memory either: the client saw an
+// error, so the store must look as if the request never arrived. (The real
+// service has no such message; the text is ours and names what happened.)
+const ErrPersistence Error = "persistence failure: the change could not be written to disk and was not applied"
+
+// wantDurable reports whether a write requested with persist should be
+// kept on disk.
+func (e *Engine) wantDurable(persist bool) bool {
+	return e.persist != nil && (persist || e.persistAll)
+}
+
+// persistStore makes a store of key durable, or removes the key's durable
+// record when the new value is not to be kept (so that a restart cannot
+// resurrect the older value). It returns whether the stored entry is
+// durable. Nothing is written when neither the old nor the new value is
+// durable.
+func (e *Engine) persistStore(old *entry, key string, value []byte, version, fence hlc.HLC, deadline time.Time, hasTTL, persist bool) (bool, Error) {
+	want := e.wantDurable(persist)
+	if !want && (old == nil || !old.durable) {
+		return false, ""
+	}
+	c := Change{Record: Record{Key: key, Version: version}}
+	if want {
+		c.Value, c.Fence = value, fence
+		if hasTTL {
+			c.Deadline = deadline
+		}
+	} else {
+		c.Delete = true
+	}
+	if err := e.persist([]Change{c}); err != nil {
+		return false, ErrPersistence
+	}
+	return want, ""
+}
+
+// persistRemove deletes the durable record of ent, if it has one, before
+// ent is removed from memory.
+func (e *Engine) persistRemove(ent *entry, version hlc.HLC) Error {
+	if !ent.durable || e.persist == nil {
+		return ""
+	}
+	if err := e.persist([]Change{{Record: Record{Key: ent.key, Version: version}, Delete: true}}); err != nil {
+		return ErrPersistence
+	}
+	return ""
+}
+
+// Restore loads the durable records into an engine that has not served
+// yet: each record becomes a key (marked durable, so later changes keep
+// its record in step), without notifications and outside the quotas. A
+// record whose deadline is not after now is skipped and its key returned,
+// so the caller can delete it from disk. The clock is moved past floor and
+// past every restored version and fencing token, so versions assigned
+// from now on sort after every version handed out before the restart.
+func (e *Engine) Restore(recs []Record, floor hlc.HLC) (expired []string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	now := e.now()
+	top := floor
+	for _, r := range recs {
+		if r.Version.Compare(top) > 0 {
+			top = r.Version
+		}
+		if r.Fence.Compare(top) > 0 {
+			top = r.Fence
+		}
+		if !r.Deadline.IsZero() && !r.Deadline.After(now) {
+			expired = append(expired, r.Key)
+			continue
+		}
+		if len(r.Key) == 0 {
+			continue
+		}
+		ent, ok := e.keys[r.Key]
+		if ok {
+			e.bytes -= ent.size()
+		} else {
+			ent = &entry{key: r.Key, index: -1}
+			e.keys[r.Key] = ent
+		}
+		ent.value, ent.version, ent.fence, ent.durable = r.Value, r.Version, r.Fence, true
+		e.bytes += ent.size()
+		e.setDeadline(ent, r.Deadline, !r.Deadline.IsZero())
+	}
+	e.passClock(top)
+	return expired
+}
+
+// passClock makes the clock's next values greater than top. A top within
+// the clock's drift bound is merged as a received clock would be; one
+// beyond it (the physical clock went back while the service was down) is
+// honoured by a clock whose physical source never reads earlier than the
+// millisecond after top.
+func (e *Engine) passClock(top hlc.HLC) {
+	if top.IsZero() {
+		return
+	}
+	if _, err := e.clock.Update(top); err == nil {
+		return
+	}
+	floor := time.UnixMilli(int64(top.Wall) + 1)
+	now := e.now
+	e.clock = hlc.NewClock(e.clock.Node(),
+		hlc.WithNow(func() time.Time {
+			if t := now(); t.After(floor) {
+				return t
+			}
+			return floor
+		}),
+		hlc.WithMaxDrift(e.clock.MaxDrift()))
+}
