@@ -7,6 +7,11 @@ require go.yaml.in/yaml/v3 v3.0.6
 require github.com/dave/jennifer v1.7.1
 
 require (
+	go.etcd.io/bbolt v1.4.3
+	golang.org/x/sys v0.38.0 // indirect
+)
+
+require (
 	github.com/eclipse/paho.golang v0.23.0 // indirect
 	github.com/gorilla/websocket v1.5.3 // indirect
 	github.com/mochi-mqtt/server/v2 v2.7.9 // indirect

@@ -27,6 +27,9 @@ const (
 	propTimestamp    = "__ts"
 	propFencingToken = "__ft"
 	propSourceID     = "__srcId"
+	// propPersistence asks the broker to keep a SET's key on disk (the
+	// real broker's default dynamic-persistence property).
+	propPersistence = "aio-persistence"
 
 	protocolVersion = "1.0"
 	supportedMajor  = "1"
@@ -123,6 +126,8 @@ func process(eng *engine.Engine, in *inbound) outcome {
 	req := engine.Request{Client: client}
 	req.Timestamp, req.HasTimestamp = lookup(in.User, propTimestamp)
 	req.FencingToken, req.HasFencingToken = lookup(in.User, propFencingToken)
+	persist, _ := lookup(in.User, propPersistence)
+	req.Persist = strings.EqualFold(persist, "true")
 	var res engine.Result
 	args, err := resp3.ParseRequest(in.Payload, nil)
 	if err != nil {

@@ -33,6 +33,14 @@ type Options struct {
 	// Logger receives connection events and every refused request with its
 	// reason (slog.Default() when nil).
 	Logger *slog.Logger
+	// DataDir, when set, keeps keys on disk (a bbolt file, StoreFile, in
+	// this directory, created if missing): New loads them, and a write of a
+	// kept key is answered only once it is on disk. Which keys are kept is
+	// chosen per SET by the aio-persistence user property, or PersistAll.
+	DataDir string
+	// PersistAll keeps every key, not only those whose last SET carried
+	// aio-persistence=true. It needs DataDir.
+	PersistAll bool
 }
 
 // Errors returned by Server methods; match them with errors.Is.

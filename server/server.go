@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -26,6 +27,7 @@ type Server struct {
 	eng  *engine.Engine
 	fan  *serializer[engine.Notification]
 	tr   transport
+	disk *durableStore // nil without Options.DataDir
 
 	mu      sync.Mutex
 	started bool
@@ -38,6 +40,9 @@ type Server struct {
 func New(opts Options) (*Server, error) {
 	if opts.MaxKeys < 0 || opts.MaxBytes < 0 {
 		return nil, fmt.Errorf("%w: negative quota", ErrInvalidOptions)
+	}
+	if opts.PersistAll && opts.DataDir == "" {
+		return nil, fmt.Errorf("%w: PersistAll needs a DataDir", ErrInvalidOptions)
 	}
 	s := &Server{opts: opts, log: opts.Logger}
 	if s.log == nil {
@@ -58,12 +63,22 @@ func New(opts Options) (*Server, error) {
 		s.tr = newEmbedded(s)
 	}
 	s.fan = newSerializer(s.tr.deliver)
-	s.eng = engine.New(engine.Config{
+	cfg := engine.Config{
 		Now:      opts.Now,
 		MaxKeys:  opts.MaxKeys,
 		MaxBytes: opts.MaxBytes,
 		OnNotify: func(n engine.Notification) { s.fan.push(n.Client, n) },
-	})
+	}
+	// Opened last: nothing built above holds resources before Start, so
+	// a store that fails to open or load leaves nothing to release.
+	if err := s.openDisk(&cfg); err != nil {
+		return nil, err
+	}
+	s.eng = engine.New(cfg)
+	if err := s.restore(); err != nil {
+		_ = s.closeDisk()
+		return nil, err
+	}
 	return s, nil
 }
 
@@ -128,11 +143,12 @@ func (s *Server) Close() error {
 	}
 	s.closed = true
 	if !s.started {
-		return nil
+		return s.closeDisk()
 	}
 	s.cancel()
 	s.fan.close()
 	err := s.tr.close()
 	s.wg.Wait()
-	return err
+	// Last: the transport and the expiry loop may write until they stop.
+	return errors.Join(err, s.closeDisk())
 }

@@ -1,0 +1,56 @@
+package server
+
+import (
+	"github.com/ssgen/ssgen/server/engine"
+)
+
+// openDisk opens the durable store of Options.DataDir, if any, and wires
+// it into cfg as the engine's persistence hook.
+func (s *Server) openDisk(cfg *engine.Config) error {
+	if s.opts.DataDir == "" {
+		return nil
+	}
+	d, err := openStore(s.opts.DataDir)
+	if err != nil {
+		return err
+	}
+	s.disk = d
+	cfg.PersistAll = s.opts.PersistAll
+	cfg.Persist = func(changes []engine.Change) error {
+		err := d.apply(changes)
+		if err != nil {
+			// The client only sees the engine's fixed message; the cause
+			// belongs in the log.
+			s.log.Error("state store change not persisted", "keys", len(changes), "err", err)
+		}
+		return err
+	}
+	return nil
+}
+
+// restore loads the durable keys into the engine before it serves, and
+// deletes the records of keys that expired while the service was down.
+func (s *Server) restore() error {
+	if s.disk == nil {
+		return nil
+	}
+	recs, floor, err := s.disk.load()
+	if err != nil {
+		return err
+	}
+	expired := s.eng.Restore(recs, floor)
+	if err := s.disk.deleteKeys(expired); err != nil {
+		// Not fatal: the records keep their passed deadlines, so the next
+		// start drops them again.
+		s.log.Warn("expired records not deleted", "keys", len(expired), "err", err)
+	}
+	s.log.Info("state store restored", "dir", s.opts.DataDir, "keys", len(recs)-len(expired), "expired", len(expired))
+	return nil
+}
+
+func (s *Server) closeDisk() error {
+	if s.disk == nil {
+		return nil
+	}
+	return s.disk.close()
+}
