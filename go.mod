@@ -6,10 +6,7 @@ require go.yaml.in/yaml/v3 v3.0.6
 
 require github.com/dave/jennifer v1.7.1
 
-require (
-	go.etcd.io/bbolt v1.4.3
-	golang.org/x/sys v0.38.0 // indirect
-)
+require golang.org/x/crypto v0.45.0
 
 require (
 	github.com/eclipse/paho.golang v0.23.0 // indirect
@@ -19,5 +16,5 @@ require (
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
 	github.com/vmihailenco/msgpack/v5 v5.4.1 // indirect
 	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
-	golang.org/x/text v0.21.0 // indirect
+	golang.org/x/text v0.31.0 // indirect
 )

@@ -33,6 +33,7 @@ type embedded struct {
 	broker  *mqtt.Server
 	service *mqtt.Client // inline client that publishes for the service
 	dropped atomic.Int64 // notifications and responses mochi dropped
+	guard   *guard
 }
 
 func newEmbedded(s *Server) *embedded {
@@ -43,6 +44,7 @@ func newEmbedded(s *Server) *embedded {
 	caps.MaximumMessageExpiryInterval = 0
 	caps.MaximumClientWritesPending = maxClientWritesPending
 	caps.MaximumInflight = maxInflight
+	s.opts.Limits.applyTo(caps)
 	broker := mqtt.New(&mqtt.Options{
 		InlineClient: true,
 		Capabilities: caps,
@@ -50,13 +52,13 @@ func newEmbedded(s *Server) *embedded {
 		// $SYS topics are of no use to a state store; publish them rarely.
 		SysTopicResendInterval: 3600,
 	})
-	e := &embedded{s: s, broker: broker}
+	e := &embedded{s: s, broker: broker, guard: &guard{sec: s.opts.Security, log: s.log}}
 	e.service = broker.NewClient(nil, mqtt.LocalListener, serviceClientID, true)
 	return e
 }
 
 func (e *embedded) start(ctx context.Context) error {
-	if err := e.broker.AddHook(new(allowAll), nil); err != nil {
+	if err := e.broker.AddHook(e.guard, nil); err != nil {
 		return err
 	}
 	if err := e.broker.AddHook(&serviceHook{e: e}, nil); err != nil {
@@ -66,7 +68,8 @@ func (e *embedded) start(ctx context.Context) error {
 	if addr == "" {
 		addr = DefaultListen
 	}
-	if err := e.broker.AddListener(listeners.NewTCP(listeners.Config{ID: "tcp", Address: addr})); err != nil {
+	lc := listeners.Config{ID: "tcp", Address: addr, TLSConfig: e.s.opts.Security.TLS}
+	if err := e.broker.AddListener(listeners.NewTCP(lc)); err != nil {
 		return err
 	}
 	return e.broker.Serve()
@@ -106,6 +109,10 @@ func (e *embedded) handle(cl *mqtt.Client, pk packets.Packet) error {
 		Payload:         pk.Payload,
 		Client:          cl.ID,
 		User:            make([]userProp, len(pk.Properties.User)),
+	}
+	if pol := e.s.opts.Security.Authorization; pol != nil {
+		id := e.guard.identityOf(cl)
+		in.Authorize = func(args [][]byte) bool { return pol.permits(&id, args) }
 	}
 	for i, u := range pk.Properties.User {
 		in.User[i] = userProp{u.Key, u.Val}
@@ -233,6 +240,11 @@ func (h *serviceHook) OnPacketEncode(_ *mqtt.Client, pk packets.Packet) packets.
 	case packets.Publish, packets.Connack, packets.Disconnect:
 		pk.Mods.DisallowProblemInfo = false
 	}
+	if pk.FixedHeader.Type == packets.Connack {
+		// mochi enforces its Maximum Packet Size without announcing it;
+		// clients that know it fail locally instead of being cut off.
+		pk.Properties.MaximumPacketSize = h.e.broker.Options.Capabilities.MaximumPacketSize
+	}
 	return pk
 }
 
@@ -268,18 +280,3 @@ func (h *serviceHook) OnPublishDropped(cl *mqtt.Client, pk packets.Packet) {
 	h.e.dropped.Add(1)
 	h.e.s.log.Warn("message to client dropped: outbound queue full", "client", cl.ID, "topic", pk.TopicName)
 }
-
-// allowAll lets every client connect, publish and subscribe. It stands in
-// for mochi's auth.AllowHook, whose package pulls in a YAML library for
-// its ledger that the server has no use for.
-type allowAll struct{ mqtt.HookBase }
-
-func (allowAll) ID() string { return "allow-all" }
-
-func (allowAll) Provides(b byte) bool {
-	return b == mqtt.OnConnectAuthenticate || b == mqtt.OnACLCheck
-}
-
-func (allowAll) OnConnectAuthenticate(*mqtt.Client, packets.Packet) bool { return true }
-
-func (allowAll) OnACLCheck(*mqtt.Client, string, bool) bool { return true }

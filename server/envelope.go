@@ -53,6 +53,9 @@ type inbound struct {
 	// Client is the requester's MQTT client id when the transport knows it
 	// (embedded); empty when it must come from __srcId (external).
 	Client string
+	// Authorize, when set, decides a decoded request before the engine
+	// sees it; a refusal is answered "-ERR not authorized".
+	Authorize func(args [][]byte) bool
 }
 
 // action is what a transport must do with a request after the envelope
@@ -132,6 +135,8 @@ func process(eng *engine.Engine, in *inbound) outcome {
 	args, err := resp3.ParseRequest(in.Payload, nil)
 	if err != nil {
 		res = engine.Result{Payload: syntaxError}
+	} else if in.Authorize != nil && !in.Authorize(args) {
+		res = engine.Result{Payload: notAuthorized}
 	} else {
 		req.Args = args
 		res = eng.Handle(req)
@@ -153,7 +158,10 @@ func process(eng *engine.Engine, in *inbound) outcome {
 	return out
 }
 
-var syntaxError = resp3.AppendError(nil, string(engine.ErrSyntax))
+var (
+	syntaxError   = resp3.AppendError(nil, string(engine.ErrSyntax))
+	notAuthorized = resp3.AppendError(nil, string(engine.ErrNotAuthorized))
+)
 
 func headerMissing(r reply, name, msg string) outcome {
 	r.User = []userProp{

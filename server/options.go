@@ -27,6 +27,11 @@ type Options struct {
 	// engine.Config.
 	MaxKeys  int
 	MaxBytes int64
+	// Limits bound one request and one client; see Limits.
+	Limits Limits
+	// Security sets up TLS, authentication and authorization of the
+	// embedded broker; see Security.
+	Security Security
 	// Now is the engine's clock (time.Now by default); pass an
 	// engine.FakeClock's Now to control expiry and skew in tests.
 	Now func() time.Time

@@ -41,6 +41,12 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxKeys < 0 || opts.MaxBytes < 0 {
 		return nil, fmt.Errorf("%w: negative quota", ErrInvalidOptions)
 	}
+	if err := opts.Limits.validate(); err != nil {
+		return nil, err
+	}
+	if err := opts.Security.validate(opts.Broker != ""); err != nil {
+		return nil, err
+	}
 	if opts.PersistAll && opts.DataDir == "" {
 		return nil, fmt.Errorf("%w: PersistAll needs a DataDir", ErrInvalidOptions)
 	}
@@ -67,6 +73,11 @@ func New(opts Options) (*Server, error) {
 		Now:      opts.Now,
 		MaxKeys:  opts.MaxKeys,
 		MaxBytes: opts.MaxBytes,
+
+		MaxKeyBytes:         opts.Limits.MaxKeyBytes,
+		MaxValueBytes:       opts.Limits.MaxValueBytes,
+		MaxWatchesPerClient: opts.Limits.MaxWatchesPerClient,
+
 		OnNotify: func(n engine.Notification) { s.fan.push(n.Client, n) },
 	}
 	// Opened last: nothing built above holds resources before Start, so

@@ -1,0 +1,96 @@
+package server
+
+import (
+	"bytes"
+	"crypto/tls"
+	"log/slog"
+	"strings"
+
+	mqtt "github.com/mochi-mqtt/server/v2"
+	"github.com/mochi-mqtt/server/v2/packets"
+)
+
+// guard is the embedded broker's only authentication and ACL hook (mochi
+// lets a client in when any hook says yes, so there must be just one).
+type guard struct {
+	mqtt.HookBase
+	sec Security
+	log *slog.Logger
+}
+
+func (*guard) ID() string { return "ssgen-guard" }
+
+func (*guard) Provides(b byte) bool {
+	return bytes.Contains([]byte{mqtt.OnConnectAuthenticate, mqtt.OnACLCheck}, []byte{b})
+}
+
+// OnConnectAuthenticate lets a client in, in this order: a client that
+// sends a user name while a password file is configured must match it
+// (even with a certificate); a verified client certificate suffices; with
+// neither, only when anonymous clients are allowed. A refusal is CONNACK
+// 0x86 (bad user name or password), mochi's code for every refusal.
+func (g *guard) OnConnectAuthenticate(cl *mqtt.Client, pk packets.Packet) bool {
+	if g.sec.Passwords != nil && pk.Connect.UsernameFlag {
+		user := string(pk.Connect.Username)
+		if g.sec.Passwords.check(user, pk.Connect.Password) {
+			return true
+		}
+		g.log.Warn("connection refused: wrong user name or password", "client", cl.ID, "user", user, "remote", cl.Net.Remote)
+		return false
+	}
+	if g.sec.certAuth() && verifiedCert(cl) {
+		return true
+	}
+	if g.sec.anonymousAllowed() {
+		return true
+	}
+	g.log.Warn("connection refused: no credentials", "client", cl.ID, "remote", cl.Net.Remote)
+	return false
+}
+
+// OnACLCheck keeps the notification space to the service: no client may
+// publish into it, and a client may subscribe (and be delivered) only
+// under its own levels of "clients/" (see subscribeAllowed).
+func (g *guard) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
+	if write {
+		if strings.HasPrefix(topic, NotifyPrefix) {
+			g.log.Warn("publish refused: notification space", "client", cl.ID, "topic", topic)
+			return false
+		}
+		return true
+	}
+	if !subscribeAllowed(cl.ID, topic) {
+		g.log.Warn("subscription refused: another client's topics", "client", cl.ID, "filter", topic)
+		return false
+	}
+	return true
+}
+
+// tlsState is the connection's TLS state, nil on plain TCP.
+func tlsState(cl *mqtt.Client) *tls.ConnectionState {
+	c, ok := cl.Net.Conn.(*tls.Conn)
+	if !ok {
+		return nil
+	}
+	cs := c.ConnectionState()
+	return &cs
+}
+
+func verifiedCert(cl *mqtt.Client) bool {
+	cs := tlsState(cl)
+	return cs != nil && len(cs.VerifiedChains) > 0
+}
+
+// identityOf is what authorization rules may match for cl.
+func (g *guard) identityOf(cl *mqtt.Client) identity {
+	id := identity{clientID: cl.ID}
+	if g.sec.Passwords != nil {
+		// Only a checked user name is an identity: OnConnectAuthenticate
+		// refused every client whose user name did not match.
+		id.username = string(cl.Properties.Username)
+	}
+	if g.sec.certAuth() {
+		id.certNames = certNames(tlsState(cl))
+	}
+	return id
+}
