@@ -139,9 +139,13 @@ func (s *tally) add(err error, took, limit time.Duration, what string) {
 	if s.byKind == nil {
 		s.byKind = make(map[string]int)
 	}
-	if err == nil {
+	switch {
+	case err == nil:
 		s.ok++
-	} else {
+	case errors.Is(err, runtime.ErrNotFound): // an answer, not a failure
+		s.ok++
+		s.byKind[errKind(err)]++
+	default:
 		s.errs++
 		s.byKind[errKind(err)]++
 	}
@@ -154,7 +158,7 @@ func (s *tally) add(err error, took, limit time.Duration, what string) {
 func (s *tally) String() string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return fmt.Sprintf("%d calls: %d ok, %d failed %v, slowest %v", s.ok+s.errs, s.ok, s.errs, s.byKind, s.slowest.Round(time.Millisecond))
+	return fmt.Sprintf("%d calls: %d answered, %d failed (by kind, with not-found answers: %v), slowest %v", s.ok+s.errs, s.ok, s.errs, s.byKind, s.slowest.Round(time.Millisecond))
 }
 
 func errKind(err error) string {
