@@ -18,11 +18,13 @@ func init() {
 }
 
 func runServe(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet(env, "serve", "[--listen HOST:PORT | --broker mqtt://HOST:PORT] [--max-keys N] [--max-bytes N] [--log-level LEVEL]")
+	fs := newFlagSet(env, "serve", "[--listen HOST:PORT | --broker mqtt://HOST:PORT] [--max-keys N] [--max-bytes N] [--data-dir DIR [--persist-all]] [--log-level LEVEL]")
 	listen := fs.String("listen", server.DefaultListen, "address of the embedded MQTT 5 broker (port 0 picks a free one)")
 	broker := fs.String("broker", "", "attach to this MQTT 5 broker instead of embedding one (mqtt://host:port)")
 	maxKeys := fs.Int("max-keys", 0, "key quota (0 = unlimited)")
 	maxBytes := fs.Int64("max-bytes", 0, "quota on the sum of key and value bytes (0 = unlimited)")
+	dataDir := fs.String("data-dir", "", "keep keys in a bbolt file in this directory across restarts: those SET with aio-persistence=true, or all with --persist-all")
+	persistAll := fs.Bool("persist-all", false, "with --data-dir, keep every key, not only those SET with aio-persistence=true")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return err
@@ -35,6 +37,9 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	if given["listen"] && given["broker"] {
 		return usageErrorf("--listen and --broker exclude each other")
 	}
+	if *persistAll && *dataDir == "" {
+		return usageErrorf("--persist-all needs --data-dir")
+	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return usageErrorf("--log-level %q: want debug, info, warn or error", *logLevel)
@@ -42,6 +47,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	logger := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level}))
 
 	opts := server.Options{Listen: *listen, Broker: *broker, MaxKeys: *maxKeys, MaxBytes: *maxBytes, Logger: logger}
+	opts.DataDir, opts.PersistAll = *dataDir, *persistAll
 	srv, err := server.New(opts)
 	if err != nil {
 		return usageErrorf("%v", err)
