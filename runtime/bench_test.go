@@ -2,6 +2,7 @@ package runtime_test
 
 import (
 	"context"
+	"sync/atomic"
 	"testing"
 
 	"github.com/ssgen/ssgen/runtime"
@@ -59,4 +60,36 @@ func BenchmarkGetParallel(b *testing.B) {
 			})
 		})
 	}
+}
+
+// Throughput of four clients sharing the load, the way several
+// processes use one state store (the service handles each client's
+// requests in order, so one client alone cannot use more than one of its
+// cores).
+func BenchmarkGetParallel4Clients(b *testing.B) {
+	url, _ := coreBackends[0].start(b)
+	var clients []*runtime.Client
+	for range 4 {
+		cfg := coreConfig(b, url)
+		cfg.Logger = nil
+		clients = append(clients, coreDial(b, cfg))
+	}
+	ctx := context.Background()
+	key := []byte("bench-key")
+	if _, err := clients[0].Set(ctx, key, []byte("a value of a typical size, some 40 bytes"), runtime.SetOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	var next atomic.Int32
+	b.ReportAllocs()
+	b.SetParallelism(8)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		c := clients[int(next.Add(1))%len(clients)]
+		for pb.Next() {
+			if _, _, err := c.Get(ctx, key); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
 }
