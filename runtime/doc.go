@@ -50,6 +50,13 @@
 //   - ErrTimeout (a *TimeoutError, which also matches
 //     context.DeadlineExceeded); a cancelled context gives context.Canceled.
 //   - ErrInvalidArgument: refused before sending (empty key, negative TTL).
+//   - ErrClosed: the Client was closed.
+//
+// A request the broker acknowledged with "no matching subscribers" (PUBACK
+// 0x10: no state store was listening, as when an external one is
+// reattaching) reached nobody, so it is sent again until its deadline.
+// While the client is reconnecting, new calls wait for the connection
+// within their deadline.
 //
 // IsRetryable tells the transport failures (lost connection, timeout)
 // from the service's answers.
@@ -85,6 +92,12 @@
 // or the other watchers down. After every reconnect the registrations are
 // renewed first and then every watcher gets an EventResync, so no change
 // goes unnoticed. The iteration ends when ctx ends or the Client closes.
+// WatchWith with Current set starts with an EventResync of the key's state
+// read once the registration is live: a known starting point, and no gap
+// before the first change.
+//
+// KeyNotify and KeyNotifyStop are the raw commands; Watch manages the
+// registrations itself, so do not mix the two on one key.
 //
 // # Observability
 //
