@@ -126,7 +126,8 @@ func (e *TimeoutError) Is(target error) bool {
 }
 
 // BrokerError is a refusal by the MQTT broker rather than the state store:
-// a PUBACK, SUBACK or CONNACK reason code of 0x80 or more.
+// a PUBACK, SUBACK or CONNACK reason code of 0x80 or more, or the reason of
+// a DISCONNECT the broker sent (the cause of a lost connection).
 type BrokerError struct {
 	Packet     string // "PUBACK", "SUBACK", "CONNACK"
 	ReasonCode byte
@@ -134,7 +135,11 @@ type BrokerError struct {
 }
 
 func (e *BrokerError) Error() string {
-	s := fmt.Sprintf("statestore: broker refused (%s reason 0x%02X)", e.Packet, e.ReasonCode)
+	verb := "refused"
+	if e.Packet == "DISCONNECT" {
+		verb = "disconnected"
+	}
+	s := fmt.Sprintf("statestore: broker %s (%s reason 0x%02X)", verb, e.Packet, e.ReasonCode)
 	if e.Reason != "" {
 		s += ": " + e.Reason
 	}
