@@ -44,8 +44,10 @@ type Limits struct {
 	MaxInflight int
 }
 
-func (l Limits) validate() error {
+func (l Limits) validate(external bool) error {
 	switch {
+	case external && (l.MaxPacketBytes != 0 || l.MaxInflight != 0):
+		return fmt.Errorf("%w: MaxPacketBytes and MaxInflight apply to the embedded broker only", ErrInvalidOptions)
 	case l.MaxKeyBytes < 0 || l.MaxValueBytes < 0 || l.MaxWatchesPerClient < 0 || l.MaxPacketBytes < 0:
 		return fmt.Errorf("%w: negative limit", ErrInvalidOptions)
 	case l.MaxInflight < 0 || l.MaxInflight > 65535:

@@ -41,7 +41,7 @@ func New(opts Options) (*Server, error) {
 	if opts.MaxKeys < 0 || opts.MaxBytes < 0 {
 		return nil, fmt.Errorf("%w: negative quota", ErrInvalidOptions)
 	}
-	if err := opts.Limits.validate(); err != nil {
+	if err := opts.Limits.validate(opts.Broker != ""); err != nil {
 		return nil, err
 	}
 	if err := opts.Security.validate(opts.Broker != ""); err != nil {
