@@ -136,8 +136,14 @@ func TestWatchReportsSetsDeletesAndExpiry(t *testing.T) {
 		w.next(t)
 		clock.Advance(2 * time.Second)
 		srv.Engine().Expire()
-		if ev := w.next(t); ev.Kind != runtime.EventDelete {
+		ev := w.next(t)
+		if ev.Kind != runtime.EventDelete {
 			t.Fatalf("after expiry: %+v, want Delete", ev)
+		}
+		// The expiry was stamped by a service clock 2 s ahead of ours: the
+		// notification's __ts was merged into the client clock.
+		if ev.Version.IsZero() || c.Clock().Last().Compare(ev.Version) <= 0 {
+			t.Errorf("client clock %v did not merge the notification's %v", c.Clock().Last(), ev.Version)
 		}
 	})
 }
