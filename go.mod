@@ -6,7 +6,11 @@ require go.yaml.in/yaml/v3 v3.0.6
 
 require github.com/dave/jennifer v1.7.1
 
-require golang.org/x/crypto v0.45.0
+require (
+	go.etcd.io/bbolt v1.4.3
+	golang.org/x/crypto v0.45.0
+	golang.org/x/sys v0.38.0 // indirect
+)
 
 require (
 	github.com/eclipse/paho.golang v0.23.0 // indirect
