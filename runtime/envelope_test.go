@@ -196,3 +196,34 @@ func TestLateResponseIsDroppedAndCounted(t *testing.T) {
 		t.Fatalf("Get after a late reply: %v", err)
 	}
 }
+
+func TestInFlightRequestsAreBoundedByReceiveMaximum(t *testing.T) {
+	url := brokertest.Mosquitto(t) // Receive Maximum 20
+	peer := coreRawResponder(t, url, nil)
+	cfg := coreConfig(t, url)
+	cfg.Timeout = 10 * time.Second
+	c := coreDial(t, cfg)
+	ctx, cancel := context.WithCancel(context.Background())
+	const n = 25
+	done := make(chan struct{}, n)
+	for i := range n {
+		go func() {
+			_, _, _ = c.Get(ctx, []byte{byte('a' + i)})
+			done <- struct{}{}
+		}()
+	}
+	for range 20 {
+		<-peer.got
+	}
+	time.Sleep(200 * time.Millisecond) // room for a 21st to (wrongly) go out
+	if extra := len(peer.got); extra != 0 {
+		t.Errorf("%d requests beyond the broker's Receive Maximum were published", extra)
+	}
+	if s := c.Stats(); s.InFlight != n {
+		t.Errorf("InFlight = %d, want %d (sent and queued)", s.InFlight, n)
+	}
+	cancel()
+	for range n {
+		<-done
+	}
+}
