@@ -24,7 +24,7 @@ func TestRequestsModeCountsAddUp(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	rep, err := bench.Run(runCtx(t), bench.Config{Clients: 2, InFlight: 3, Mix: mix, Keys: 10, Requests: 50, Warmup: 1, Baseline: true})
+	rep, err := bench.Run(runCtx(t), bench.Config{Clients: 2, InFlight: 3, Mix: mix, Keys: 10, Requests: 50, Warmup: 1, Baseline: true, Segments: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

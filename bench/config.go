@@ -127,6 +127,10 @@ type Config struct {
 	// the same clients × in flight and bound; for an embedded server it
 	// additionally runs an echo answered inside a mochi broker.
 	Baseline bool
+	// Segments splits the bound of the requests mode into that many
+	// segments; the ssgen workload and each baseline run one segment each
+	// in turn, so that a change in the machine's load hits them alike.
+	Segments int
 	// Timeout bounds each request, and in watch mode the wait for a
 	// round's notifications.
 	Timeout time.Duration
@@ -139,15 +143,15 @@ func Defaults() Config {
 		Mix:       Mix{OpGet: 50, OpSet: 50},
 		ValueSize: 40, Keys: 1000,
 		Requests:     10000,
-		WatchClients: 1,
-		Timeout:      10 * time.Second,
+		WatchClients: 1, Segments: 1,
+		Timeout: 10 * time.Second,
 	}
 }
 
 func (c Config) withDefaults() (Config, error) {
 	d := Defaults()
 	if c.Clients < 0 || c.InFlight < 0 || c.ValueSize < 0 || c.Keys < 0 || c.Requests < 0 ||
-		c.Duration < 0 || c.Warmup < 0 || c.Watchers < 0 || c.WatchClients < 0 || c.Timeout < 0 {
+		c.Duration < 0 || c.Warmup < 0 || c.Watchers < 0 || c.WatchClients < 0 || c.Segments < 0 || c.Timeout < 0 {
 		return c, invalid("negative value")
 	}
 	if c.Attach && c.Broker == "" {
@@ -170,6 +174,12 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Requests == 0 && c.Duration == 0 {
 		c.Requests = d.Requests
+	}
+	if c.Segments == 0 {
+		c.Segments = d.Segments
+	}
+	if c.Requests > 0 && c.Segments > c.Requests {
+		c.Segments = c.Requests // every segment needs a request of its own
 	}
 	if c.WatchClients == 0 {
 		c.WatchClients = d.WatchClients

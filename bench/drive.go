@@ -32,8 +32,8 @@ type driven struct {
 // drive runs workers goroutines that call do in a loop, timing each call.
 // do issues one operation and says which; its rand is the worker's own.
 // Every worker first makes warmup unrecorded calls, then all start
-// together.
-func drive(ctx context.Context, workers, warmup int, b bound, do func(w int, rnd *rand.Rand) (Op, error)) driven {
+// together. seed varies the workers' random sequences between segments.
+func drive(ctx context.Context, workers, warmup int, seed uint64, b bound, do func(w int, rnd *rand.Rand) (Op, error)) driven {
 	var (
 		issued  atomic.Int64
 		ready   sync.WaitGroup
@@ -56,7 +56,7 @@ func drive(ctx context.Context, workers, warmup int, b bound, do func(w int, rnd
 		tallies[w] = t
 		go func() {
 			defer done.Done()
-			rnd := rand.New(rand.NewPCG(uint64(w)+1, 0x5eed))
+			rnd := rand.New(rand.NewPCG(uint64(w)+1, seed))
 			for range warmup {
 				if ctx.Err() != nil {
 					break
@@ -94,6 +94,17 @@ func drive(ctx context.Context, workers, warmup int, b bound, do func(w int, rnd
 	close(start)
 	done.Wait()
 	return driven{elapsed: time.Since(t0), tallies: tallies}
+}
+
+// combine joins the segments of one workload: their samples and the sum
+// of their elapsed times.
+func combine(ds []driven) driven {
+	var out driven
+	for _, d := range ds {
+		out.elapsed += d.elapsed
+		out.tallies = append(out.tallies, d.tallies...)
+	}
+	return out
 }
 
 // merge folds the tallies into per-operation results (operations never

@@ -33,3 +33,21 @@ func TestMixPickFollowsWeights(t *testing.T) {
 		}
 	}
 }
+
+func TestSegmentsShareTheBound(t *testing.T) {
+	cfg := Config{Requests: 50, Duration: 10 * time.Second}
+	sum := 0
+	for r := range 3 {
+		b := segmentBound(cfg, r, 3)
+		sum += b.requests
+		if b.requests == 0 || b.duration != 10*time.Second/3 {
+			t.Errorf("segment %d: %+v", r, b)
+		}
+	}
+	if sum != 50 {
+		t.Errorf("segments hold %d requests, want 50", sum)
+	}
+	if c, _ := (Config{Requests: 2, Segments: 5}).withDefaults(); c.Segments != 2 {
+		t.Errorf("%d segments for 2 requests, want 2", c.Segments)
+	}
+}

@@ -151,41 +151,39 @@ func startResponder(ctx context.Context, brokerURL, clientID, topic string) (*ra
 	return rc, nil
 }
 
-// runEcho drives the raw echo against brokerURL with the run's clients ×
-// in flight, bound and warmup. The request and reply payloads are
-// payloadSize bytes.
-func runEcho(ctx context.Context, name, brokerURL, reqTopic, runID string, cfg Config, payloadSize int) Baseline {
-	bl := Baseline{Name: name}
-	conns := make([]*rawConn, cfg.Clients)
-	defer func() {
+// echoLoad prepares the raw echo against brokerURL as a workload with
+// the run's clients × in flight. The request and reply payloads are
+// payloadSize bytes. A setup failure is kept in the workload's err.
+func echoLoad(ctx context.Context, name, brokerURL, reqTopic, runID string, cfg Config, payloadSize int) *workload {
+	l := &workload{name: name, workers: cfg.Clients * cfg.InFlight}
+	conns := make([]*rawConn, 0, cfg.Clients)
+	l.close = func() {
 		for _, rc := range conns {
-			if rc != nil {
-				rc.close()
-			}
+			rc.close()
 		}
-	}()
+	}
 	respTopics := make([]string, cfg.Clients)
-	for i := range conns {
+	for i := range cfg.Clients {
 		id := fmt.Sprintf("ssgen-bench-%s-raw-%d", runID, i)
 		rc, err := dialRaw(ctx, brokerURL, id)
-		if err == nil {
-			respTopics[i] = rawTopicRoot + runID + "/resp/" + id
-			err = rc.subscribe(ctx, respTopics[i])
-		}
 		if err != nil {
-			bl.FirstError = err.Error()
-			return bl
+			l.err = err
+			return l
 		}
-		conns[i] = rc
+		conns = append(conns, rc)
+		respTopics[i] = rawTopicRoot + runID + "/resp/" + id
+		if err := rc.subscribe(ctx, respTopics[i]); err != nil {
+			l.err = fmt.Errorf("bench: raw echo: subscribe: %w", err)
+			return l
+		}
 	}
 	payload := make([]byte, payloadSize)
 	var ids atomic.Uint64
-	workers := cfg.Clients * cfg.InFlight
-	chans := make([]chan struct{}, workers)
+	chans := make([]chan struct{}, l.workers)
 	for i := range chans {
 		chans[i] = make(chan struct{}, 1)
 	}
-	d := drive(ctx, workers, cfg.Warmup, bound{cfg.Requests, cfg.Duration}, func(w int, _ *rand.Rand) (Op, error) {
+	l.do = func(w int, _ *rand.Rand) (Op, error) {
 		c := w % cfg.Clients
 		err := conns[c].request(ctx, reqTopic, respTopics[c], payload, ids.Add(1), chans[w], cfg.Timeout)
 		if err != nil {
@@ -193,12 +191,6 @@ func runEcho(ctx context.Context, name, brokerURL, reqTopic, runID string, cfg C
 			chans[w] = make(chan struct{}, 1)
 		}
 		return OpGet, err
-	})
-	_, all, ops, errs, first := d.merge()
-	bl.Elapsed, bl.Ops, bl.Errors, bl.Latency = d.elapsed, ops, errs, all
-	bl.OpsPerSec = rate(ops, d.elapsed)
-	if first != nil {
-		bl.FirstError = first.Error()
 	}
-	return bl
+	return l
 }

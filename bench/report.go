@@ -11,7 +11,7 @@ import (
 // Report is the outcome of one run. Durations marshal as nanoseconds.
 type Report struct {
 	Mode      string        `json:"mode"`   // "requests" or "watch"
-	Target    string        `json:"target"` // "embedded" or "external"
+	Target    string        `json:"target"` // "embedded", "external" or "external, attached in process"
 	URL       string        `json:"url"`    // the broker the clients talked to
 	Clients   int           `json:"clients"`
 	InFlight  int           `json:"in_flight"`
@@ -20,6 +20,7 @@ type Report struct {
 	Keys      int           `json:"keys"`
 	Requests  int           `json:"requests_bound,omitempty"`
 	Duration  time.Duration `json:"duration_bound_ns,omitempty"`
+	Segments  int           `json:"segments"` // interleaved segments of ssgen and baselines
 	Machine   Machine       `json:"machine"`
 
 	Elapsed   time.Duration `json:"elapsed_ns"`
@@ -89,7 +90,11 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	fmt.Fprintf(&b, "\nmachine %d CPU, GOMAXPROCS %d, load average %s, %s\n",
 		r.Machine.NumCPU, r.Machine.GOMAXPROCS, orDash(r.Machine.LoadAvg), r.Machine.GoVersion)
-	fmt.Fprintf(&b, "elapsed %s, %d ops, %d errors\n\n", r.Elapsed.Round(time.Millisecond), r.Ops, r.Errors)
+	fmt.Fprintf(&b, "elapsed %s, %d ops, %d errors", r.Elapsed.Round(time.Millisecond), r.Ops, r.Errors)
+	if r.Segments > 1 && len(r.Baselines) > 0 {
+		fmt.Fprintf(&b, ", ssgen and baselines interleaved in %d segments", r.Segments)
+	}
+	b.WriteString("\n\n")
 	fmt.Fprintf(&b, "%-36s %9s %7s %10s %9s %9s %9s %9s\n", "", "count", "errors", "ops/s", "p50", "p90", "p99", "max")
 	row := func(name string, count, errs int, rate float64, l Latency) {
 		rs := "-"

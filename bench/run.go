@@ -36,7 +36,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		Target: "external", URL: cfg.Broker,
 		Clients: cfg.Clients, InFlight: cfg.InFlight,
 		ValueSize: cfg.ValueSize, Keys: cfg.Keys,
-		Requests: cfg.Requests, Duration: cfg.Duration,
+		Requests: cfg.Requests, Duration: cfg.Duration, Segments: cfg.Segments,
 	}
 	var srv *server.Server
 	if cfg.Attach {
@@ -64,14 +64,11 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 
 	if cfg.Watchers > 0 {
 		rep.Mode = "watch"
-		rep.Clients, rep.InFlight, rep.Keys = 1, 1, 1
+		rep.Clients, rep.InFlight, rep.Keys, rep.Segments = 1, 1, 1, 1
 		err = runWatch(ctx, cfg, rep.URL, runID, rep)
 	} else {
 		rep.Mode, rep.Mix = "requests", cfg.Mix.String()
-		err = runRequests(ctx, cfg, rep.URL, runID, srv, rep)
-		if err == nil && cfg.Baseline {
-			rep.Baselines = baselines(ctx, cfg, rep, runID, srv != nil)
-		}
+		err = runRequests(ctx, cfg, rep, runID, srv)
 	}
 	rep.Machine = thisMachine()
 	if err != nil {
@@ -80,30 +77,29 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 	return rep, nil
 }
 
-// baselines runs the raw echo through the run's broker, and for an
-// embedded server also through a mochi broker answering inside itself.
-func baselines(ctx context.Context, cfg Config, rep *Report, runID string, embedded bool) []Baseline {
-	var out []Baseline
+// baselineLoads prepares the raw echo through the run's broker, and for
+// an embedded server also through a mochi broker answering inside itself.
+func baselineLoads(ctx context.Context, cfg Config, brokerURL, runID string, embedded bool) []*workload {
 	topic := rawTopicRoot + runID + "/req"
-	resp, err := startResponder(ctx, rep.URL, "ssgen-bench-"+runID+"-responder", topic)
+	var out []*workload
+	resp, err := startResponder(ctx, brokerURL, "ssgen-bench-"+runID+"-responder", topic)
 	if err != nil {
-		out = append(out, Baseline{Name: BaselinePahoResponder, FirstError: err.Error()})
+		out = append(out, &workload{name: BaselinePahoResponder, err: err})
 	} else {
-		out = append(out, runEcho(ctx, BaselinePahoResponder, rep.URL, topic, runID, cfg, cfg.ValueSize))
-		resp.close()
+		l := echoLoad(ctx, BaselinePahoResponder, brokerURL, topic, runID, cfg, cfg.ValueSize)
+		closeEcho := l.close
+		l.close = func() { closeEcho(); resp.close() }
+		out = append(out, l)
 	}
 	if embedded {
 		eb, err := startEchoBroker(topic)
 		if err != nil {
-			out = append(out, Baseline{Name: BaselineInBroker, FirstError: err.Error()})
+			out = append(out, &workload{name: BaselineInBroker, err: err})
 		} else {
-			out = append(out, runEcho(ctx, BaselineInBroker, eb.url(), topic, runID, cfg, cfg.ValueSize))
-			eb.close()
-		}
-	}
-	for i := range out {
-		if out[i].OpsPerSec > 0 {
-			out[i].Ratio = rep.OpsPerSec / out[i].OpsPerSec
+			l := echoLoad(ctx, BaselineInBroker, eb.url(), topic, runID+"-in", cfg, cfg.ValueSize)
+			closeEcho := l.close
+			l.close = func() { closeEcho(); eb.close() }
+			out = append(out, l)
 		}
 	}
 	return out
@@ -148,9 +144,9 @@ func benchKeys(runID string, n int) [][]byte {
 	return keys
 }
 
-// runRequests is the requests mode.
-func runRequests(ctx context.Context, cfg Config, brokerURL, runID string, srv *server.Server, rep *Report) error {
-	clients, err := dialClients(ctx, brokerURL, "ssgen-bench-"+runID, cfg.Clients, cfg)
+// runRequests is the requests mode, with its baselines when asked.
+func runRequests(ctx context.Context, cfg Config, rep *Report, runID string, srv *server.Server) error {
+	clients, err := dialClients(ctx, rep.URL, "ssgen-bench-"+runID, cfg.Clients, cfg)
 	if err != nil {
 		return err
 	}
@@ -164,7 +160,7 @@ func runRequests(ctx context.Context, cfg Config, brokerURL, runID string, srv *
 		return err
 	}
 	total := cfg.Mix.total()
-	d := drive(ctx, cfg.Clients*cfg.InFlight, cfg.Warmup, bound{cfg.Requests, cfg.Duration}, func(w int, rnd *mrand.Rand) (Op, error) {
+	ss := &workload{name: "ssgen", workers: cfg.Clients * cfg.InFlight, do: func(w int, rnd *mrand.Rand) (Op, error) {
 		c := clients[w%len(clients)]
 		key := keys[rnd.IntN(len(keys))]
 		switch op := cfg.Mix.pick(rnd.IntN(total)); op {
@@ -181,12 +177,44 @@ func runRequests(ctx context.Context, cfg Config, brokerURL, runID string, srv *
 			}
 			return OpGet, err
 		}
-	})
+	}}
+	loads := []*workload{ss}
+	if cfg.Baseline {
+		loads = append(loads, baselineLoads(ctx, cfg, rep.URL, runID, srv != nil)...)
+	}
+	defer func() {
+		for _, l := range loads[1:] {
+			if l.close != nil {
+				l.close()
+			}
+		}
+	}()
+	interleave(ctx, cfg, loads)
+
+	d := combine(ss.runs)
 	per, all, ops, errs, first := d.merge()
 	rep.Elapsed, rep.PerOp, rep.All, rep.Ops, rep.Errors = d.elapsed, per, all, ops, errs
 	rep.OpsPerSec = rate(ops, d.elapsed)
 	if first != nil {
 		rep.FirstError = first.Error()
+	}
+	for _, l := range loads[1:] {
+		bl := Baseline{Name: l.name}
+		if l.err != nil {
+			bl.FirstError = l.err.Error()
+		} else {
+			d := combine(l.runs)
+			_, all, ops, errs, first := d.merge()
+			bl.Elapsed, bl.Ops, bl.Errors, bl.Latency = d.elapsed, ops, errs, all
+			bl.OpsPerSec = rate(ops, d.elapsed)
+			if first != nil {
+				bl.FirstError = first.Error()
+			}
+		}
+		if bl.OpsPerSec > 0 {
+			bl.Ratio = rep.OpsPerSec / bl.OpsPerSec
+		}
+		rep.Baselines = append(rep.Baselines, bl)
 	}
 	return nil
 }

@@ -36,6 +36,7 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	watchers := fs.Int("watchers", 0, "watch mode: watchers of one key; each round one SET, latency measured to every notification")
 	watchClients := fs.Int("watch-clients", def.WatchClients, "watch mode: client connections the watchers are spread over")
 	baseline := fs.Bool("baseline", false, "also run a raw MQTT 5 QoS 1 echo through the same broker, same clients × in flight, and print the ratio")
+	segments := fs.Int("segments", 5, "split the run into this many segments, ssgen and each baseline taking turns, so that a busy machine's noise hits them alike")
 	timeout := fs.Duration("timeout", def.Timeout, "bound of each request, and of each watch round's wait")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (client and embedded server) to this file")
@@ -54,10 +55,10 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 		Broker: *broker, Attach: *attach, Clients: *clients, InFlight: *inFlight, Mix: mix,
 		ValueSize: *valueSize, Keys: *keys, Requests: *requests, Duration: *duration,
 		Warmup: *warmup, Watchers: *watchers, WatchClients: *watchClients,
-		Baseline: *baseline, Timeout: *timeout,
+		Baseline: *baseline, Segments: *segments, Timeout: *timeout,
 	}
 	for name, v := range map[string]int{"clients": *clients, "in-flight": *inFlight, "value-size": *valueSize,
-		"keys": *keys, "requests": *requests, "warmup": *warmup, "watchers": *watchers, "watch-clients": *watchClients} {
+		"keys": *keys, "requests": *requests, "segments": *segments, "warmup": *warmup, "watchers": *watchers, "watch-clients": *watchClients} {
 		if v < 0 {
 			return usageErrorf("--%s must not be negative", name)
 		}
