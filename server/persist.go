@@ -58,6 +58,9 @@ func openStore(dir string) (*durableStore, error) {
 	}
 	path := filepath.Join(dir, StoreFile)
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	if errors.Is(err, bolt.ErrTimeout) {
+		return nil, fmt.Errorf("%w: open %s: locked by another process (is another ssgen serve using this data dir?)", ErrStore, path)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%w: open %s: %v", ErrStore, path, err)
 	}
