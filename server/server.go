@@ -125,8 +125,14 @@ func (s *Server) Start() error {
 // bound address, or the external broker's address.
 func (s *Server) Addr() string { return s.tr.addr() }
 
-// URL is Addr as mqtt://host:port, the form clients are configured with.
-func (s *Server) URL() string { return "mqtt://" + s.Addr() }
+// URL is Addr as mqtt://host:port, the form clients are configured with;
+// mqtts://host:port when the embedded listener speaks TLS.
+func (s *Server) URL() string {
+	if s.opts.Broker == "" && s.opts.Security.TLS != nil {
+		return "mqtts://" + s.Addr()
+	}
+	return "mqtt://" + s.Addr()
+}
 
 // Engine is the state store behind the server, for seeding and inspecting
 // keys (Put, Lookup, ...) and for driving expiry (Expire) under a fake

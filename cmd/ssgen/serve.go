@@ -18,13 +18,25 @@ func init() {
 }
 
 func runServe(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet(env, "serve", "[--listen HOST:PORT | --broker mqtt://HOST:PORT] [--max-keys N] [--max-bytes N] [--data-dir DIR [--persist-all]] [--log-level LEVEL]")
+	fs := newFlagSet(env, "serve", "[--listen HOST:PORT | --broker mqtt://HOST:PORT] [--max-keys N] [--max-bytes N] [--data-dir DIR [--persist-all]] [limits] [security] [--log-level LEVEL]")
 	listen := fs.String("listen", server.DefaultListen, "address of the embedded MQTT 5 broker (port 0 picks a free one)")
 	broker := fs.String("broker", "", "attach to this MQTT 5 broker instead of embedding one (mqtt://host:port)")
 	maxKeys := fs.Int("max-keys", 0, "key quota (0 = unlimited)")
 	maxBytes := fs.Int64("max-bytes", 0, "quota on the sum of key and value bytes (0 = unlimited)")
 	dataDir := fs.String("data-dir", "", "keep keys in a bbolt file in this directory across restarts: those SET with aio-persistence=true, or all with --persist-all")
 	persistAll := fs.Bool("persist-all", false, "with --data-dir, keep every key, not only those SET with aio-persistence=true")
+	var lim server.Limits
+	fs.IntVar(&lim.MaxKeyBytes, "max-key-bytes", 0, "longest key any command may name (0 = unlimited)")
+	fs.IntVar(&lim.MaxValueBytes, "max-value-bytes", 0, "longest SET value (0 = bounded by --max-packet-bytes only)")
+	fs.IntVar(&lim.MaxWatchesPerClient, "max-watches", 0, "KEYNOTIFY registrations per client (0 = unlimited)")
+	fs.IntVar(&lim.MaxPacketBytes, "max-packet-bytes", 0, "embedded: largest MQTT packet read (0 = 64 MiB, the real broker's default)")
+	fs.IntVar(&lim.MaxInflight, "max-inflight", 0, "embedded: Receive Maximum, unacknowledged requests per client (0 = 1024)")
+	tlsCert := fs.String("tls-cert", "", "embedded: serve TLS with this PEM certificate chain (needs --tls-key)")
+	tlsKey := fs.String("tls-key", "", "embedded: PEM private key of --tls-cert")
+	tlsClientCA := fs.String("tls-client-ca", "", "embedded: require client certificates signed by this PEM CA bundle (mutual TLS)")
+	passwordFile := fs.String("password-file", "", "embedded: authenticate by user name and password, lines username:bcrypt-hash")
+	allowAnonymous := fs.Bool("allow-anonymous", false, "embedded: let clients without credentials in even with --password-file or --tls-client-ca")
+	authzFile := fs.String("authz-file", "", "embedded: YAML state store authorization rules (who may read or write which keys)")
 	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return err
@@ -45,9 +57,14 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		return usageErrorf("--log-level %q: want debug, info, warn or error", *logLevel)
 	}
 	logger := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level}))
+	var err error
 
 	opts := server.Options{Listen: *listen, Broker: *broker, MaxKeys: *maxKeys, MaxBytes: *maxBytes, Logger: logger}
 	opts.DataDir, opts.PersistAll = *dataDir, *persistAll
+	opts.Limits = lim
+	if opts.Security, err = serveSecurity(*tlsCert, *tlsKey, *tlsClientCA, *passwordFile, *authzFile, *allowAnonymous); err != nil {
+		return usageErrorf("%v", err)
+	}
 	srv, err := server.New(opts)
 	if err != nil {
 		return usageErrorf("%v", err)
@@ -64,4 +81,29 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		return &exitError{code: exitUsage, err: err}
 	}
 	return nil
+}
+
+// serveSecurity loads the security files named by serve's flags.
+func serveSecurity(cert, key, clientCA, passwordFile, authzFile string, anonymous bool) (server.Security, error) {
+	sec := server.Security{AllowAnonymous: anonymous}
+	var err error
+	switch {
+	case cert != "" || key != "":
+		if sec.TLS, err = server.LoadTLS(cert, key, clientCA); err != nil {
+			return sec, err
+		}
+	case clientCA != "":
+		return sec, fmt.Errorf("--tls-client-ca needs --tls-cert and --tls-key")
+	}
+	if passwordFile != "" {
+		if sec.Passwords, err = server.LoadPasswords(passwordFile); err != nil {
+			return sec, err
+		}
+	}
+	if authzFile != "" {
+		if sec.Authorization, err = server.LoadPolicy(authzFile); err != nil {
+			return sec, err
+		}
+	}
+	return sec, nil
 }

@@ -1,0 +1,210 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/x509"
+	"crypto/x509/pkix"
+	"encoding/pem"
+	"errors"
+	"io"
+	"math/big"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"golang.org/x/crypto/bcrypt"
+
+	"github.com/ssgen/ssgen/runtime"
+)
+
+// pemPair is a certificate and key written to PEM files.
+type pemPair struct{ cert, key string }
+
+// testPKI writes a throw-away CA, a server certificate for 127.0.0.1 and
+// a client certificate with common name "device-1" into dir.
+func testPKI(t *testing.T, dir string) (caFile string, srv, cli pemPair) {
+	t.Helper()
+	caKey := newECKey(t)
+	caTmpl := &x509.Certificate{
+		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
+		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
+	}
+	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ca, _ := x509.ParseCertificate(caDER)
+	caFile = filepath.Join(dir, "ca.pem")
+	writeTestFile(t, caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}))
+	leaf := func(name string, serial int64, server bool) pemPair {
+		key := newECKey(t)
+		tmpl := &x509.Certificate{
+			SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: name},
+			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
+			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
+		}
+		if server {
+			tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
+			tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
+		}
+		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
+		if err != nil {
+			t.Fatal(err)
+		}
+		kder, err := x509.MarshalPKCS8PrivateKey(key)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := pemPair{filepath.Join(dir, name+".pem"), filepath.Join(dir, name+".key")}
+		writeTestFile(t, p.cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
+		writeTestFile(t, p.key, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder}))
+		return p
+	}
+	return caFile, leaf("server", 2, true), leaf("device-1", 3, false)
+}
+
+func newECKey(t *testing.T) *ecdsa.PrivateKey {
+	t.Helper()
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+func writeTestFile(t *testing.T, path string, b []byte) {
+	t.Helper()
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+}
+
+const serveAuthz = `
+rules:
+  - principals: {certificateNames: ["device-*"]}
+    stateStoreResources:
+      - {keyType: pattern, keys: ["dev/*"], method: ReadWrite}
+  - principals: {usernames: ["ops"]}
+    stateStoreResources:
+      - {keyType: pattern, keys: ["*"], method: Read}
+`
+
+func TestServeWithTLSPasswordsAndAuthorization(t *testing.T) {
+	dir := t.TempDir()
+	caFile, srvPair, cliPair := testPKI(t, dir)
+	hash, err := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pwFile, authzFile := filepath.Join(dir, "passwd"), filepath.Join(dir, "authz.yaml")
+	writeTestFile(t, pwFile, []byte("# test users\nops:"+string(hash)+"\n"))
+	writeTestFile(t, authzFile, []byte(serveAuthz))
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	outR, outW := io.Pipe()
+	stderr := &serveLog{}
+	env := &cliEnv{stdin: strings.NewReader(""), stdout: outW, stderr: stderr, getenv: func(string) string { return "" }}
+	done := make(chan int, 1)
+	go func() {
+		done <- runCLI(ctx, env, []string{"serve", "--listen", "127.0.0.1:0",
+			"--tls-cert", srvPair.cert, "--tls-key", srvPair.key, "--tls-client-ca", caFile,
+			"--password-file", pwFile, "--authz-file", authzFile,
+			"--max-key-bytes", "16", "--max-watches", "1"})
+		outW.Close()
+	}()
+	lines := bufio.NewScanner(outR)
+	if !lines.Scan() || !strings.HasPrefix(lines.Text(), "mqtts://127.0.0.1:") {
+		t.Fatalf("printed %q, want mqtts://127.0.0.1:PORT; stderr:\n%s", lines.Text(), stderr)
+	}
+	url := lines.Text()
+
+	dial := func(id string, edit func(*runtime.Config)) (*runtime.Client, error) {
+		cfg, err := runtime.FromURL(url)
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.ClientID, cfg.CAFile, cfg.CertFile, cfg.KeyFile = id, caFile, cliPair.cert, cliPair.key
+		cfg.Timeout = 5 * time.Second
+		edit(&cfg)
+		dctx, dcancel := context.WithTimeout(ctx, 5*time.Second)
+		defer dcancel()
+		c, err := runtime.Dial(dctx, cfg)
+		if err == nil {
+			t.Cleanup(func() { _ = c.Close() })
+		}
+		return c, err
+	}
+	device, err := dial("dev-client", func(*runtime.Config) {})
+	if err != nil {
+		t.Fatalf("dial with a client certificate: %v; stderr:\n%s", err, stderr)
+	}
+	rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
+	defer rcancel()
+	if _, err := device.Set(rctx, []byte("dev/a"), []byte("1"), runtime.SetOptions{}); err != nil {
+		t.Fatalf("allowed SET: %v", err)
+	}
+	if _, err := device.Set(rctx, []byte("other"), []byte("1"), runtime.SetOptions{}); !errors.Is(err, runtime.ErrNotAuthorized) {
+		t.Fatalf("SET outside dev/*: %v, want ErrNotAuthorized", err)
+	}
+	if _, err := device.Set(rctx, []byte("dev/"+strings.Repeat("k", 16)), []byte("1"), runtime.SetOptions{}); !errors.Is(err, runtime.ErrQuotaExceeded) {
+		t.Fatalf("SET of a long key: %v, want ErrQuotaExceeded", err)
+	}
+
+	ops, err := dial("ops-client", func(c *runtime.Config) { c.Username, c.Password = "ops", []byte("pw") })
+	if err != nil {
+		t.Fatalf("dial with certificate and password: %v", err)
+	}
+	if v, _, err := ops.Get(rctx, []byte("dev/a")); err != nil || string(v) != "1" {
+		t.Fatalf("GET as ops: %q %v", v, err)
+	}
+	// ops may read everything; it writes only where its certificate lets it.
+	if _, err := ops.Set(rctx, []byte("other"), []byte("2"), runtime.SetOptions{}); !errors.Is(err, runtime.ErrNotAuthorized) {
+		t.Fatalf("SET as ops: %v, want ErrNotAuthorized", err)
+	}
+
+	cancel()
+	select {
+	case code := <-done:
+		if code != exitOK {
+			t.Fatalf("exit code %d; stderr:\n%s", code, stderr)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("serve did not stop after cancel")
+	}
+}
+
+func TestServeRejectsBadSecurityAndLimitFlags(t *testing.T) {
+	dir := t.TempDir()
+	caFile, srvPair, _ := testPKI(t, dir)
+	badYAML := filepath.Join(dir, "bad.yaml")
+	writeTestFile(t, badYAML, []byte("rules: [{principals: {clientIds: [a]}, stateStoreResources: [{keyType: regex, keys: [k], method: Read}]}]"))
+	badPw := filepath.Join(dir, "bad-passwd")
+	writeTestFile(t, badPw, []byte("alice:plaintext\n"))
+	for _, args := range [][]string{
+		{"serve", "--listen", "127.0.0.1:0", "--tls-client-ca", caFile},
+		{"serve", "--listen", "127.0.0.1:0", "--tls-cert", srvPair.cert},
+		{"serve", "--listen", "127.0.0.1:0", "--tls-cert", srvPair.cert, "--tls-key", filepath.Join(dir, "missing.key")},
+		{"serve", "--listen", "127.0.0.1:0", "--password-file", filepath.Join(dir, "missing")},
+		{"serve", "--listen", "127.0.0.1:0", "--password-file", badPw},
+		{"serve", "--listen", "127.0.0.1:0", "--authz-file", badYAML},
+		{"serve", "--broker", "mqtt://127.0.0.1:1", "--allow-anonymous"},
+		{"serve", "--broker", "mqtt://127.0.0.1:1", "--max-inflight", "10"},
+		{"serve", "--listen", "127.0.0.1:0", "--max-inflight", "70000"},
+		{"serve", "--listen", "127.0.0.1:0", "--max-value-bytes", "-1"},
+	} {
+		var stderr serveLog
+		env := &cliEnv{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &stderr, getenv: func(string) string { return "" }}
+		if code := runCLI(context.Background(), env, args); code != exitUsage {
+			t.Errorf("%q: exit %d, want %d; stderr: %s", args, code, exitUsage, stderr.String())
+		}
+	}
+}
