@@ -224,6 +224,8 @@ func (cfg Config) withDefaults() (Config, error) {
 		cfg.KeepAlive = DefaultKeepAlive
 	case cfg.KeepAlive < 0 || cfg.KeepAlive > math.MaxUint16*time.Second:
 		return cfg, invalidArg("Config.KeepAlive %s is out of range", cfg.KeepAlive)
+	case cfg.KeepAlive < time.Second: // whole seconds on the wire; 0 would turn it off
+		cfg.KeepAlive = time.Second
 	}
 	switch {
 	case cfg.SessionExpiry == 0:

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"time"
 
@@ -206,7 +207,7 @@ func (c *Client) envelope(payload, corr []byte, ts hlc.HLC, o reqOpts, deadline 
 	// Message Expiry is the time left, rounded up to whole seconds, so the
 	// broker drops a request its sender no longer waits for.
 	left := time.Until(deadline)
-	expiry := uint32(max((left+time.Second-1)/time.Second, 1))
+	expiry := uint32(min(max((left+time.Second-1)/time.Second, 1), math.MaxUint32))
 	id := c.cfg.ClientID
 	user := make(paho.UserProperties, 0, 7)
 	user = append(user,
