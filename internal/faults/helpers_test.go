@@ -34,7 +34,7 @@ func config(t testing.TB, addr, id string) runtime.Config {
 		Port:         p,
 		ClientID:     id,
 		Timeout:      2 * time.Second,
-		KeepAlive:    2 * time.Second,
+		KeepAlive:    5 * time.Second,
 		ReconnectMin: 20 * time.Millisecond,
 		ReconnectMax: 200 * time.Millisecond,
 		Logger:       slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo})),
