@@ -211,3 +211,41 @@ func TestEmbeddedServerRestartLosesTheSessionAndWatchResyncs(t *testing.T) {
 	for ev := w.next(t); ev.Kind != runtime.EventSet || string(ev.Value) != "after"; ev = w.next(t) {
 	}
 }
+
+func TestManyWatchedKeysAllResyncAfterAReconnect(t *testing.T) {
+	b := brokertest.Start(t)
+	srv := servertest.NewExternal(t, b.URL())
+	c := coreDial(t, coreConfig(t, b.URL()))
+	const n = 40
+	ws := make([]*coreWatched, n)
+	for i := range ws {
+		ws[i] = coreWatch(t, c, fmt.Sprintf("key-%d", i), nil)
+	}
+	coreEventually(t, "all registered", func() bool {
+		for i := range n {
+			if len(srv.Engine().Watchers(fmt.Appendf(nil, "key-%d", i))) != 1 {
+				return false
+			}
+		}
+		return true
+	})
+	b.Stop()
+	coreEventually(t, "client notices", func() bool { return !c.Stats().Connected })
+	b.Restart()
+	for i, w := range ws {
+		for {
+			ev := w.next(t)
+			if ev.Kind == runtime.EventResync {
+				if ev.Found {
+					t.Errorf("key-%d: Resync found a value that was never set", i)
+				}
+				break
+			}
+		}
+	}
+	for i := range n {
+		if got := srv.Engine().Watchers(fmt.Appendf(nil, "key-%d", i)); len(got) != 1 {
+			t.Errorf("key-%d: registrations after reconnect %v", i, got)
+		}
+	}
+}
