@@ -28,6 +28,10 @@ require (
 	github.com/relvacode/iso8601 v1.7.0 // indirect
 	github.com/rs/xid v1.4.0 // indirect
 	github.com/sosodev/duration v1.4.0 // indirect
+	github.com/vmihailenco/msgpack/v5 v5.4.1 // indirect
+	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
+	go.etcd.io/bbolt v1.4.3 // indirect
+	go.yaml.in/yaml/v3 v3.0.6 // indirect
 	golang.org/x/crypto v0.45.0 // indirect
 	golang.org/x/sys v0.42.0 // indirect
 )
