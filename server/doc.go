@@ -26,8 +26,8 @@
 // (127.0.0.1:1883 by default) and the state store is a hook inside it. It
 // sees every request with the requester's real client id, answers before
 // the request's PUBACK, knows when clients disconnect, and can deliver
-// into a client's session. It allows any client (no authentication); it
-// accepts what the official Go SDK needs: Clean Start false on the first
+// into a client's session. Unless Options.Security says otherwise (see
+// Security below) it lets any client in; it accepts what the official Go SDK needs: Clean Start false on the first
 // connection, Session Expiry 0xFFFFFFFF, Receive Maximum 65535, sessions
 // that survive a dropped connection, No Local subscriptions.
 //
@@ -120,6 +120,108 @@
 //
 // The embedded broker's per-client outbound queue (16384) and in-flight
 // table (65535) are sized for notification bursts; anything mochi still
-// drops is logged and counted (Server.Dropped). "not authorized" is
-// never answered: there are no authorization rules.
+// drops is logged and counted (Server.Dropped).
+//
+// # Limits
+//
+// Options.MaxKeys and MaxBytes are the store's quotas; Options.Limits adds
+// per-request and per-client bounds (`ssgen serve` flag in brackets):
+//
+//   - MaxKeyBytes [--max-key-bytes]: the longest key SET, GET, DEL, VDEL
+//     and KEYNOTIFY may name;
+//   - MaxValueBytes [--max-value-bytes]: the longest SET value (VDEL's
+//     value is only compared, never stored, and is not limited);
+//   - MaxWatchesPerClient [--max-watches]: KEYNOTIFY registrations per
+//     client; renewing a registration it holds and STOP always pass;
+//   - MaxPacketBytes [--max-packet-bytes], embedded only, 64 MiB by
+//     default (the real broker's default memory profile): mochi's Maximum
+//     Packet Size, also announced in CONNACK;
+//   - MaxInflight [--max-inflight], embedded only, 1024 by default: the
+//     Receive Maximum announced in CONNACK.
+//
+// The first three, like the quotas, are enforced by the engine and
+// answered "-ERR the quota has been exceeded" (__stat 200, no __ts,
+// nothing changed, no registration made). The wire contract has no other
+// error meaning "too much", and the official SDKs turn that text into
+// their quota error, so a client sees one kind of refusal for every size
+// bound; the choice is the closest exact text rather than a new message
+// that every SDK would pass through as an unknown error. A key too long
+// is refused by every command, even GET, so that the rule does not depend
+// on whether such a key could exist.
+//
+// A packet larger than MaxPacketBytes cannot be answered: mochi reads the
+// fixed header, sees the remaining length, and disconnects the client
+// with reason 0x95 (packet too large) before reading or allocating the
+// body. Below that bound, memory per request is bounded by the packet:
+// the RESP3 parser never sizes anything from a declared array or string
+// length (a lying length is a syntax error once the payload runs out),
+// the arguments alias the payload, and the engine copies a key and value
+// only when it stores them.
+//
+// MaxInflight, thought through: the embedded broker reads a client's
+// packets one at a time in that client's goroutine and answers each
+// request before its PUBACK, so at most one request per client is ever
+// being processed; counting requests "being processed" would always give
+// 0 or 1. What can pile up is what the client sent and the broker has not
+// acknowledged yet: the Receive Maximum bounds that for clients that obey
+// it (paho and the official SDKs wait for a send-quota slot). A client
+// that ignores it is neither refused nor disconnected — mochi's own check
+// never fires, because each PUBACK restores the quota before the next
+// packet is read — and its surplus requests wait in the TCP socket, not in
+// the server's memory, and are answered in order. So the limit bounds a
+// client's pipelining depth and therefore its share of the service; it
+// never produces an -ERR. Not bounded by it: responses queued for a
+// client that does not read them (mochi's outbound queue, 16384 packets,
+// then dropped and counted) and notifications (unbounded per-watcher
+// queues, see above). In external mode the other broker's Receive Maximum
+// applies; MaxPacketBytes and MaxInflight there are invalid options.
+//
+// # Security
+//
+// Options.Security applies to the embedded broker only (ErrInvalidOptions
+// in external mode, where the other broker authenticates). Its zero value
+// lets every client do everything, as before.
+//
+// TLS: Security.TLS makes the listener TLS only (LoadTLS builds it from
+// PEM files; `ssgen serve --tls-cert --tls-key`) and URL becomes
+// mqtts://. With ClientAuth = RequireAndVerifyClientCert and ClientCAs
+// (`--tls-client-ca`), the handshake refuses a client without a
+// certificate signed by that CA.
+//
+// Authentication, in order: a client that sends a user name while
+// Security.Passwords is set must match it (bcrypt; see ParsePasswords;
+// `--password-file`), certificate or not; a verified client certificate
+// suffices; a client with neither gets in only when no authentication is
+// configured or AllowAnonymous (`--allow-anonymous`) is set. A refusal is
+// CONNACK 0x86 (bad user name or password) whatever the reason.
+//
+// Authorization: Security.Authorization (ParsePolicy; `--authz-file`) is a
+// YAML allow-list in the shape of the real broker's state store rules:
+// principals (client id, user name, certificate name; exact or glob) and
+// resources (keys as pattern, string, base64 binary or hex; Read, Write or
+// ReadWrite). GET and KEYNOTIFY (STOP included) need Read on the key;
+// SET, DEL and VDEL need Write. SCAN needs Read on the pattern "*": its
+// answer can name any key, and filtering pages would make continuation
+// tokens skip unreadable keys silently. A refusal is "-ERR not authorized"
+// with __stat 200 and no __ts, and changes nothing; it is decided after
+// the envelope rules and the RESP3 parse, before the engine, except that
+// an unknown verb, a missing key or an empty key get the engine's own
+// error first (there is no key to judge). A user name counts only when the
+// password file verified it; certificate names are the verified
+// certificate's common name and its DNS, e-mail and URI alternative names.
+// A client id is chosen by the client, so rules on client ids are only as
+// strong as the authentication in front of them.
+//
+// Topics (always enforced, with or without authentication): under
+// "clients/" a client may subscribe only below its own level — its id or
+// the hex of it (either case) — and, in the notification space
+// clients/statestore/v1/FA9AE35F-2F64-47CD-9BFF-08E2B32A0FE8, only below
+// its own hex id (or plain id). A filter that could match another
+// client's topics there ("#", "clients/#", "clients/+/…", "+/other/…",
+// the notification prefix with a wildcard or another id) is refused with
+// SUBACK 0x87; mochi runs the same check on each delivery. Filters outside
+// "clients/" are not restricted, so a debugging "#" is refused but
+// "statestore/#" is not. No client may publish into the notification space
+// (PUBACK 0x87), so notifications cannot be forged; a forbidden Response
+// Topic still disconnects the client.
 package server
