@@ -38,7 +38,9 @@ func newRawSession(t *testing.T, e *env, id string) *rawSession {
 	return r
 }
 
-func (r *rawSession) write(p interface{ WriteTo(io.Writer) (int64, error) }) {
+func (r *rawSession) write(p interface {
+	WriteTo(io.Writer) (int64, error)
+}) {
 	r.t.Helper()
 	if _, err := p.WriteTo(r.conn); err != nil {
 		r.t.Fatalf("write: %v", err)
