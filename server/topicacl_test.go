@@ -37,3 +37,34 @@ func TestSubscribeAllowedOnlyUnderTheClientsOwnLevels(t *testing.T) {
 		}
 	}
 }
+
+func TestSubscribeAllowedSpellsOutTheNotificationPrefix(t *testing.T) {
+	for _, tc := range []struct {
+		filter string
+		want   bool
+	}{
+		{"clients/statestore", true},
+		{"clients/statestore/v1", true},
+		{"clients/statestore/v1/FA9AE35F-2F64-47CD-9BFF-08E2B32A0FE8", true},
+		{"clients/statestore/v2/x", false},
+		{"clients/statestore/+/FA9AE35F-2F64-47CD-9BFF-08E2B32A0FE8/6331/#", false},
+		{"clients/statestore/v1/FA9AE35F-2F64-47CD-9BFF-08E2B32A0FE8/+", false},
+		{"clients/statestore/v1/FA9AE35F-2F64-47CD-9BFF-08E2B32A0FE8/6331", true},
+		{"clients/statestore/v1/FA9AE35F-2F64-47CD-9BFF-08E2B32A0FE8/63", false},
+	} {
+		if got := subscribeAllowed("c1", tc.filter); got != tc.want {
+			t.Errorf("subscribeAllowed(c1, %q) = %v, want %v", tc.filter, got, tc.want)
+		}
+	}
+}
+
+func TestSubscribeCheckAllocatesNothing(t *testing.T) {
+	topic := "clients/c1/statestore/v1/FA9AE35F-2F64-47CD-9BFF-08E2B32A0FE8/command/invoke/response"
+	notify := NotifyTopic("c1", []byte("key"))
+	if n := testing.AllocsPerRun(100, func() {
+		subscribeAllowed("c1", topic)
+		subscribeAllowed("c1", notify)
+	}); n != 0 {
+		t.Fatalf("%v allocations per check", n)
+	}
+}
