@@ -150,9 +150,9 @@
 // on whether such a key could exist.
 //
 // A packet larger than MaxPacketBytes cannot be answered: mochi reads the
-// fixed header, sees the remaining length, and disconnects the client
-// with reason 0x95 (packet too large) before reading or allocating the
-// body. Below that bound, memory per request is bounded by the packet:
+// fixed header, sees the remaining length, and closes the connection
+// before reading or allocating the body (without a DISCONNECT 0x95: mochi
+// just closes; the disconnect is logged with "packet too large"). Below that bound, memory per request is bounded by the packet:
 // the RESP3 parser never sizes anything from a declared array or string
 // length (a lying length is a syntax error once the payload runs out),
 // the arguments alias the payload, and the engine copies a key and value

@@ -34,8 +34,8 @@ type Limits struct {
 	// MaxPacketBytes (embedded only) is the largest MQTT packet the broker
 	// reads, DefaultMaxPacketBytes when 0; it is advertised in CONNACK as
 	// Maximum Packet Size. A larger packet is never read into memory: the
-	// broker disconnects the client with reason 0x95 (packet too large),
-	// so no -ERR can be sent for it.
+	// broker closes the connection after its fixed header (mochi sends no
+	// DISCONNECT 0x95), so no -ERR can be sent for it.
 	MaxPacketBytes int
 	// MaxInflight (embedded only) is the Receive Maximum advertised in
 	// CONNACK: how many QoS 1 requests a client may have sent and not yet
