@@ -16,6 +16,9 @@ type guard struct {
 	mqtt.HookBase
 	sec Security
 	log *slog.Logger
+	// session finds the client (connected or with a kept session) that
+	// holds an id: the broker's client table.
+	session func(id string) (*mqtt.Client, bool)
 }
 
 func (*guard) ID() string { return "ssgen-guard" }
@@ -27,9 +30,39 @@ func (*guard) Provides(b byte) bool {
 // OnConnectAuthenticate lets a client in, in this order: a client that
 // sends a user name while a password file is configured must match it
 // (even with a certificate); a verified client certificate suffices; with
-// neither, only when anonymous clients are allowed. A refusal is CONNACK
-// 0x86 (bad user name or password), mochi's code for every refusal.
+// neither, only when anonymous clients are allowed. Then the client id
+// must be free for this identity (mayTakeOver). A refusal is CONNACK 0x86
+// (bad user name or password), mochi's code for every refusal.
 func (g *guard) OnConnectAuthenticate(cl *mqtt.Client, pk packets.Packet) bool {
+	return g.authenticate(cl, pk) && g.mayTakeOver(cl)
+}
+
+// mayTakeOver refuses a connection that would take over the session of a
+// client id held by another identity: that session's subscriptions,
+// pending messages and KEYNOTIFY registrations are its owner's, and the
+// topic rules trust the client id. Without authentication every identity
+// is the same (empty), so any client may take over any id, as in MQTT.
+// The service's own id is never available.
+func (g *guard) mayTakeOver(cl *mqtt.Client) bool {
+	if cl.ID == serviceClientID {
+		g.log.Warn("connection refused: reserved client id", "client", cl.ID, "remote", cl.Net.Remote)
+		return false
+	}
+	if g.session == nil {
+		return true
+	}
+	old, ok := g.session(cl.ID)
+	if !ok || old == cl {
+		return true
+	}
+	if a, b := g.identityOf(old), g.identityOf(cl); !a.same(&b) {
+		g.log.Warn("connection refused: client id held by another identity", "client", cl.ID, "remote", cl.Net.Remote)
+		return false
+	}
+	return true
+}
+
+func (g *guard) authenticate(cl *mqtt.Client, pk packets.Packet) bool {
 	if g.sec.Passwords != nil && pk.Connect.UsernameFlag {
 		user := string(pk.Connect.Username)
 		if g.sec.Passwords.check(user, pk.Connect.Password) {

@@ -142,6 +142,20 @@ type identity struct {
 	certNames []string // empty unless the certificate was verified
 }
 
+// same reports whether two identities are the same principal: equal
+// verified user names and equal certificate names.
+func (id *identity) same(o *identity) bool {
+	if id.username != o.username || len(id.certNames) != len(o.certNames) {
+		return false
+	}
+	for i := range id.certNames {
+		if id.certNames[i] != o.certNames[i] {
+			return false
+		}
+	}
+	return true
+}
+
 func (r *rule) names(id *identity) bool {
 	if anyGlob(r.clientIDs, id.clientID) {
 		return true

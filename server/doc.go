@@ -192,8 +192,15 @@
 // Security.Passwords is set must match it (bcrypt; see ParsePasswords;
 // `--password-file`), certificate or not; a verified client certificate
 // suffices; a client with neither gets in only when no authentication is
-// configured or AllowAnonymous (`--allow-anonymous`) is set. A refusal is
-// CONNACK 0x86 (bad user name or password) whatever the reason.
+// configured or AllowAnonymous (`--allow-anonymous`) is set. Then the
+// client id must be free for that identity: a connection that would take
+// over the session of an id held (connected or with a kept session) by a
+// different verified user name or certificate is refused, since that
+// session's subscriptions and registrations are its owner's; the same
+// identity may take its id over (a reconnect). Without authentication all
+// clients share the empty identity and any takeover is allowed, as in
+// MQTT. The service's own client id, "$statestore", is never available. A
+// refusal is CONNACK 0x86 (bad user name or password) whatever the reason.
 //
 // Authorization: Security.Authorization (ParsePolicy; `--authz-file`) is a
 // YAML allow-list in the shape of the real broker's state store rules:

@@ -52,7 +52,7 @@ func newEmbedded(s *Server) *embedded {
 		// $SYS topics are of no use to a state store; publish them rarely.
 		SysTopicResendInterval: 3600,
 	})
-	e := &embedded{s: s, broker: broker, guard: &guard{sec: s.opts.Security, log: s.log}}
+	e := &embedded{s: s, broker: broker, guard: &guard{sec: s.opts.Security, log: s.log, session: broker.Clients.Get}}
 	e.service = broker.NewClient(nil, mqtt.LocalListener, serviceClientID, true)
 	return e
 }

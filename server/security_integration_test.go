@@ -287,3 +287,22 @@ func TestSubscribingToAnotherClientsTopicsIsRefused(t *testing.T) {
 		t.Fatalf("forged notification accepted: %+v", res)
 	}
 }
+
+func TestAClientIDCannotBeTakenOverByAnotherIdentity(t *testing.T) {
+	e := newEnv(t, "", []func(*server.Options){withSecurity(server.Security{Passwords: passwords(t, "alice", "a", "bob", "b")})})
+	alice := mustConnect(t, e, "shared-id", nil, "alice", "a")
+	alice.subscribeNotify()
+	checkResponse(t, alice.do("KEYNOTIFY", "k"), "+OK\r\n", true)
+	if _, ack, err := connectAs(t, e, "shared-id", nil, "bob", "b"); err == nil || connackCode(ack) != 0x86 {
+		t.Fatalf("bob took over alice's client id: %v", err)
+	}
+	checkResponse(t, alice.do("GET", "k"), "$-1\r\n", false) // alice still connected
+	if w := e.srv.Engine().Watchers([]byte("k")); len(w) != 1 {
+		t.Fatalf("watchers %v", w)
+	}
+	// The same identity may take its id over (a reconnect).
+	mustConnect(t, e, "shared-id", nil, "alice", "a")
+	if _, ack, err := connectAs(t, e, "$statestore", nil, "alice", "a"); err == nil || connackCode(ack) != 0x86 {
+		t.Fatalf("a client took the service's id: %v", err)
+	}
+}
