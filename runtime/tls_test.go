@@ -121,6 +121,11 @@ func coreTLSProxy(t *testing.T, p *corePKI, backend string) (port int) {
 			if err != nil {
 				return
 			}
+			// Only a client that passed the handshake reaches the broker.
+			if err := front.(*tls.Conn).Handshake(); err != nil {
+				front.Close()
+				continue
+			}
 			back, err := net.Dial("tcp", backend)
 			if err != nil {
 				front.Close()
