@@ -26,7 +26,8 @@ type Proxy struct {
 	mu     sync.Mutex
 	links  map[*link]struct{}
 	delay  time.Duration
-	hole   bool
+	hole   bool // swallow both directions
+	mute   bool // swallow target-to-client bytes only
 	refuse bool
 	closed bool
 
@@ -119,12 +120,22 @@ func (p *Proxy) Blackhole() {
 	p.mu.Unlock()
 }
 
-// Restore ends Blackhole. Connections that lost bytes are cut, since their
+// SwallowReplies swallows the bytes the target sends, in the live
+// connections and new ones, while the client's bytes still get through:
+// requests arrive and are acted on, their answers and acknowledgements are
+// lost. Restore ends it.
+func (p *Proxy) SwallowReplies() {
+	p.mu.Lock()
+	p.mute = true
+	p.mu.Unlock()
+}
+
+// Restore ends Blackhole and SwallowReplies. Connections that lost bytes are cut, since their
 // streams can no longer be parsed; the client's reconnect then gets
 // through.
 func (p *Proxy) Restore() {
 	p.mu.Lock()
-	p.hole = false
+	p.hole, p.mute = false, false
 	var bad []*link
 	for l := range p.links {
 		if l.holed.Load() {
@@ -220,8 +231,8 @@ func (p *Proxy) open(c net.Conn) {
 	p.links[l] = struct{}{}
 	p.mu.Unlock()
 	p.wg.Add(2)
-	go p.pump(l, c, s)
-	go p.pump(l, s, c)
+	go p.pump(l, c, s, false)
+	go p.pump(l, s, c, true)
 }
 
 func setNoDelay(c net.Conn) {
@@ -232,7 +243,7 @@ func setNoDelay(c net.Conn) {
 
 // pump copies src to dst chunk by chunk, applying the faults in force when
 // each chunk arrives. Either side failing ends the whole link.
-func (p *Proxy) pump(l *link, src, dst net.Conn) {
+func (p *Proxy) pump(l *link, src, dst net.Conn, fromTarget bool) {
 	defer p.wg.Done()
 	defer func() {
 		p.mu.Lock()
@@ -245,7 +256,7 @@ func (p *Proxy) pump(l *link, src, dst net.Conn) {
 		n, err := src.Read(buf)
 		if n > 0 {
 			p.mu.Lock()
-			hole, delay := p.hole, p.delay
+			hole, delay := p.hole || (fromTarget && p.mute), p.delay
 			p.mu.Unlock()
 			switch {
 			case hole:

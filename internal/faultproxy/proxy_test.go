@@ -135,3 +135,36 @@ func TestDelayKeepsOrder(t *testing.T) {
 		}
 	}
 }
+
+func TestSwallowRepliesLetsRequestsThrough(t *testing.T) {
+	got := make(chan string, 1)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		c, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c.Close()
+		line, _ := bufio.NewReader(c).ReadString('\n')
+		got <- line
+		_, _ = io.WriteString(c, "reply\n")
+	}()
+	p := faultproxy.Start(t, ln.Addr().String())
+	p.SwallowReplies()
+	c := dial(t, p)
+	if _, err := roundTrip(c, "request", 300*time.Millisecond); err == nil {
+		t.Fatal("a reply got through")
+	}
+	select {
+	case line := <-got:
+		if line != "request\n" {
+			t.Fatalf("target got %q", line)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("the request did not reach the target")
+	}
+}
