@@ -1,0 +1,51 @@
+package faults
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/ssgen/ssgen/internal/faultproxy"
+	"github.com/ssgen/ssgen/runtime"
+	"github.com/ssgen/ssgen/server/servertest"
+)
+
+// A SET whose caller was told the connection was lost must not be applied
+// again later, after another client's acknowledged SET of the same key.
+func TestFailedRequestIsNotReappliedAfterTheReconnect(t *testing.T) {
+	t.Skip("BUG: runtime: a request failed with ErrConnectionLost stays in the paho session and is resent (DUP) after the reconnect; " +
+		"the service applies it a second time, after writes other clients made and got acknowledged meanwhile, so their acknowledged value is lost. " +
+		"Reproduce: A's SET k=stale reaches the service but its answer is lost (faultproxy.SwallowReplies), B SETs k=newer (acknowledged), the link is cut; " +
+		"A gets ErrConnectionLost, reconnects, and k becomes \"stale\" again. " +
+		"Fix: drop a request from the session once its caller has been answered, or keep the caller waiting (until its timeout) for the answer to the resent request instead of failing it")
+	srv := servertest.New(t)
+	p := faultproxy.Start(t, srv.Addr())
+	cfg := config(t, p.Addr(), "redeliver-a")
+	cfg.Timeout = 30 * time.Second
+	a := dial(t, cfg)
+	b := dial(t, config(t, srv.Addr(), "redeliver-b"))
+	ctx := context.Background()
+	p.SwallowReplies()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := a.Set(ctx, []byte("k"), []byte("stale"), runtime.SetOptions{})
+		errc <- err
+	}()
+	waitFor(t, "A's SET to reach the service", func() bool {
+		e, _ := srv.Engine().Lookup([]byte("k"))
+		return string(e.Value) == "stale"
+	})
+	if _, err := b.Set(ctx, []byte("k"), []byte("newer"), runtime.SetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	p.Restore()
+	if err := <-errc; err != nil && !errors.Is(err, runtime.ErrConnectionLost) {
+		t.Fatalf("A's SET: %v", err)
+	}
+	settle(t, []*runtime.Client{a})
+	time.Sleep(300 * time.Millisecond) // room for a redelivery to land
+	if e, _ := srv.Engine().Lookup([]byte("k")); string(e.Value) != "newer" {
+		t.Fatalf("k = %q: B's acknowledged SET was overwritten by A's SET re-applied after the reconnect", e.Value)
+	}
+}
