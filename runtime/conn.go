@@ -25,6 +25,7 @@ type conn struct {
 	ctx     context.Context
 	cancel  context.CancelCauseFunc
 	recvMax int
+	maxPkt  int // the broker's Maximum Packet Size, 0 when unlimited
 	up      time.Time
 }
 
@@ -102,6 +103,9 @@ func (c *Client) connect(ctx context.Context, first bool) (*conn, error) {
 	cn.recvMax = 65535
 	if connack.Properties != nil && connack.Properties.ReceiveMaximum != nil {
 		cn.recvMax = int(*connack.Properties.ReceiveMaximum)
+	}
+	if connack.Properties != nil && connack.Properties.MaximumPacketSize != nil {
+		cn.maxPkt = int(*connack.Properties.MaximumPacketSize)
 	}
 	if !first && !connack.SessionPresent {
 		c.st.sessionsLost.Add(1)
@@ -268,7 +272,23 @@ func (s connSession) ConnectionLost(dp *packets.Disconnect) error {
 		}
 		s.cancel(&BrokerError{Packet: "DISCONNECT", ReasonCode: dp.ReasonCode, Reason: reason})
 	}
-	return s.State.ConnectionLost(dp)
+	// Forget our side of the session: every request in flight on this
+	// connection has just been failed with ErrConnectionLost, and paho
+	// would otherwise resend it after the reconnect, so that the service
+	// applies it later, behind writes that others made and got
+	// acknowledged meanwhile (or, for a request the broker refuses as too
+	// large, drop the connection at every reconnect). A Session Expiry of 0
+	// in what the state sees makes it clear its stores; the broker's
+	// session (subscriptions, queued messages) stays, and the next CONNACK
+	// restores the interval. Messages the broker redelivers are taken as
+	// new: a late response is dropped, a notification is reconciled by the
+	// watchers' Resync.
+	zero := uint32(0)
+	forget := &packets.Disconnect{Properties: &packets.Properties{SessionExpiryInterval: &zero}}
+	if dp != nil {
+		forget.ReasonCode = dp.ReasonCode
+	}
+	return s.State.ConnectionLost(forget)
 }
 
 // Close is not passed on: paho closes a session only when it created it,

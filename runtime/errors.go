@@ -152,6 +152,28 @@ func (e *BrokerError) Is(target error) bool {
 	return target == ErrNotAuthorized && (e.ReasonCode == 0x87 || e.ReasonCode == 0x86)
 }
 
+// ErrTooLarge is matched by a *PacketTooLargeError.
+var ErrTooLarge = errors.New("statestore: request larger than the broker accepts")
+
+// PacketTooLargeError: the request's PUBLISH would exceed the Maximum
+// Packet Size the broker announced in its CONNACK, so it was not sent (a
+// broker drops the connection of a client that sends one). It matches
+// ErrTooLarge and ErrInvalidArgument.
+type PacketTooLargeError struct {
+	Op   string
+	Size int // bytes the PUBLISH would take
+	Max  int // the broker's limit
+}
+
+func (e *PacketTooLargeError) Error() string {
+	return fmt.Sprintf("statestore: %s: request of %d bytes exceeds the broker's maximum packet size of %d", e.Op, e.Size, e.Max)
+}
+
+// Is matches ErrTooLarge and ErrInvalidArgument.
+func (e *PacketTooLargeError) Is(target error) bool {
+	return target == ErrTooLarge || target == ErrInvalidArgument
+}
+
 // ProtocolError describes a response that broke the wire contract.
 type ProtocolError struct {
 	Op     string

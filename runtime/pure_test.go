@@ -1,11 +1,14 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/ssgen/ssgen/runtime/hlc"
 )
 
 func TestBackoffGrowsWithTheStreakAndStaysCapped(t *testing.T) {
@@ -173,5 +176,22 @@ func TestTopics(t *testing.T) {
 	}
 	if nodeID("a:b") == "a:b" || nodeID("ab") != "ab" {
 		t.Error("nodeID must hex-encode ids holding ':' only")
+	}
+}
+
+func TestPublishSizeIsTheEncodedSize(t *testing.T) {
+	c := &Client{cfg: Config{ClientID: "size-client"}, respTopic: ResponseTopic("size-client")}
+	for _, n := range []int{0, 1, 100, 127, 128, 16000, 16384, 70000, 2100000} {
+		for _, o := range []reqOpts{{}, {fencing: hlc.HLC{Wall: 1, Node: "n"}, persist: true}} {
+			pub := c.envelope(make([]byte, n), make([]byte, 16), hlc.HLC{Wall: 12345, Node: "size-client"}, o, time.Now().Add(time.Second))
+			pub.PacketID = 1
+			var buf bytes.Buffer
+			if _, err := pub.Packet().WriteTo(&buf); err != nil {
+				t.Fatal(err)
+			}
+			if got := publishSize(pub); got != buf.Len() {
+				t.Errorf("payload %d, opts %+v: publishSize = %d, encoded %d", n, o, got, buf.Len())
+			}
+		}
 	}
 }

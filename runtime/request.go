@@ -93,6 +93,11 @@ func (c *Client) roundTrip(parent context.Context, op string, args [][]byte, o r
 				return response{}, nil, c.waitError(parent, op, err, false)
 			}
 		}
+		if cn.maxPkt > 0 {
+			if n := publishSize(c.envelope(payload, id[:], ts, o, deadline)); n > cn.maxPkt {
+				return response{}, cn, &PacketTooLargeError{Op: op, Size: n, Max: cn.maxPkt}
+			}
+		}
 		var pr *paho.PublishResponse
 		pr, err = c.publish(ctx, cn, payload, id[:], ts, o, deadline)
 		if err == nil {
@@ -187,6 +192,46 @@ func (c *Client) publish(ctx context.Context, cn *conn, payload, corr []byte, ts
 }
 
 const pubackNoSubscribers = 0x10
+
+// publishSize is the encoded size of an MQTT 5 QoS 1 PUBLISH with the
+// properties envelope sets.
+func publishSize(p *paho.Publish) int {
+	props := 0
+	if pp := p.Properties; pp != nil {
+		if pp.PayloadFormat != nil {
+			props += 2
+		}
+		if pp.MessageExpiry != nil {
+			props += 5
+		}
+		if pp.ContentType != "" {
+			props += 3 + len(pp.ContentType)
+		}
+		if pp.ResponseTopic != "" {
+			props += 3 + len(pp.ResponseTopic)
+		}
+		if pp.CorrelationData != nil {
+			props += 3 + len(pp.CorrelationData)
+		}
+		for _, u := range pp.User {
+			props += 5 + len(u.Key) + len(u.Value)
+		}
+	}
+	rest := 2 + len(p.Topic) + 2 + vbiLen(props) + props + len(p.Payload)
+	return 1 + vbiLen(rest) + rest
+}
+
+func vbiLen(n int) int {
+	switch {
+	case n < 128:
+		return 1
+	case n < 16384:
+		return 2
+	case n < 2097152:
+		return 3
+	}
+	return 4
+}
 
 // waitError turns the end of a wait into the error the caller sees: the
 // caller's own cancellation as is, any deadline as a *TimeoutError.
