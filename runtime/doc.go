@@ -46,10 +46,14 @@
 //   - *RPCError: the response envelope's status was not 200.
 //   - ErrConnectionLost: the connection dropped while the request was in
 //     flight. The call fails at once rather than at its timeout; whether
-//     the service applied the request is unknown.
+//     the service applied the request is unknown, but it is never sent
+//     again later (the client forgets its side of the MQTT session when a
+//     connection drops, so nothing is replayed behind newer writes).
 //   - ErrTimeout (a *TimeoutError, which also matches
 //     context.DeadlineExceeded); a cancelled context gives context.Canceled.
-//   - ErrInvalidArgument: refused before sending (empty key, negative TTL).
+//   - ErrInvalidArgument: refused before sending (empty key, negative TTL,
+//     or a *PacketTooLargeError: larger than the broker's Maximum Packet
+//     Size, which would make the broker drop the connection).
 //   - ErrClosed: the Client was closed.
 //
 // A request the broker acknowledged with "no matching subscribers" (PUBACK
