@@ -115,7 +115,14 @@ func (c *Client) connect(ctx context.Context, first bool) (*conn, error) {
 	// subscribes whatever the broker says, since an old session under this
 	// id may hold other options.
 	if first || !connack.SessionPresent {
-		if err := c.subscribe(ctx, pc); err != nil {
+		// A connection lost meanwhile must not leave the SUBACK wait to the
+		// connect timeout: nothing answers it any more.
+		sctx, scancel := context.WithCancel(ctx)
+		stop := context.AfterFunc(cctx, scancel)
+		err := c.subscribe(sctx, pc)
+		stop()
+		scancel()
+		if err != nil {
 			_ = pc.Disconnect(&paho.Disconnect{ReasonCode: 0})
 			ccancel(err)
 			return nil, err
