@@ -83,10 +83,12 @@ func (r *Report) WriteJSON(w io.Writer) error {
 // WriteText writes r as a table for people.
 func (r *Report) WriteText(w io.Writer) error {
 	var b strings.Builder
-	fmt.Fprintf(&b, "target %s (%s), %d client(s) × %d in flight, value %d B, %d keys",
-		r.Target, r.URL, r.Clients, r.InFlight, r.ValueSize, r.Keys)
-	if r.Mode == "requests" {
-		fmt.Fprintf(&b, ", mix %s", r.Mix)
+	if wr := r.Watch; wr != nil {
+		fmt.Fprintf(&b, "target %s (%s), watch mode: %d watcher(s) of one key over %d client(s), value %d B",
+			r.Target, r.URL, wr.Watchers, wr.WatchClients, r.ValueSize)
+	} else {
+		fmt.Fprintf(&b, "target %s (%s), %d client(s) × %d in flight, value %d B, %d keys, mix %s",
+			r.Target, r.URL, r.Clients, r.InFlight, r.ValueSize, r.Keys, r.Mix)
 	}
 	fmt.Fprintf(&b, "\nmachine %d CPU, GOMAXPROCS %d, load average %s, %s\n",
 		r.Machine.NumCPU, r.Machine.GOMAXPROCS, orDash(r.Machine.LoadAvg), r.Machine.GoVersion)
