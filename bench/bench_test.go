@@ -146,3 +146,13 @@ func TestInvalidConfigIsRefused(t *testing.T) {
 		}
 	}
 }
+
+func TestDurationBoundEndsTheRun(t *testing.T) {
+	rep, err := bench.Run(runCtx(t), bench.Config{Duration: 50 * time.Millisecond, Clients: 2, InFlight: 2, Segments: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rep.Ops == 0 || rep.Errors != 0 || rep.Requests != 0 || rep.All.Count != rep.Ops {
+		t.Errorf("ops %d errors %d count bound %d samples %d", rep.Ops, rep.Errors, rep.Requests, rep.All.Count)
+	}
+}
