@@ -151,7 +151,7 @@ func (k *Key[T]) fence(wc writeConfig) (hlc.HLC, *Lease, time.Time, error) {
 
 // fenced runs one write with the token fence chose, and turns what the
 // write says about the lease into the lease's state: a write cut short by
-// the lease's deadline means the lease expired, and a token the service
+// the lease's deadline may mean the lease expired, and a token the service
 // calls stale means someone newer holds the lock.
 func fenced[R any](ctx context.Context, k fenceSource, wc writeConfig, send func(context.Context, hlc.HLC) (R, error)) (R, error) {
 	var zero R
@@ -174,9 +174,10 @@ func fenced[R any](ctx context.Context, k fenceSource, wc writeConfig, send func
 	case errors.Is(err, ErrFencingTokenLowerVersion):
 		le.markLost(ErrFencingTokenLowerVersion)
 	case wctx.Err() != nil && ctx.Err() == nil:
-		le.markLost(ErrLeaseExpired)
-		if lerr := le.Err(); lerr != nil {
-			return zero, lerr
+		// Cut short at the deadline read before sending; a renewal may
+		// have moved it since, and valid judges by the current one.
+		if _, _, verr := le.valid(); verr != nil {
+			return zero, verr
 		}
 	}
 	return r, err

@@ -23,8 +23,9 @@ type typedBackend struct {
 
 // typedEnv is a running backend and what a test needs to reach it.
 type typedEnv struct {
-	url string
-	srv *server.Server
+	url      string
+	srv      *server.Server
+	embedded bool
 }
 
 var typedBackends = []typedBackend{
@@ -34,7 +35,7 @@ var typedBackends = []typedBackend{
 		}
 		srv := servertest.New(t, opts...)
 		typedProbe(t, srv.URL())
-		return &typedEnv{url: srv.URL(), srv: srv}
+		return &typedEnv{url: srv.URL(), srv: srv, embedded: true}
 	}},
 	{"mosquitto", func(t *testing.T, opts ...servertest.Option) *typedEnv {
 		url := brokertest.Mosquitto(t)
