@@ -158,6 +158,10 @@ func (x *external) connect(ctx context.Context) (*paho.Client, error) {
 		}
 		return nil, err
 	}
+	// Requests can arrive as soon as the broker has the subscription, even
+	// before SUBACK is read here: answers must already have a connection
+	// to go out on.
+	x.cur.Store(c)
 	sub, err := c.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{
 		{Topic: RequestTopic, QoS: 1, NoLocal: true},
 	}})
@@ -165,6 +169,7 @@ func (x *external) connect(ctx context.Context) (*paho.Client, error) {
 		err = fmt.Errorf("SUBACK refused the request topic: %v", sub.Reasons)
 	}
 	if err != nil {
+		x.cur.Store(nil)
 		_ = c.Disconnect(&paho.Disconnect{})
 		return nil, err
 	}
