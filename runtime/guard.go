@@ -12,19 +12,9 @@ import (
 // It matches ErrInvalidArgument too.
 var ErrNotGuarded = fmt.Errorf("%w: key has no guard lock", ErrInvalidArgument)
 
-// CompareAndSet and Update cannot be atomic on the wire: the protocol
-// compares values only in SET NEX and VDEL, not in a conditional SET of a
-// new value. They are made safe by the key's guard lock instead (see
-// docs/design): take the guard's lease, read, compare, write with the
-// lease's fencing token, release. Other clients doing the same wait for the
-// lock. A former holder that was paused past its lease cannot clobber the
-// result, because once a key carries a fencing token the service refuses
-// every write with an older one (and every unfenced write), and a lease
-// refuses to fence anything once its TTL has passed without renewal.
-//
-// Within one process, guarded operations on one lock also take turns
-// locally, so goroutines sharing a Client (and so sharing a lease this
-// client already holds) do not interleave their reads and writes.
+// Guarded operations within one process also take turns locally, so that
+// goroutines sharing a Client (and so sharing a lease this client already
+// holds) do not interleave their reads and writes.
 
 // guardKey names one lock as seen by one Client.
 type guardKey struct {
@@ -163,8 +153,20 @@ func (k *Key[T]) guarded(ctx context.Context, op func(*Lease) error) (err error)
 // CompareAndSet replaces the value with new if it currently is old, compared
 // as encoded bytes (the codec is deterministic, so equal values compare
 // equal). swapped is false, with a nil error, when the key holds something
-// else or is absent. The key must have a guard lock; see the note above on
-// why that makes the operation safe.
+// else or is absent. The key must have a guard lock (else ErrNotGuarded).
+//
+// The state store has no atomic compare-and-set: it compares values only in
+// SET NEX and VDEL, never in a SET of a new value. CompareAndSet is made
+// safe by the guard lock instead: it takes the guard's lease (reusing one
+// this client holds, else acquiring one and releasing it afterwards), reads,
+// compares, and writes with the lease's fencing token. Other clients doing
+// the same wait for the lock. A former holder paused past its lease cannot
+// clobber the result: its lease refuses to fence anything once a TTL has
+// passed since its last renewal was sent, and once a key carries a fencing
+// token the service refuses every unfenced write and every write with an
+// older token. What fencing cannot stop is a write already sent by a holder
+// whose lease then expired, arriving between the next holder's read and
+// write; keep network delays well below the TTL.
 func (k *Key[T]) CompareAndSet(ctx context.Context, old, new T) (swapped bool, err error) {
 	oldB, err := k.codec.Encode(old)
 	if err != nil {
@@ -198,7 +200,7 @@ func (k *Key[T]) CompareAndSet(ctx context.Context, old, new T) (swapped bool, e
 // Update reads the value, passes it to fn (found is false, and cur the zero
 // value, when the key is absent) and writes what fn returns, all while
 // holding the guard lease, so that no concurrent Update in any client is
-// lost. An error from fn aborts the update and is returned as is; nothing
+// lost (see CompareAndSet for how the guard makes that safe). An error from fn aborts the update and is returned as is; nothing
 // is written. A stored value the codec cannot read aborts with its
 // *codec.DecodeError. The write gets the key's default TTL.
 func (k *Key[T]) Update(ctx context.Context, fn func(cur T, found bool) (T, error)) error {
