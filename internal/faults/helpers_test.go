@@ -90,7 +90,7 @@ func (r *restartable) start(listen string) *server.Server {
 	r.t.Helper()
 	var err error
 	// The port was just released; a client's reconnect can race the bind.
-	for attempt := 0; attempt < 50; attempt++ {
+	for attempt := 0; attempt < 250; attempt++ { // up to 5 s
 		var s *server.Server
 		s, err = server.New(server.Options{
 			Listen: listen,

@@ -25,7 +25,7 @@ func TestPartitionedLeaseHolderIsFencedOut(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 25*time.Second)
 	defer cancel()
 
-	const ttl = time.Second
+	const ttl = 2 * time.Second // renewals every 667 ms: room for a stalled -race run
 	lockA := runtime.NewLock(holder, []byte("leader"), ttl)
 	lockB := runtime.NewLock(standby, []byte("leader"), ttl)
 	keyA := runtime.NewKey(holder, []byte("guarded"), codec.String[string]{}, runtime.GuardedBy(lockA))
