@@ -14,11 +14,6 @@ import (
 // A SET whose caller was told the connection was lost must not be applied
 // again later, after another client's acknowledged SET of the same key.
 func TestFailedRequestIsNotReappliedAfterTheReconnect(t *testing.T) {
-	t.Skip("BUG: runtime: a request failed with ErrConnectionLost stays in the paho session and is resent (DUP) after the reconnect; " +
-		"the service applies it a second time, after writes other clients made and got acknowledged meanwhile, so their acknowledged value is lost. " +
-		"Reproduce: A's SET k=stale reaches the service but its answer is lost (faultproxy.SwallowReplies), B SETs k=newer (acknowledged), the link is cut; " +
-		"A gets ErrConnectionLost, reconnects, and k becomes \"stale\" again. " +
-		"Fix: drop a request from the session once its caller has been answered, or keep the caller waiting (until its timeout) for the answer to the resent request instead of failing it")
 	srv := servertest.New(t)
 	p := faultproxy.Start(t, srv.Addr())
 	cfg := config(t, p.Addr(), "redeliver-a")
