@@ -122,21 +122,36 @@ func (r *reader) value(depth int) (Value, error) {
 	}
 }
 
-// AppendSimple appends s as a simple string ("+OK\r\n" for "OK").
+// AppendSimple appends s as a simple string ("+OK\r\n" for "OK"). A
+// simple string is one line, so CR and LF in s are written as spaces.
 func AppendSimple(dst []byte, s string) []byte {
 	dst = append(dst, '+')
-	dst = append(dst, s...)
+	dst = appendLine(dst, s)
 	return append(dst, '\r', '\n')
 }
 
 // AppendOK appends "+OK\r\n".
 func AppendOK(dst []byte) []byte { return append(dst, "+OK\r\n"...) }
 
-// AppendError appends the state store's error form "-ERR msg\r\n".
+// AppendError appends the state store's error form "-ERR msg\r\n". CR
+// and LF in msg are written as spaces, so text that came from a request
+// cannot break the reply's framing.
 func AppendError(dst []byte, msg string) []byte {
 	dst = append(dst, "-ERR "...)
-	dst = append(dst, msg...)
+	dst = appendLine(dst, msg)
 	return append(dst, '\r', '\n')
+}
+
+// appendLine appends s with CR and LF replaced by spaces.
+func appendLine(dst []byte, s string) []byte {
+	start := len(dst)
+	dst = append(dst, s...)
+	for i := start; i < len(dst); i++ {
+		if dst[i] == '\r' || dst[i] == '\n' {
+			dst[i] = ' '
+		}
+	}
+	return dst
 }
 
 // AppendInteger appends n as an integer (":-1\r\n").

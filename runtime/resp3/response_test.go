@@ -1,6 +1,7 @@
 package resp3
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"reflect"
@@ -190,5 +191,25 @@ func TestHugeHeadersAllocateNothing(t *testing.T) {
 		if grew := after.TotalAlloc - before.TotalAlloc; grew > 4096 {
 			t.Fatalf("%q: decoding allocated %d bytes", p, grew)
 		}
+	}
+}
+
+// Simple strings and errors are one line: text with CR or LF (as from a
+// request's property) must not break the framing.
+func TestLineValuesNeverContainCRLF(t *testing.T) {
+	for _, payload := range [][]byte{
+		AppendError(nil, "unsupported protocol version 2\r\n+OK"),
+		AppendSimple(nil, "a\nb\rc"),
+	} {
+		v, err := ParseResponse(payload)
+		if err != nil {
+			t.Fatalf("%q: %v", payload, err)
+		}
+		if bytes.ContainsAny(v.Str, "\r\n") {
+			t.Fatalf("%q: line value %q holds CR or LF", payload, v.Str)
+		}
+	}
+	if got := string(AppendError(nil, "x\r\ny")); got != "-ERR x  y\r\n" {
+		t.Fatalf("AppendError = %q", got)
 	}
 }
