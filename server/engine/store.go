@@ -14,9 +14,11 @@ type entry struct {
 	version  hlc.HLC
 	fence    hlc.HLC // zero: the key is not fenced
 	deadline time.Time
-	hasTTL   bool
-	index    int  // position in the deadline heap, -1 when persistent
-	durable  bool // the key has a record in Config.Persist's store
+	index    int // position in the deadline heap, -1 when persistent
+	// The two bools sit together: apart, each took a padded word and put
+	// entry in the 160-byte size class instead of 144 (16 MB per million keys).
+	hasTTL  bool
+	durable bool // the key has a record in Config.Persist's store
 }
 
 func (ent *entry) size() int64 { return int64(len(ent.key) + len(ent.value)) }
