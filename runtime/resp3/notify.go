@@ -47,15 +47,13 @@ func ParseNotification(payload []byte) (Notification, error) {
 	if err != nil {
 		return Notification{}, err
 	}
-	bad := &SyntaxError{Offset: 0, Reason: "not a NOTIFY SET VALUE v or NOTIFY DELETE notification"}
-	if len(args) < 2 || !bytes.Equal(args[0], []byte("NOTIFY")) {
-		return Notification{}, bad
+	if len(args) >= 2 && bytes.Equal(args[0], []byte("NOTIFY")) {
+		switch {
+		case len(args) == 4 && bytes.Equal(args[1], []byte("SET")) && bytes.Equal(args[2], []byte("VALUE")):
+			return Notification{Op: OpSet, Value: args[3]}, nil
+		case len(args) == 2 && (bytes.Equal(args[1], []byte("DELETE")) || bytes.Equal(args[1], []byte("DEL"))):
+			return Notification{Op: OpDelete}, nil
+		}
 	}
-	switch {
-	case len(args) == 4 && bytes.Equal(args[1], []byte("SET")) && bytes.Equal(args[2], []byte("VALUE")):
-		return Notification{Op: OpSet, Value: args[3]}, nil
-	case len(args) == 2 && (bytes.Equal(args[1], []byte("DELETE")) || bytes.Equal(args[1], []byte("DEL"))):
-		return Notification{Op: OpDelete}, nil
-	}
-	return Notification{}, bad
+	return Notification{}, &SyntaxError{Offset: 0, Reason: "not a NOTIFY SET VALUE v or NOTIFY DELETE notification"}
 }
