@@ -100,7 +100,7 @@ func (e *Engine) Lookup(key []byte) (Entry, bool) {
 	return Entry{
 		Value:        bytes.Clone(ent.value),
 		Version:      ent.version,
-		FencingToken: ent.fence,
+		FencingToken: ent.fenceToken(),
 		Deadline:     ent.deadline,
 	}, true
 }

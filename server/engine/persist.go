@@ -108,7 +108,8 @@ func (e *Engine) Restore(recs []Record, floor hlc.HLC) (expired []string) {
 			ent = &entry{key: r.Key, index: -1}
 			e.keys[r.Key] = ent
 		}
-		ent.value, ent.version, ent.fence, ent.durable = r.Value, r.Version, r.Fence, true
+		ent.value, ent.version, ent.durable = r.Value, r.Version, true
+		ent.setFence(r.Fence)
 		e.bytes += ent.size()
 		e.setDeadline(ent, r.Deadline, !r.Deadline.IsZero())
 	}

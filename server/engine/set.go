@@ -114,7 +114,7 @@ func (e *Engine) set(req *Request, now time.Time) Result {
 	var fence hlc.HLC
 	key := ""
 	if ent != nil {
-		fence, key = ent.fence, ent.key
+		fence, key = ent.fenceToken(), ent.key
 	} else {
 		key = string(args[1])
 	}

@@ -47,13 +47,13 @@ func (e *Engine) readStamps(req *Request, now time.Time, requireTS, fenced bool)
 // checkFence applies the fencing rule (wire contract §7) to a SET, DEL or
 // VDEL of ent (nil when the key is absent).
 func checkFence(ent *entry, s stamps) Error {
-	if ent == nil || ent.fence.IsZero() {
+	if ent == nil || ent.fence == nil {
 		return ""
 	}
 	if !s.hasFT {
 		return ErrFencingTokenRequired
 	}
-	if s.ft.Compare(ent.fence) < 0 {
+	if s.ft.Compare(*ent.fence) < 0 {
 		return ErrFencingTokenLower
 	}
 	return ""
