@@ -11,14 +11,14 @@ import (
 type deadlineHeap []*entry
 
 func (h deadlineHeap) Len() int           { return len(h) }
-func (h deadlineHeap) Less(i, j int) bool { return h[i].deadline.Before(h[j].deadline) }
+func (h deadlineHeap) Less(i, j int) bool { return h[i].ttl.deadline.Before(h[j].ttl.deadline) }
 func (h deadlineHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
-	h[i].index, h[j].index = i, j
+	h[i].ttl.index, h[j].ttl.index = i, j
 }
 func (h *deadlineHeap) Push(x any) {
 	ent := x.(*entry)
-	ent.index = len(*h)
+	ent.ttl.index = len(*h)
 	*h = append(*h, ent)
 }
 func (h *deadlineHeap) Pop() any {
@@ -26,7 +26,7 @@ func (h *deadlineHeap) Pop() any {
 	ent := old[len(old)-1]
 	old[len(old)-1] = nil
 	*h = old[:len(old)-1]
-	ent.index = -1
+	ent.ttl.index = -1
 	return ent
 }
 
@@ -35,20 +35,20 @@ func (h *deadlineHeap) Pop() any {
 func (e *Engine) setDeadline(ent *entry, d time.Time, has bool) {
 	var before time.Time
 	if len(e.deadline) > 0 {
-		before = e.deadline[0].deadline
+		before = e.deadline[0].ttl.deadline
 	}
-	ent.deadline, ent.hasTTL = d, has
 	switch {
-	case !has && ent.index >= 0:
-		heap.Remove(&e.deadline, ent.index)
-		ent.deadline = time.Time{}
-		return
 	case !has:
-		ent.deadline = time.Time{}
+		if ent.ttl != nil {
+			heap.Remove(&e.deadline, ent.ttl.index)
+			ent.ttl = nil
+		}
 		return
-	case ent.index >= 0:
-		heap.Fix(&e.deadline, ent.index)
+	case ent.ttl != nil:
+		ent.ttl.deadline = d
+		heap.Fix(&e.deadline, ent.ttl.index)
 	default:
+		ent.ttl = &expiry{deadline: d}
 		heap.Push(&e.deadline, ent)
 	}
 	if e.deadline[0] == ent && (before.IsZero() || d.Before(before)) {
@@ -67,7 +67,7 @@ func (e *Engine) setDeadline(ent *entry, d time.Time, has bool) {
 // ignored, since each record's deadline has passed and Restore drops it.
 func (e *Engine) reap(now time.Time) {
 	var gone []Change
-	for len(e.deadline) > 0 && !e.deadline[0].deadline.After(now) {
+	for len(e.deadline) > 0 && !e.deadline[0].ttl.deadline.After(now) {
 		ent, version := e.deadline[0], e.tick(nil)
 		if ent.durable && e.persist != nil {
 			gone = append(gone, Change{Record: Record{Key: ent.key, Version: version}, Delete: true})
@@ -88,7 +88,7 @@ func (e *Engine) Expire() (next time.Time, ok bool) {
 	if len(e.deadline) == 0 {
 		return time.Time{}, false
 	}
-	return e.deadline[0].deadline, true
+	return e.deadline[0].ttl.deadline, true
 }
 
 // Run expires keys at their deadlines until ctx is done. It sleeps on a

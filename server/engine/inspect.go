@@ -101,7 +101,7 @@ func (e *Engine) Lookup(key []byte) (Entry, bool) {
 		Value:        bytes.Clone(ent.value),
 		Version:      ent.version,
 		FencingToken: ent.fenceToken(),
-		Deadline:     ent.deadline,
+		Deadline:     ent.deadline(),
 	}, true
 }
 

@@ -105,7 +105,7 @@ func (e *Engine) Restore(recs []Record, floor hlc.HLC) (expired []string) {
 		if ok {
 			e.bytes -= ent.size()
 		} else {
-			ent = &entry{key: r.Key, index: -1}
+			ent = &entry{key: r.Key}
 			e.keys[r.Key] = ent
 		}
 		ent.value, ent.version, ent.durable = r.Value, r.Version, true
