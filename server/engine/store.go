@@ -52,7 +52,10 @@ func (ent *entry) setFence(token hlc.HLC) {
 	case token.IsZero():
 		ent.fence = nil
 	case ent.fence == nil || *ent.fence != token:
-		ent.fence = &token
+		// new, not &token: taking the parameter's address would move it
+		// to the heap on every call, fenced or not.
+		ent.fence = new(hlc.HLC)
+		*ent.fence = token
 	}
 }
 
