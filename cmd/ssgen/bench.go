@@ -7,6 +7,7 @@ import (
 	"os"
 	goruntime "runtime"
 	"runtime/pprof"
+	"strings"
 
 	"github.com/ssgen/ssgen/bench"
 )
@@ -76,6 +77,7 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 		err = perr
 	}
 	if err != nil {
+		err = benchError{err}
 		if errors.Is(err, bench.ErrInvalidConfig) {
 			return usageErrorf("%v", err)
 		}
@@ -144,3 +146,11 @@ func startProfiles(cpuPath, memPath string) (func() error, error) {
 		return f.Close()
 	}, nil
 }
+
+// benchError drops the "bench: " that package bench puts before its
+// messages (right for a library error) since the CLI already says
+// "ssgen bench: ", so the message reads the verb once.
+type benchError struct{ err error }
+
+func (e benchError) Error() string { return strings.TrimPrefix(e.err.Error(), "bench: ") }
+func (e benchError) Unwrap() error { return e.err }
