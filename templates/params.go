@@ -21,8 +21,7 @@ var shadowed = map[string]bool{
 	storeRecvName: true, groupRecvName: true, "err": true, "name": true,
 	"strconv": true, "regexp": true, "runtime": true, "codec": true, "time": true,
 	"msgpack": true, "string": true, "int64": true, "uint64": true, "nil": true,
-	"true": true, "false": true, "error": true, "byte": true, "checkParam": true,
-	"checkEnumParam": true,
+	"true": true, "false": true, "error": true, "byte": true,
 }
 
 // argName is the Go name of a parameter's argument: its schema name, with
@@ -75,10 +74,10 @@ func checkParamCall(r recv, owner string, p *schema.Param) *jen.Statement {
 		if p.Regexp != nil {
 			re = jen.Id(patternVar(owner, p))
 		}
-		return jen.Id("checkParam").Call(jen.Lit(p.Name), jen.Id(argName(p, r.shadow)), re)
+		return jen.Qual(runtimePkg, "CheckParam").Call(jen.Lit(p.Name), jen.Id(argName(p, r.shadow)), re)
 	case schema.KindEnum:
 		v := jen.Id(argName(p, r.shadow))
-		return jen.Id("checkEnumParam").Call(jen.Lit(p.Name), jen.String().Call(v), v.Clone().Dot("Valid").Call())
+		return jen.Qual(runtimePkg, "CheckEnumParam").Call(jen.Lit(p.Name), jen.String().Call(v), v.Clone().Dot("Valid").Call())
 	}
 	return nil
 }

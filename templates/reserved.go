@@ -12,7 +12,6 @@ import (
 func checkReserved(s *schema.Schema) error {
 	pkg := map[string]string{
 		"Store": "the store type", "New": "the store constructor",
-		"checkParam": "a helper", "checkEnumParam": "a helper",
 	}
 	for _, t := range s.Types {
 		if t.Kind == schema.KindEnum {

@@ -26,16 +26,6 @@ func newLock(client, name, ttl jen.Code) *jen.Statement {
 	return jen.Qual(runtimePkg, "NewLock").Call(client, jen.Index().Byte().Call(name), ttl)
 }
 
-// paramError is the runtime's error for a parameter that cannot fill a
-// path segment.
-func paramError(name, value, reason jen.Code) *jen.Statement {
-	return jen.Op("&").Qual(runtimePkg, "ParamError").Values(jen.Dict{
-		jen.Id("Param"):  name,
-		jen.Id("Value"):  value,
-		jen.Id("Reason"): reason,
-	})
-}
-
 // durationExpr spells d as a constant expression in the largest unit
 // that divides it: 10 * time.Second, 1500 * time.Millisecond.
 func durationExpr(d time.Duration) *jen.Statement {

@@ -15,7 +15,6 @@ import (
 	"github.com/ssgen/ssgen/runtime/codec"
 	"github.com/vmihailenco/msgpack/v5"
 	"regexp"
-	"strings"
 	"time"
 )
 
@@ -165,7 +164,7 @@ type Thermostat struct {
 // when a parameter is empty, contains '/' or misses its pattern. Parameter id
 // must match "^[a-z0-9-]+$".
 func (s *Store) Thermostat(id string) (*Thermostat, error) {
-	if err := checkParam("id", id, thermostatIdPattern); err != nil {
+	if err := runtime.CheckParam("id", id, thermostatIdPattern); err != nil {
 		return nil, err
 	}
 	return &Thermostat{
@@ -221,28 +220,3 @@ func (g *Thermostat) Edit() *runtime.Lock {
 var (
 	thermostatIdPattern = regexp.MustCompile("^(?:^[a-z0-9-]+$)$")
 )
-
-// checkParam refuses a string parameter that cannot fill one path segment.
-func checkParam(name, value string, pattern *regexp.Regexp) error {
-	switch {
-	case value == "":
-		return &runtime.ParamError{
-			Param:  name,
-			Reason: "empty",
-			Value:  value,
-		}
-	case strings.Contains(value, "/"):
-		return &runtime.ParamError{
-			Param:  name,
-			Reason: "contains '/'",
-			Value:  value,
-		}
-	case pattern != nil && !pattern.MatchString(value):
-		return &runtime.ParamError{
-			Param:  name,
-			Reason: "does not match " + pattern.String(),
-			Value:  value,
-		}
-	}
-	return nil
-}

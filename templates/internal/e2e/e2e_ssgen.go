@@ -16,7 +16,6 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 	"regexp"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -159,7 +158,7 @@ type Thermostat struct {
 // when a parameter is empty, contains '/' or misses its pattern. Parameter id
 // must match "[a-z0-9-]+".
 func (s *Store) Thermostat(id string) (*Thermostat, error) {
-	if err := checkParam("id", id, thermostatIdPattern); err != nil {
+	if err := runtime.CheckParam("id", id, thermostatIdPattern); err != nil {
 		return nil, err
 	}
 	return &Thermostat{
@@ -233,7 +232,7 @@ type Zone struct {
 // It returns a *runtime.ParamError naming the parameter, and sends nothing,
 // when a parameter is not a declared enum value.
 func (s *Store) Zone(n uint16, mode Mode) (*Zone, error) {
-	if err := checkEnumParam("mode", string(mode), mode.Valid()); err != nil {
+	if err := runtime.CheckEnumParam("mode", string(mode), mode.Valid()); err != nil {
 		return nil, err
 	}
 	return &Zone{
@@ -252,40 +251,3 @@ func (g *Zone) Name() *runtime.Key[string] {
 var (
 	thermostatIdPattern = regexp.MustCompile("^(?:[a-z0-9-]+)$")
 )
-
-// checkParam refuses a string parameter that cannot fill one path segment.
-func checkParam(name, value string, pattern *regexp.Regexp) error {
-	switch {
-	case value == "":
-		return &runtime.ParamError{
-			Param:  name,
-			Reason: "empty",
-			Value:  value,
-		}
-	case strings.Contains(value, "/"):
-		return &runtime.ParamError{
-			Param:  name,
-			Reason: "contains '/'",
-			Value:  value,
-		}
-	case pattern != nil && !pattern.MatchString(value):
-		return &runtime.ParamError{
-			Param:  name,
-			Reason: "does not match " + pattern.String(),
-			Value:  value,
-		}
-	}
-	return nil
-}
-
-// checkEnumParam refuses an enum parameter outside its declared values.
-func checkEnumParam(name, value string, valid bool) error {
-	if !valid {
-		return &runtime.ParamError{
-			Param:  name,
-			Reason: "not a declared value",
-			Value:  value,
-		}
-	}
-	return nil
-}

@@ -258,23 +258,11 @@ func (s *Store) Lights() *runtime.Key[map[string]Light] {
 // It returns a *runtime.ParamError naming the parameter, and sends nothing,
 // when a parameter is not a declared enum value.
 func (s *Store) ByLevel(level Level, color Color) (*runtime.Key[[]string], error) {
-	if err := checkEnumParam("level", string(level), level.Valid()); err != nil {
+	if err := runtime.CheckEnumParam("level", string(level), level.Valid()); err != nil {
 		return nil, err
 	}
-	if err := checkEnumParam("color", string(color), color.Valid()); err != nil {
+	if err := runtime.CheckEnumParam("color", string(color), color.Valid()); err != nil {
 		return nil, err
 	}
 	return runtime.NewKey[[]string](s.c, []byte("by-level/"+string(level)+"/"+string(color)), codec.JSON[[]string]{}), nil
-}
-
-// checkEnumParam refuses an enum parameter outside its declared values.
-func checkEnumParam(name, value string, valid bool) error {
-	if !valid {
-		return &runtime.ParamError{
-			Param:  name,
-			Reason: "not a declared value",
-			Value:  value,
-		}
-	}
-	return nil
 }

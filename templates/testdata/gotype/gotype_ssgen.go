@@ -14,9 +14,7 @@ import (
 	units "example.com/golden/units"
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/runtime/codec"
-	"regexp"
 	"strconv"
-	"strings"
 )
 
 // This file needs a runtime that supports this generator's output. If the
@@ -79,33 +77,8 @@ func (s *Store) Reading() *runtime.Key[Reading] {
 // It returns a *runtime.ParamError naming the parameter, and sends nothing,
 // when a parameter is empty or contains '/'.
 func (s *Store) ByUnit(unitsParam string, byteParam int) (*runtime.Key[units.Celsius], error) {
-	if err := checkParam("units", unitsParam, nil); err != nil {
+	if err := runtime.CheckParam("units", unitsParam, nil); err != nil {
 		return nil, err
 	}
 	return runtime.NewKey[units.Celsius](s.c, []byte("by/"+unitsParam+"/"+strconv.Itoa(byteParam)), codec.Text[units.Celsius, *units.Celsius]{}), nil
-}
-
-// checkParam refuses a string parameter that cannot fill one path segment.
-func checkParam(name, value string, pattern *regexp.Regexp) error {
-	switch {
-	case value == "":
-		return &runtime.ParamError{
-			Param:  name,
-			Reason: "empty",
-			Value:  value,
-		}
-	case strings.Contains(value, "/"):
-		return &runtime.ParamError{
-			Param:  name,
-			Reason: "contains '/'",
-			Value:  value,
-		}
-	case pattern != nil && !pattern.MatchString(value):
-		return &runtime.ParamError{
-			Param:  name,
-			Reason: "does not match " + pattern.String(),
-			Value:  value,
-		}
-	}
-	return nil
 }

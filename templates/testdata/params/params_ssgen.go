@@ -15,7 +15,6 @@ import (
 	"github.com/ssgen/ssgen/runtime/codec"
 	"regexp"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -56,7 +55,7 @@ type Site struct {
 // when a parameter is empty, contains '/' or misses its pattern. Parameter site
 // must match "[a-z][a-z0-9-]*".
 func (s *Store) Site(site string, area int16) (*Site, error) {
-	if err := checkParam("site", site, siteSitePattern); err != nil {
+	if err := runtime.CheckParam("site", site, siteSitePattern); err != nil {
 		return nil, err
 	}
 	return &Site{
@@ -82,7 +81,7 @@ func (g *Site) Name() *runtime.Key[string] {
 // when a parameter is empty, contains '/' or misses its pattern. Parameter name
 // must match "[a-z]+".
 func (g *Site) Sensor(nameParam string, n uint8) (*runtime.Key[float64], error) {
-	if err := checkParam("name", nameParam, siteSensorNamePattern); err != nil {
+	if err := runtime.CheckParam("name", nameParam, siteSensorNamePattern); err != nil {
 		return nil, err
 	}
 	return runtime.NewKey[float64](g.s.c, []byte(g.prefix+"/sensors/"+nameParam+"/"+strconv.FormatUint(uint64(n), 10)), codec.MsgPack[float64]{}, runtime.DefaultTTL(45*time.Second)), nil
@@ -96,7 +95,7 @@ func (g *Site) Sensor(nameParam string, n uint8) (*runtime.Key[float64], error) 
 // It returns a *runtime.ParamError naming the parameter, and sends nothing,
 // when a parameter is empty or contains '/'.
 func (g *Site) Writer(sParam string) (*runtime.Lock, error) {
-	if err := checkParam("s", sParam, nil); err != nil {
+	if err := runtime.CheckParam("s", sParam, nil); err != nil {
 		return nil, err
 	}
 	return runtime.NewLock(g.s.c, []byte(g.prefix+"/writer/"+sParam), 250*time.Millisecond), nil
@@ -132,28 +131,3 @@ var (
 	siteSitePattern       = regexp.MustCompile("^(?:[a-z][a-z0-9-]*)$")
 	siteSensorNamePattern = regexp.MustCompile("^(?:[a-z]+)$")
 )
-
-// checkParam refuses a string parameter that cannot fill one path segment.
-func checkParam(name, value string, pattern *regexp.Regexp) error {
-	switch {
-	case value == "":
-		return &runtime.ParamError{
-			Param:  name,
-			Reason: "empty",
-			Value:  value,
-		}
-	case strings.Contains(value, "/"):
-		return &runtime.ParamError{
-			Param:  name,
-			Reason: "contains '/'",
-			Value:  value,
-		}
-	case pattern != nil && !pattern.MatchString(value):
-		return &runtime.ParamError{
-			Param:  name,
-			Reason: "does not match " + pattern.String(),
-			Value:  value,
-		}
-	}
-	return nil
-}

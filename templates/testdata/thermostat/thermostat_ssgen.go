@@ -14,8 +14,6 @@ import (
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/runtime/codec"
 	"github.com/vmihailenco/msgpack/v5"
-	"regexp"
-	"strings"
 	"time"
 )
 
@@ -154,7 +152,7 @@ type Thermostat struct {
 // It returns a *runtime.ParamError naming the parameter, and sends nothing,
 // when a parameter is empty or contains '/'.
 func (s *Store) Thermostat(id string) (*Thermostat, error) {
-	if err := checkParam("id", id, nil); err != nil {
+	if err := runtime.CheckParam("id", id, nil); err != nil {
 		return nil, err
 	}
 	return &Thermostat{
@@ -187,29 +185,4 @@ func (g *Thermostat) Reading() *runtime.Key[float64] {
 // the fencing token of the keys the lock guards.
 func (g *Thermostat) Owner() *runtime.Lock {
 	return runtime.NewLock(g.s.c, []byte(g.prefix+"/owner"), 10*time.Second)
-}
-
-// checkParam refuses a string parameter that cannot fill one path segment.
-func checkParam(name, value string, pattern *regexp.Regexp) error {
-	switch {
-	case value == "":
-		return &runtime.ParamError{
-			Param:  name,
-			Reason: "empty",
-			Value:  value,
-		}
-	case strings.Contains(value, "/"):
-		return &runtime.ParamError{
-			Param:  name,
-			Reason: "contains '/'",
-			Value:  value,
-		}
-	case pattern != nil && !pattern.MatchString(value):
-		return &runtime.ParamError{
-			Param:  name,
-			Reason: "does not match " + pattern.String(),
-			Value:  value,
-		}
-	}
-	return nil
 }

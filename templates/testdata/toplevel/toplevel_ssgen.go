@@ -15,7 +15,6 @@ import (
 	"github.com/ssgen/ssgen/runtime/codec"
 	"regexp"
 	"strconv"
-	"strings"
 	"time"
 )
 
@@ -69,7 +68,7 @@ func (s *Store) Motd() *runtime.Key[string] {
 // when a parameter is empty, contains '/' or misses its pattern. Parameter name
 // must match "[a-z0-9-]+".
 func (s *Store) Blob(nameParam string) (*runtime.Key[[]byte], error) {
-	if err := checkParam("name", nameParam, blobNamePattern); err != nil {
+	if err := runtime.CheckParam("name", nameParam, blobNamePattern); err != nil {
 		return nil, err
 	}
 	return runtime.NewKey[[]byte](s.c, []byte("blobs/"+nameParam), codec.Bytes{}), nil
@@ -95,28 +94,3 @@ func (s *Store) Job(id uint32) *runtime.Lock {
 var (
 	blobNamePattern = regexp.MustCompile("^(?:[a-z0-9-]+)$")
 )
-
-// checkParam refuses a string parameter that cannot fill one path segment.
-func checkParam(name, value string, pattern *regexp.Regexp) error {
-	switch {
-	case value == "":
-		return &runtime.ParamError{
-			Param:  name,
-			Reason: "empty",
-			Value:  value,
-		}
-	case strings.Contains(value, "/"):
-		return &runtime.ParamError{
-			Param:  name,
-			Reason: "contains '/'",
-			Value:  value,
-		}
-	case pattern != nil && !pattern.MatchString(value):
-		return &runtime.ParamError{
-			Param:  name,
-			Reason: "does not match " + pattern.String(),
-			Value:  value,
-		}
-	}
-	return nil
-}
