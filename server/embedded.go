@@ -3,7 +3,9 @@ package server
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"log/slog"
+	"net"
 	"sync/atomic"
 	"time"
 
@@ -34,6 +36,7 @@ type embedded struct {
 	service *mqtt.Client // inline client that publishes for the service
 	dropped atomic.Int64 // notifications and responses mochi dropped
 	guard   *guard
+	accepts *acceptTracker // the listener, so close can settle accepted connections
 }
 
 func newEmbedded(s *Server) *embedded {
@@ -68,8 +71,17 @@ func (e *embedded) start(ctx context.Context) error {
 	if addr == "" {
 		addr = DefaultListen
 	}
-	lc := listeners.Config{ID: "tcp", Address: addr, TLSConfig: e.s.opts.Security.TLS}
-	if err := e.broker.AddListener(listeners.NewTCP(lc)); err != nil {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	e.accepts = newAcceptTracker(ln)
+	var served net.Listener = e.accepts
+	if cfg := e.s.opts.Security.TLS; cfg != nil {
+		served = tls.NewListener(e.accepts, cfg)
+	}
+	if err := e.broker.AddListener(listeners.NewNet("tcp", served)); err != nil {
+		_ = ln.Close()
 		return err
 	}
 	return e.broker.Serve()
@@ -87,8 +99,12 @@ func (e *embedded) addr() string {
 // map's read lock twice, which deadlocks when a disconnecting client waits
 // for the write lock in between (an SDK's Stop during shutdown does that).
 // Listeners close their clients only once, so the broker's Close then skips
-// that step.
+// that step. Before that, no more connections are accepted and those
+// already accepted are registered (see acceptTracker).
 func (e *embedded) close() error {
+	if e.accepts != nil {
+		e.accepts.stop(2 * time.Second)
+	}
 	e.broker.Listeners.CloseAll(func(listener string) {
 		for _, cl := range e.broker.Clients.GetAll() {
 			if cl.Net.Listener == listener && !cl.Closed() {
