@@ -171,15 +171,7 @@ func TestServeWithTLSPasswordsAndAuthorization(t *testing.T) {
 		t.Fatalf("SET as ops: %v, want ErrNotAuthorized", err)
 	}
 
-	cancel()
-	select {
-	case code := <-done:
-		if code != exitOK {
-			t.Fatalf("exit code %d; stderr:\n%s", code, stderr)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("serve did not stop after cancel")
-	}
+	stopServe(t, cancel, done, stderr)
 }
 
 func TestServeRejectsBadSecurityAndLimitFlags(t *testing.T) {

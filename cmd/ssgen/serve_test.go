@@ -38,6 +38,21 @@ func (s *serveLog) String() string {
 	return s.b.String()
 }
 
+// stopServe cancels a serve verb running in the background and checks
+// that it stops promptly with exit code 0.
+func stopServe(t *testing.T, cancel context.CancelFunc, done <-chan int, stderr *serveLog) {
+	t.Helper()
+	cancel()
+	select {
+	case code := <-done:
+		if code != exitOK {
+			t.Fatalf("exit code %d; stderr:\n%s", code, stderr)
+		}
+	case <-time.After(5 * time.Second):
+		t.Fatal("serve did not stop after cancel")
+	}
+}
+
 func TestServeAnswersRequestsAndStopsOnCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
@@ -64,15 +79,7 @@ func TestServeAnswersRequestsAndStopsOnCancel(t *testing.T) {
 		t.Fatalf("GET answered %q", got)
 	}
 
-	cancel()
-	select {
-	case code := <-done:
-		if code != exitOK {
-			t.Fatalf("exit code %d; stderr:\n%s", code, stderr)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("serve did not stop after cancel")
-	}
+	stopServe(t, cancel, done, stderr)
 	if s := stderr.String(); !strings.Contains(s, "client connected") || !strings.Contains(s, "shutting down") {
 		t.Errorf("log lacks connection or shutdown lines:\n%s", s)
 	}
@@ -175,13 +182,5 @@ func TestServeAttachesToAnExternalBroker(t *testing.T) {
 	if got := serveRequest(t, u.Host, payload); !strings.Contains(got, "source id") {
 		t.Fatalf("answer %q", got)
 	}
-	cancel()
-	select {
-	case code := <-done:
-		if code != exitOK {
-			t.Fatalf("exit code %d; stderr:\n%s", code, stderr)
-		}
-	case <-time.After(5 * time.Second):
-		t.Fatal("serve did not stop after cancel")
-	}
+	stopServe(t, cancel, done, stderr)
 }
