@@ -2,7 +2,6 @@ package runtime_test
 
 import (
 	"context"
-	"log/slog"
 	"testing"
 	"time"
 
@@ -47,22 +46,7 @@ func forEachTypedBackend(t *testing.T, f func(t *testing.T, env *typedEnv)) {
 // the test ends.
 func typedDial(t testing.TB, url string) *runtime.Client {
 	t.Helper()
-	cfg, err := runtime.FromURL(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Timeout = 5 * time.Second
-	cfg.ReconnectMin = 20 * time.Millisecond
-	cfg.ReconnectMax = 200 * time.Millisecond
-	cfg.Logger = slog.New(slog.NewTextHandler(typedTWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo}))
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, err := runtime.Dial(ctx, cfg)
-	if err != nil {
-		t.Fatalf("Dial: %v", err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	return c
+	return coreDial(t, coreConfig(t, url))
 }
 
 // typedCtx bounds a whole test.
@@ -95,12 +79,4 @@ func receive[V any](t *testing.T, what string, ch <-chan V) V {
 		t.Fatalf("gave up waiting for %s", what)
 	}
 	panic("unreachable")
-}
-
-type typedTWriter struct{ t testing.TB }
-
-func (w typedTWriter) Write(p []byte) (int, error) {
-	defer func() { _ = recover() }() // t.Log after the test ended panics
-	w.t.Log(string(p[:len(p)-1]))
-	return len(p), nil
 }
