@@ -6,27 +6,15 @@ import (
 	"github.com/dave/jennifer/jen"
 )
 
-// comment emits a doc comment of several paragraphs; empty paragraphs are
-// skipped and the rest separated by a blank comment line.
-func comment(f *jen.File, paras ...string) {
-	first := true
-	for _, p := range paras {
-		p = strings.TrimSpace(p)
-		if p == "" {
-			continue
-		}
-		if !first {
-			f.Comment("")
-		}
-		first = false
-		for _, line := range wrap(p) {
-			f.Comment(line)
-		}
-	}
+// commenter is what can take a comment line: a *jen.File at top level, a
+// *jen.Group inside a const or struct block.
+type commenter interface {
+	Comment(string) *jen.Statement
 }
 
-// commentGroup is comment for a member of a const or struct block.
-func commentGroup(g *jen.Group, paras ...string) {
+// comment emits a doc comment of several paragraphs; empty paragraphs are
+// skipped and the rest separated by a blank comment line.
+func comment(c commenter, paras ...string) {
 	first := true
 	for _, p := range paras {
 		p = strings.TrimSpace(p)
@@ -34,11 +22,11 @@ func commentGroup(g *jen.Group, paras ...string) {
 			continue
 		}
 		if !first {
-			g.Comment("")
+			c.Comment("")
 		}
 		first = false
 		for _, line := range wrap(p) {
-			g.Comment(line)
+			c.Comment(line)
 		}
 	}
 }

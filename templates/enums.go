@@ -21,7 +21,7 @@ func emitEnum(f *jen.File, t *schema.TypeDef) {
 	f.Comment("The values of " + name + ".")
 	f.Const().DefsFunc(func(g *jen.Group) {
 		for _, v := range t.Values {
-			commentGroup(g, fmt.Sprintf("%s is %q.", v.GoName, v.Value)+withSpace(sentence(v.Doc)))
+			comment(g, fmt.Sprintf("%s is %q.", v.GoName, v.Value)+withSpace(sentence(v.Doc)))
 			g.Id(v.GoName).Id(name).Op("=").Lit(v.Value)
 		}
 	})

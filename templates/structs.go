@@ -20,7 +20,7 @@ func emitStruct(f *jen.File, t *schema.TypeDef) {
 			if i > 0 && (fd.Doc != "" || notes != "") {
 				g.Line()
 			}
-			commentGroup(g, sentence(fd.Doc), notes)
+			comment(g, sentence(fd.Doc), notes)
 			tag := fd.Name
 			if fd.Optional {
 				tag += ",omitempty"
