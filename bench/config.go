@@ -127,6 +127,10 @@ type Config struct {
 	// the same clients × in flight and bound; for an embedded server it
 	// additionally runs an echo answered inside a mochi broker.
 	Baseline bool
+	// BareBaseline makes the echo's packets carry only a response topic
+	// and correlation data, instead of the protocol envelope's properties
+	// (see echoShape).
+	BareBaseline bool
 	// Segments splits the bound of the requests mode into that many
 	// segments; the ssgen workload and each baseline run one segment each
 	// in turn, so that a change in the machine's load hits them alike.

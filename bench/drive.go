@@ -23,9 +23,12 @@ type tally struct {
 	first error
 }
 
-// driven is what drive measured.
+// driven is what drive measured. cpu is the CPU time the whole process
+// used meanwhile: client, and for an embedded or attached server the
+// service and broker too.
 type driven struct {
 	elapsed time.Duration
+	cpu     time.Duration
 	tallies []*tally
 }
 
@@ -90,10 +93,11 @@ func drive(ctx context.Context, workers, warmup int, seed uint64, b bound, do fu
 		}()
 	}
 	ready.Wait()
+	cpu0 := processCPU()
 	t0 = time.Now()
 	close(start)
 	done.Wait()
-	return driven{elapsed: time.Since(t0), tallies: tallies}
+	return driven{elapsed: time.Since(t0), cpu: processCPU() - cpu0, tallies: tallies}
 }
 
 // combine joins the segments of one workload: their samples and the sum
@@ -102,6 +106,7 @@ func combine(ds []driven) driven {
 	var out driven
 	for _, d := range ds {
 		out.elapsed += d.elapsed
+		out.cpu += d.cpu
 		out.tallies = append(out.tallies, d.tallies...)
 	}
 	return out
@@ -130,6 +135,14 @@ func (d driven) merge() (per []OpResult, all Latency, ops, errs int, first error
 		errs += e
 	}
 	return per, summarize(every), ops, errs, first
+}
+
+// perOp is the CPU time per operation, 0 when unknown.
+func (d driven) perOp(ops int) time.Duration {
+	if ops == 0 {
+		return 0
+	}
+	return d.cpu / time.Duration(ops)
 }
 
 func rate(n int, d time.Duration) float64 {

@@ -19,9 +19,10 @@ type echoBroker struct {
 	srv     *mqtt.Server
 	replier *mqtt.Client
 	topic   string
+	shape   *echoShape
 }
 
-func startEchoBroker(topic string) (*echoBroker, error) {
+func startEchoBroker(topic string, shape *echoShape) (*echoBroker, error) {
 	caps := mqtt.NewDefaultServerCapabilities()
 	caps.Compatibilities.NoInheritedPropertiesOnAck = true
 	caps.MaximumMessageExpiryInterval = 0
@@ -33,7 +34,7 @@ func startEchoBroker(topic string) (*echoBroker, error) {
 		Logger:                 slog.New(slog.DiscardHandler),
 		SysTopicResendInterval: 3600,
 	})
-	eb := &echoBroker{srv: srv, topic: topic}
+	eb := &echoBroker{srv: srv, topic: topic, shape: shape}
 	eb.replier = srv.NewClient(nil, mqtt.LocalListener, "ssgen-bench-echo", true)
 	if err := srv.AddHook(new(allowAll), nil); err != nil {
 		return nil, err
@@ -68,7 +69,7 @@ func (h *echoHook) ID() string { return "ssgen-bench-echo" }
 func (h *echoHook) Provides(b byte) bool { return b == mqtt.OnPublish }
 
 // OnPublish answers an echo request with a reply of the same size and
-// acknowledges the request without routing it.
+// shape and acknowledges the request without routing it.
 func (h *echoHook) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
 	if pk.TopicName != h.eb.topic || cl.Net.Inline {
 		return pk, nil
@@ -81,7 +82,7 @@ func (h *echoHook) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet
 		PacketID:    1, // mochi wants one on a QoS 1 PUBLISH, even from an inline client
 		TopicName:   pk.Properties.ResponseTopic,
 		Payload:     bytes.Clone(pk.Payload),
-		Properties:  packets.Properties{CorrelationData: pk.Properties.CorrelationData},
+		Properties:  h.eb.shape.mochiProps(pk.Properties.CorrelationData),
 	}
 	_ = h.eb.srv.InjectPacket(h.eb.replier, reply)
 	return pk, packets.CodeSuccessIgnore

@@ -72,7 +72,7 @@ func (rc *rawConn) received(pr paho.PublishReceived) (bool, error) {
 		rc.onReq(p)
 		return true, nil
 	}
-	if p.Properties == nil || len(p.Properties.CorrelationData) != 8 {
+	if p.Properties == nil || len(p.Properties.CorrelationData) != corrBytes {
 		return true, nil
 	}
 	id := binary.BigEndian.Uint64(p.Properties.CorrelationData)
@@ -88,9 +88,7 @@ func (rc *rawConn) received(pr paho.PublishReceived) (bool, error) {
 
 // request publishes one request and waits for its reply. The waiter is
 // registered before publishing: most replies arrive before Publish returns.
-func (rc *rawConn) request(ctx context.Context, topic, respTopic string, payload []byte, id uint64, ch chan struct{}, timeout time.Duration) error {
-	var corr [8]byte
-	binary.BigEndian.PutUint64(corr[:], id)
+func (rc *rawConn) request(ctx context.Context, req *paho.Publish, id uint64, ch chan struct{}, timeout time.Duration) error {
 	rc.mu.Lock()
 	rc.waiting[id] = ch
 	rc.mu.Unlock()
@@ -99,10 +97,7 @@ func (rc *rawConn) request(ctx context.Context, topic, respTopic string, payload
 		delete(rc.waiting, id)
 		rc.mu.Unlock()
 	}
-	if _, err := rc.pc.Publish(ctx, &paho.Publish{
-		QoS: 1, Topic: topic, Payload: payload,
-		Properties: &paho.PublishProperties{ResponseTopic: respTopic, CorrelationData: corr[:]},
-	}); err != nil {
+	if _, err := rc.pc.Publish(ctx, req); err != nil {
 		forget()
 		return fmt.Errorf("bench: raw echo: publish: %w", err)
 	}
@@ -127,9 +122,10 @@ func (rc *rawConn) request(ctx context.Context, topic, respTopic string, payload
 }
 
 // startResponder connects a bare paho client that answers every request
-// on topic with a reply of the same size, published from a goroutine of
-// its own so that the delivery goroutine never waits for a PUBACK.
-func startResponder(ctx context.Context, brokerURL, clientID, topic string) (*rawConn, error) {
+// on topic with a reply of the same size and shape, published from a
+// goroutine of its own so that the delivery goroutine never waits for a
+// PUBACK.
+func startResponder(ctx context.Context, brokerURL, clientID, topic string, shape *echoShape) (*rawConn, error) {
 	rc, err := dialRaw(ctx, brokerURL, clientID)
 	if err != nil {
 		return nil, err
@@ -138,10 +134,7 @@ func startResponder(ctx context.Context, brokerURL, clientID, topic string) (*ra
 		if p.Properties == nil || p.Properties.ResponseTopic == "" {
 			return
 		}
-		reply := &paho.Publish{
-			QoS: 1, Topic: p.Properties.ResponseTopic, Payload: make([]byte, len(p.Payload)),
-			Properties: &paho.PublishProperties{CorrelationData: p.Properties.CorrelationData},
-		}
+		reply := shape.pahoReply(p)
 		go func() { _, _ = rc.pc.Publish(context.Background(), reply) }()
 	}
 	if err := rc.subscribe(ctx, topic); err != nil {
@@ -155,6 +148,7 @@ func startResponder(ctx context.Context, brokerURL, clientID, topic string) (*ra
 // the run's clients × in flight. The request and reply payloads are
 // payloadSize bytes. A setup failure is kept in the workload's err.
 func echoLoad(ctx context.Context, name, brokerURL, reqTopic, runID string, cfg Config, payloadSize int) *workload {
+	shapes := make([]*echoShape, cfg.Clients)
 	l := &workload{name: name, workers: cfg.Clients * cfg.InFlight}
 	conns := make([]*rawConn, 0, cfg.Clients)
 	l.close = func() {
@@ -171,6 +165,7 @@ func echoLoad(ctx context.Context, name, brokerURL, reqTopic, runID string, cfg 
 			return l
 		}
 		conns = append(conns, rc)
+		shapes[i] = newEchoShape(cfg.BareBaseline, id)
 		respTopics[i] = rawTopicRoot + runID + "/resp/" + id
 		if err := rc.subscribe(ctx, respTopics[i]); err != nil {
 			l.err = fmt.Errorf("bench: raw echo: subscribe: %w", err)
@@ -184,8 +179,9 @@ func echoLoad(ctx context.Context, name, brokerURL, reqTopic, runID string, cfg 
 		chans[i] = make(chan struct{}, 1)
 	}
 	l.do = func(w int, _ *rand.Rand) (Op, error) {
-		c := w % cfg.Clients
-		err := conns[c].request(ctx, reqTopic, respTopics[c], payload, ids.Add(1), chans[w], cfg.Timeout)
+		c, id := w%cfg.Clients, ids.Add(1)
+		req := shapes[c].request(reqTopic, respTopics[c], payload, id)
+		err := conns[c].request(ctx, req, id, chans[w], cfg.Timeout)
 		if err != nil {
 			// A reply may still land in the old channel after the give-up.
 			chans[w] = make(chan struct{}, 1)

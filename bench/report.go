@@ -27,8 +27,12 @@ type Report struct {
 	Ops       int           `json:"ops"`    // operations completed (errors included)
 	Errors    int           `json:"errors"` // of Ops, failed (a GET miss is no error)
 	OpsPerSec float64       `json:"ops_per_sec"`
-	PerOp     []OpResult    `json:"per_op"`
-	All       Latency       `json:"all"`
+	// CPUPerOp is the CPU time this process spent per operation (client,
+	// and an embedded or attached server; not a broker or service in
+	// another process); 0 where it cannot be read.
+	CPUPerOp time.Duration `json:"cpu_per_op_ns"`
+	PerOp    []OpResult    `json:"per_op"`
+	All      Latency       `json:"all"`
 	// FirstError is the text of the first failure, to tell why Errors > 0.
 	FirstError string `json:"first_error,omitempty"`
 
@@ -61,15 +65,18 @@ type WatchResult struct {
 
 // Baseline is a raw MQTT 5 QoS 1 request/response echo run with the same
 // clients × in flight and bound. Ratio is the ssgen ops/s divided by the
-// baseline's.
+// baseline's; CPURatio is ssgen's CPU time per operation divided by the
+// baseline's (0 where unknown).
 type Baseline struct {
 	Name       string        `json:"name"`
 	Elapsed    time.Duration `json:"elapsed_ns"`
 	Ops        int           `json:"ops"`
 	Errors     int           `json:"errors"`
 	OpsPerSec  float64       `json:"ops_per_sec"`
+	CPUPerOp   time.Duration `json:"cpu_per_op_ns"`
 	Latency    Latency       `json:"latency"`
 	Ratio      float64       `json:"ratio"`
+	CPURatio   float64       `json:"cpu_ratio"`
 	FirstError string        `json:"first_error,omitempty"`
 }
 
@@ -97,25 +104,32 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, ", ssgen and baselines interleaved in %d segments", r.Segments)
 	}
 	b.WriteString("\n\n")
-	fmt.Fprintf(&b, "%-36s %9s %7s %10s %9s %9s %9s %9s\n", "", "count", "errors", "ops/s", "p50", "p90", "p99", "max")
-	row := func(name string, count, errs int, rate float64, l Latency) {
-		rs := "-"
+	fmt.Fprintf(&b, "%-36s %9s %7s %10s %9s %9s %9s %9s %9s\n", "", "count", "errors", "ops/s", "cpu/op", "p50", "p90", "p99", "max")
+	row := func(name string, count, errs int, rate float64, cpu time.Duration, l Latency) {
+		rs, cs := "-", "-"
 		if rate > 0 {
 			rs = fmt.Sprintf("%.0f", rate)
 		}
-		fmt.Fprintf(&b, "%-36s %9d %7d %10s %9s %9s %9s %9s\n", name, count, errs, rs, ms(l.P50), ms(l.P90), ms(l.P99), ms(l.Max))
+		if cpu > 0 {
+			cs = fmt.Sprintf("%.1fµs", float64(cpu)/1e3)
+		}
+		fmt.Fprintf(&b, "%-36s %9d %7d %10s %9s %9s %9s %9s %9s\n", name, count, errs, rs, cs, ms(l.P50), ms(l.P90), ms(l.P99), ms(l.Max))
 	}
 	for _, o := range r.PerOp {
-		row(o.Op, o.Count, o.Errors, o.OpsPerSec, o.Latency)
+		cpu := time.Duration(0)
+		if len(r.PerOp) == 1 {
+			cpu = r.CPUPerOp
+		}
+		row(o.Op, o.Count, o.Errors, o.OpsPerSec, cpu, o.Latency)
 	}
 	if len(r.PerOp) > 1 {
-		row("all", r.Ops, r.Errors, r.OpsPerSec, r.All)
+		row("all", r.Ops, r.Errors, r.OpsPerSec, r.CPUPerOp, r.All)
 	}
 	if wr := r.Watch; wr != nil {
-		row("notify", wr.Notified, wr.Missed, 0, wr.Latency)
+		row("notify", wr.Notified, wr.Missed, 0, 0, wr.Latency)
 	}
 	for _, bl := range r.Baselines {
-		row("baseline "+bl.Name, bl.Ops, bl.Errors, bl.OpsPerSec, bl.Latency)
+		row("baseline "+bl.Name, bl.Ops, bl.Errors, bl.OpsPerSec, bl.CPUPerOp, bl.Latency)
 	}
 	if wr := r.Watch; wr != nil {
 		fmt.Fprintf(&b, "\nwatch: %d watchers over %d clients, %d rounds: %d of %d notifications in time, %d missed, %d duplicates, %d resyncs\n",
@@ -124,7 +138,11 @@ func (r *Report) WriteText(w io.Writer) error {
 	if len(r.Baselines) > 0 {
 		b.WriteString("\n")
 		for _, bl := range r.Baselines {
-			fmt.Fprintf(&b, "ssgen / %s: %.2f×\n", bl.Name, bl.Ratio)
+			fmt.Fprintf(&b, "ssgen / %s: %.2f× ops/s", bl.Name, bl.Ratio)
+			if bl.CPURatio > 0 {
+				fmt.Fprintf(&b, ", %.2f× CPU per op", bl.CPURatio)
+			}
+			b.WriteString("\n")
 		}
 	}
 	if r.FirstError != "" {

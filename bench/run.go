@@ -82,7 +82,8 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 func baselineLoads(ctx context.Context, cfg Config, brokerURL, runID string, embedded bool) []*workload {
 	topic := rawTopicRoot + runID + "/req"
 	var out []*workload
-	resp, err := startResponder(ctx, brokerURL, "ssgen-bench-"+runID+"-responder", topic)
+	shape := newEchoShape(cfg.BareBaseline, "")
+	resp, err := startResponder(ctx, brokerURL, "ssgen-bench-"+runID+"-responder", topic, shape)
 	if err != nil {
 		out = append(out, &workload{name: BaselinePahoResponder, err: err})
 	} else {
@@ -92,7 +93,7 @@ func baselineLoads(ctx context.Context, cfg Config, brokerURL, runID string, emb
 		out = append(out, l)
 	}
 	if embedded {
-		eb, err := startEchoBroker(topic)
+		eb, err := startEchoBroker(topic, shape)
 		if err != nil {
 			out = append(out, &workload{name: BaselineInBroker, err: err})
 		} else {
@@ -194,7 +195,7 @@ func runRequests(ctx context.Context, cfg Config, rep *Report, runID string, srv
 	d := combine(ss.runs)
 	per, all, ops, errs, first := d.merge()
 	rep.Elapsed, rep.PerOp, rep.All, rep.Ops, rep.Errors = d.elapsed, per, all, ops, errs
-	rep.OpsPerSec = rate(ops, d.elapsed)
+	rep.OpsPerSec, rep.CPUPerOp = rate(ops, d.elapsed), d.perOp(ops)
 	if first != nil {
 		rep.FirstError = first.Error()
 	}
@@ -206,13 +207,16 @@ func runRequests(ctx context.Context, cfg Config, rep *Report, runID string, srv
 			d := combine(l.runs)
 			_, all, ops, errs, first := d.merge()
 			bl.Elapsed, bl.Ops, bl.Errors, bl.Latency = d.elapsed, ops, errs, all
-			bl.OpsPerSec = rate(ops, d.elapsed)
+			bl.OpsPerSec, bl.CPUPerOp = rate(ops, d.elapsed), d.perOp(ops)
 			if first != nil {
 				bl.FirstError = first.Error()
 			}
 		}
 		if bl.OpsPerSec > 0 {
 			bl.Ratio = rep.OpsPerSec / bl.OpsPerSec
+		}
+		if bl.CPUPerOp > 0 {
+			bl.CPURatio = float64(rep.CPUPerOp) / float64(bl.CPUPerOp)
 		}
 		rep.Baselines = append(rep.Baselines, bl)
 	}

@@ -22,7 +22,7 @@ func init() {
 
 func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlagSet(env, "bench", "[--broker mqtt://HOST:PORT [--attach]] [--clients N] [--in-flight M] [--mix get=50,set=50,del=0] "+
-		"[--requests N | --duration D] [--watchers N --watch-clients M] [--baseline] [--json]")
+		"[--requests N | --duration D] [--watchers N --watch-clients M] [--baseline [--bare-baseline]] [--json]")
 	def := bench.Defaults()
 	broker := fs.String("broker", "", "a broker a state store serves on (a running ssgen serve, or a broker with one attached); default: an embedded server in this process")
 	attach := fs.Bool("attach", false, "with --broker: start a state store in this process attached to that broker (external mode)")
@@ -37,6 +37,7 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	watchers := fs.Int("watchers", 0, "watch mode: watchers of one key; each round one SET, latency measured to every notification")
 	watchClients := fs.Int("watch-clients", def.WatchClients, "watch mode: client connections the watchers are spread over")
 	baseline := fs.Bool("baseline", false, "also run a raw MQTT 5 QoS 1 echo through the same broker, same clients × in flight, and print the ratio")
+	bare := fs.Bool("bare-baseline", false, "with --baseline: the echo's packets carry only response topic and correlation data, not the protocol envelope's properties")
 	segments := fs.Int("segments", 5, "split the run into this many segments, ssgen and each baseline taking turns, so that a busy machine's noise hits them alike")
 	timeout := fs.Duration("timeout", def.Timeout, "bound of each request, and of each watch round's wait")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
@@ -56,7 +57,7 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 		Broker: *broker, Attach: *attach, Clients: *clients, InFlight: *inFlight, Mix: mix,
 		ValueSize: *valueSize, Keys: *keys, Requests: *requests, Duration: *duration,
 		Warmup: *warmup, Watchers: *watchers, WatchClients: *watchClients,
-		Baseline: *baseline, Segments: *segments, Timeout: *timeout,
+		Baseline: *baseline, BareBaseline: *bare, Segments: *segments, Timeout: *timeout,
 	}
 	for name, v := range map[string]int{"clients": *clients, "in-flight": *inFlight, "value-size": *valueSize,
 		"keys": *keys, "requests": *requests, "segments": *segments, "warmup": *warmup, "watchers": *watchers, "watch-clients": *watchClients} {
