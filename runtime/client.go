@@ -53,7 +53,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	c := &Client{
 		cfg:          cfg,
 		log:          cfg.Logger.With("client_id", cfg.ClientID),
-		session:      state.NewInMemory(),
+		session:      newSessionState(),
 		respTopic:    ResponseTopic(cfg.ClientID),
 		notifyPrefix: NotifyTopicPrefix(cfg.ClientID),
 		backoff:      backoff{min: cfg.ReconnectMin, max: cfg.ReconnectMax},

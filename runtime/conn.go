@@ -13,7 +13,6 @@ import (
 
 	"github.com/eclipse/paho.golang/packets"
 	"github.com/eclipse/paho.golang/paho"
-	"github.com/eclipse/paho.golang/paho/session/state"
 )
 
 // conn is one MQTT connection: a paho.Client over one network connection.
@@ -261,46 +260,6 @@ func (c *Client) tlsConfig() (*tls.Config, error) {
 	}
 	return tc, nil
 }
-
-// connSession is the client's one session state as seen by one
-// connection. paho reports a server DISCONNECT to the session before it
-// tears the connection down and long before OnServerDisconnect runs, so
-// this is where the connection's context learns the broker's reason first.
-type connSession struct {
-	*state.State
-	cancel context.CancelCauseFunc
-}
-
-func (s connSession) ConnectionLost(dp *packets.Disconnect) error {
-	if dp != nil {
-		reason := ""
-		if dp.Properties != nil {
-			reason = dp.Properties.ReasonString
-		}
-		s.cancel(&BrokerError{Packet: "DISCONNECT", ReasonCode: dp.ReasonCode, Reason: reason})
-	}
-	// Forget our side of the session: every request in flight on this
-	// connection has just been failed with ErrConnectionLost, and paho
-	// would otherwise resend it after the reconnect, so that the service
-	// applies it later, behind writes that others made and got
-	// acknowledged meanwhile (or, for a request the broker refuses as too
-	// large, drop the connection at every reconnect). A Session Expiry of 0
-	// in what the state sees makes it clear its stores; the broker's
-	// session (subscriptions, queued messages) stays, and the next CONNACK
-	// restores the interval. Messages the broker redelivers are taken as
-	// new: a late response is dropped, a notification is reconciled by the
-	// watchers' Resync.
-	zero := uint32(0)
-	forget := &packets.Disconnect{Properties: &packets.Properties{SessionExpiryInterval: &zero}}
-	if dp != nil {
-		forget.ReasonCode = dp.ReasonCode
-	}
-	return s.State.ConnectionLost(forget)
-}
-
-// Close is not passed on: paho closes a session only when it created it,
-// and this one belongs to the Client.
-func (s connSession) Close() error { return nil }
 
 // satAuther answers an AUTH continuation with the same token; K8S-SAT is a
 // single-round method, but a broker may still ask.

@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/eclipse/paho.golang/packets"
 	"github.com/eclipse/paho.golang/paho"
 	"github.com/eclipse/paho.golang/paho/session"
 
@@ -87,29 +88,24 @@ func (c *Client) roundTrip(parent context.Context, op string, args [][]byte, o r
 		c.putBuf(bp)
 	}()
 
-	for {
+	acks := make(chan packets.ControlPacket, 1)
+	pctx := withPuback(ctx, acks)
+	for attempt := 1; ; attempt++ {
 		if cn.ctx.Err() != nil { // dropped while we queued, or before the first send
 			if cn, err = c.current(ctx); err != nil {
 				return response{}, nil, c.waitError(parent, op, err, false)
 			}
 		}
+		pub := c.envelope(payload, id[:], ts, o, deadline)
 		if cn.maxPkt > 0 {
-			if n := publishSize(c.envelope(payload, id[:], ts, o, deadline)); n > cn.maxPkt {
+			if n := publishSize(pub); n > cn.maxPkt {
 				return response{}, cn, &PacketTooLargeError{Op: op, Size: n, Max: cn.maxPkt}
 			}
 		}
-		var pr *paho.PublishResponse
-		pr, err = c.publish(ctx, cn, payload, id[:], ts, o, deadline)
-		if err == nil {
-			break
-		}
+		c.st.requests.Add(1)
+		_, err = cn.pc.PublishWithOptions(pctx, pub, paho.PublishOptions{Method: paho.PublishMethod_AsyncSend})
 		switch {
-		case pr != nil && pr.ReasonCode >= 0x80:
-			reason := ""
-			if pr.Properties != nil {
-				reason = pr.Properties.ReasonString
-			}
-			return response{}, cn, fmt.Errorf("statestore: %s: %w", op, &BrokerError{Packet: "PUBACK", ReasonCode: pr.ReasonCode, Reason: reason})
+		case err == nil:
 		case c.isClosing():
 			return response{}, cn, ErrClosed
 		case errors.Is(err, session.ErrNoConnection) && ctx.Err() == nil:
@@ -121,74 +117,121 @@ func (c *Client) roundTrip(parent context.Context, op string, args [][]byte, o r
 			case <-c.closing:
 			}
 			continue
-		case cn.ctx.Err() != nil:
-			return response{}, cn, &connLostError{op: op, cause: context.Cause(cn.ctx)}
-		case ctx.Err() != nil:
+		case ctx.Err() != nil && cn.ctx.Err() == nil:
 			return response{}, cn, c.waitError(parent, op, ctx.Err(), true)
 		default:
-			return response{}, cn, &connLostError{op: op, cause: err}
+			return response{}, cn, c.lostError(op, cn, err)
 		}
-	}
 
-	var p *paho.Publish
-	select {
-	case p = <-ch:
-	case <-ctx.Done():
-	case <-cn.ctx.Done():
-	case <-c.closing:
-	}
-	if p == nil {
-		select {
-		case p = <-ch: // a response that raced the end wins
-		default:
-			switch {
-			case c.isClosing():
-				return response{}, cn, ErrClosed
-			case cn.ctx.Err() != nil:
-				return response{}, cn, &connLostError{op: op, cause: context.Cause(cn.ctx)}
-			default:
-				return response{}, cn, c.waitError(parent, op, ctx.Err(), true)
+		p, ack, err := c.await(ctx, cn, ch, acks)
+		switch {
+		case p != nil:
+			r, err := c.decode(op, p)
+			return r, cn, err
+		case err != nil:
+			return response{}, cn, c.endError(parent, op, cn, err)
+		case ack.ReasonCode == pubackNoSubscribers:
+			// No service received the request (an external state store not
+			// attached yet, or reconnecting): sending it again is safe.
+			c.st.noService.Add(1)
+			if attempt == 1 {
+				c.log.Debug("no state store subscribed to the request topic; retrying")
 			}
+			if err := c.pause(ctx, cn, min(c.backoff.delay(attempt), time.Second)); err != nil {
+				return response{}, cn, c.endError(parent, op, cn, err)
+			}
+		default:
+			reason := ""
+			if ack.Properties != nil {
+				reason = ack.Properties.ReasonString
+			}
+			return response{}, cn, fmt.Errorf("statestore: %s: %w", op, &BrokerError{Packet: "PUBACK", ReasonCode: ack.ReasonCode, Reason: reason})
 		}
 	}
-	r, err := c.decode(op, p)
-	return r, cn, err
 }
 
-// publish sends the request and waits for its PUBACK. A PUBACK "no
-// matching subscribers" (0x10) means no service received the request (an
-// external state store not attached yet, or reconnecting), so sending it
-// again is safe; that is retried with backoff until the deadline.
-func (c *Client) publish(ctx context.Context, cn *conn, payload, corr []byte, ts hlc.HLC, o reqOpts, deadline time.Time) (*paho.PublishResponse, error) {
-	for n := 1; ; n++ {
-		pub := c.envelope(payload, corr, ts, o, deadline)
-		// paho waits for the PUBACK; if the connection drops meanwhile
-		// nothing wakes it (the session keeps the message for redelivery),
-		// so its context also ends with the connection.
-		pctx, pcancel := context.WithCancel(ctx)
-		stopWatch := context.AfterFunc(cn.ctx, pcancel)
-		c.st.requests.Add(1)
-		pr, err := cn.pc.Publish(pctx, pub)
-		stopWatch()
-		pcancel()
-		if err != nil || pr == nil || pr.ReasonCode != pubackNoSubscribers {
-			return pr, err
-		}
-		c.st.noService.Add(1)
-		if n == 1 {
-			c.log.Debug("no state store subscribed to the request topic; retrying")
-		}
-		t := time.NewTimer(min(c.backoff.delay(n), time.Second))
+// await waits for the response to a request just published, or for a
+// PUBACK that refuses it (reason code 0x10 or >= 0x80), whichever comes
+// first; a successful PUBACK only means the wait goes on. It returns the
+// response, or the refusing PUBACK, or the error that ended the wait:
+// ctx's, ErrClosed, or errConnDropped.
+func (c *Client) await(ctx context.Context, cn *conn, ch <-chan *paho.Publish, acks <-chan packets.ControlPacket) (*paho.Publish, *packets.Puback, error) {
+	for {
 		select {
-		case <-t.C:
+		case p := <-ch:
+			return p, nil, nil
+		case cp := <-acks:
+			pa, ok := cp.Content.(*packets.Puback)
+			if !ok { // paho dropped the request from the session: the connection went
+				return nil, nil, errConnDropped
+			}
+			if pa.ReasonCode == pubackNoSubscribers || pa.ReasonCode >= 0x80 {
+				select {
+				case p := <-ch: // a response came anyway: it is the answer
+					return p, nil, nil
+				default:
+				}
+				return nil, pa, nil
+			}
+			acks = nil
 		case <-ctx.Done():
-			t.Stop()
-			return nil, ctx.Err()
 		case <-cn.ctx.Done():
-			t.Stop()
-			return nil, context.Cause(cn.ctx)
+		case <-c.closing:
+		}
+		if ctx.Err() != nil || cn.ctx.Err() != nil || c.isClosing() {
+			select {
+			case p := <-ch: // a response that raced the end wins
+				return p, nil, nil
+			default:
+			}
+			switch {
+			case c.isClosing():
+				return nil, nil, ErrClosed
+			case cn.ctx.Err() != nil:
+				return nil, nil, errConnDropped
+			}
+			return nil, nil, ctx.Err()
 		}
 	}
+}
+
+// pause sleeps d, or less when ctx ends, the connection drops or the
+// client closes.
+func (c *Client) pause(ctx context.Context, cn *conn, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-cn.ctx.Done():
+		return errConnDropped
+	case <-c.closing:
+		return ErrClosed
+	}
+}
+
+// errConnDropped marks a wait that ended because its connection did.
+var errConnDropped = errors.New("connection dropped")
+
+// endError turns what ended a request's wait into the caller's error.
+func (c *Client) endError(parent context.Context, op string, cn *conn, err error) error {
+	switch {
+	case errors.Is(err, ErrClosed) || c.isClosing():
+		return ErrClosed
+	case errors.Is(err, errConnDropped):
+		return c.lostError(op, cn, err)
+	}
+	return c.waitError(parent, op, err, true)
+}
+
+// lostError is the error of a request whose connection failed under it.
+func (c *Client) lostError(op string, cn *conn, err error) error {
+	if cause := context.Cause(cn.ctx); cn.ctx.Err() != nil && cause != nil {
+		err = cause
+	}
+	return &connLostError{op: op, cause: err}
 }
 
 const pubackNoSubscribers = 0x10
@@ -337,8 +380,9 @@ func (c *Client) decode(op string, p *paho.Publish) (response, error) {
 	return r, nil
 }
 
-// Request payloads are built in pooled buffers: paho copies the packet
-// into its session store before Publish returns.
+// Request payloads are built in pooled buffers: paho has written the
+// packet when PublishWithOptions returns, and the session keeps no copy
+// (newSessionState).
 func (c *Client) getBuf() *[]byte {
 	if b, ok := c.bufs.Get().(*[]byte); ok {
 		return b

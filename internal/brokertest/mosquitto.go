@@ -32,6 +32,7 @@ type Broker struct {
 	bin  string
 	dir  string
 	port int
+	acl  string // mosquitto acl_file contents; "" for none
 
 	mu  sync.Mutex
 	cmd *exec.Cmd
@@ -50,6 +51,19 @@ func Mosquitto(t testing.TB) string {
 // when the test ends.
 func Start(t testing.TB) *Broker {
 	t.Helper()
+	return start(t, "")
+}
+
+// StartWithACL starts a broker that enforces acl, the contents of a
+// mosquitto acl_file. Its `topic` lines before any `user` line apply to the
+// (anonymous) clients of tests.
+func StartWithACL(t testing.TB, acl string) *Broker {
+	t.Helper()
+	return start(t, acl)
+}
+
+func start(t testing.TB, acl string) *Broker {
+	t.Helper()
 	bin, err := find()
 	if err != nil {
 		if os.Getenv("SSGEN_REQUIRE_MOSQUITTO") == "1" {
@@ -57,7 +71,7 @@ func Start(t testing.TB) *Broker {
 		}
 		t.Skipf("brokertest: %v", err)
 	}
-	b := &Broker{t: t, bin: bin, dir: t.TempDir()}
+	b := &Broker{t: t, bin: bin, dir: t.TempDir(), acl: acl}
 	t.Cleanup(func() {
 		b.Stop()
 		if t.Failed() {
@@ -143,6 +157,13 @@ log_type notice
 log_type information
 connection_messages true
 `, b.port, b.logPath())
+	if b.acl != "" {
+		aclPath := filepath.Join(b.dir, "acl")
+		if err := os.WriteFile(aclPath, []byte(b.acl), 0o600); err != nil {
+			return err
+		}
+		conf += "acl_file " + aclPath + "\n"
+	}
 	if os.Geteuid() == 0 {
 		// As root mosquitto would drop to "nobody", who cannot write the
 		// log in the test's temp dir.
