@@ -9,6 +9,7 @@ import (
 
 	"github.com/eclipse/paho.golang/paho/session/state"
 
+	"github.com/ssgen/ssgen/internal/pahostore"
 	"github.com/ssgen/ssgen/runtime/hlc"
 )
 
@@ -53,7 +54,7 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	c := &Client{
 		cfg:          cfg,
 		log:          cfg.Logger.With("client_id", cfg.ClientID),
-		session:      newSessionState(),
+		session:      pahostore.NewState(), // requests are never resent: see connSession.ConnectionLost
 		respTopic:    ResponseTopic(cfg.ClientID),
 		notifyPrefix: NotifyTopicPrefix(cfg.ClientID),
 		backoff:      backoff{min: cfg.ReconnectMin, max: cfg.ReconnectMax},

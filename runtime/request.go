@@ -382,7 +382,7 @@ func (c *Client) decode(op string, p *paho.Publish) (response, error) {
 
 // Request payloads are built in pooled buffers: paho has written the
 // packet when PublishWithOptions returns, and the session keeps no copy
-// (newSessionState).
+// (pahostore).
 func (c *Client) getBuf() *[]byte {
 	if b, ok := c.bufs.Get().(*[]byte); ok {
 		return b

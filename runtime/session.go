@@ -2,34 +2,11 @@ package runtime
 
 import (
 	"context"
-	"errors"
-	"io"
 
 	"github.com/eclipse/paho.golang/packets"
 	"github.com/eclipse/paho.golang/paho/session"
 	"github.com/eclipse/paho.golang/paho/session/state"
 )
-
-// newSessionState is the client's MQTT session state, which outlives each
-// paho.Client like the broker's session does. It keeps packet ids and the
-// send quota, but no packet bytes: connSession.ConnectionLost forgets every
-// unacknowledged request when a connection drops (see there), so a copy of
-// each request kept for resending would never be read.
-func newSessionState() *state.State {
-	return state.New(discardStore{}, discardStore{})
-}
-
-// discardStore is a paho session store that keeps nothing.
-type discardStore struct{}
-
-var errNotStored = errors.New("statestore: packets are not kept for resending")
-
-func (discardStore) Put(uint16, byte, io.WriterTo) error { return nil }
-func (discardStore) Get(uint16) (io.ReadCloser, error)   { return nil, errNotStored }
-func (discardStore) Delete(uint16) error                 { return nil }
-func (discardStore) Quarantine(uint16) error             { return nil }
-func (discardStore) List() ([]uint16, error)             { return nil, nil }
-func (discardStore) Reset() error                        { return nil }
 
 // connSession is the client's one session state as seen by one
 // connection. paho reports a server DISCONNECT to the session before it

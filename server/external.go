@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"log/slog"
 	mrand "math/rand/v2"
 	"net"
 	"net/url"
@@ -13,8 +14,11 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/eclipse/paho.golang/packets"
 	"github.com/eclipse/paho.golang/paho"
+	"github.com/eclipse/paho.golang/paho/session/state"
 
+	"github.com/ssgen/ssgen/internal/pahostore"
 	"github.com/ssgen/ssgen/server/engine"
 )
 
@@ -141,6 +145,7 @@ func (x *external) connect(ctx context.Context) (*paho.Client, error) {
 	c := paho.NewClient(paho.ClientConfig{
 		ClientID:          x.clientID,
 		Conn:              conn,
+		Session:           ackLogger{State: pahostore.NewState(), log: x.s.log},
 		PacketTimeout:     connectTimeout,
 		OnPublishReceived: []func(paho.PublishReceived) (bool, error){x.received},
 		OnClientError: func(err error) {
@@ -258,25 +263,38 @@ func (x *external) deliver(n engine.Notification) {
 
 var errNotConnected = errors.New("not connected to the broker")
 
-// publish sends at QoS 1 on the live connection and waits for the PUBACK
-// (any reason code below 0x80 is success: mosquitto answers 0x10 when
-// nobody subscribed), or gives up when the connection or the server ends.
+// publish sends at QoS 1 on the live connection without waiting for the
+// PUBACK: answers to one client still go out in order (paho writes the
+// packet in the call) and the broker's Receive Maximum still bounds them
+// (the session's send quota), but the next request no longer waits for a
+// broker round trip. ackLogger reports PUBACKs that refuse a message. It
+// gives up when the connection or the server ends while waiting for quota.
 func (x *external) publish(p *paho.Publish) error {
 	c := x.cur.Load()
 	if c == nil {
 		return errNotConnected
 	}
-	ctx, cancel := context.WithCancel(x.ctx)
-	defer cancel()
-	go func() {
-		select {
-		case <-c.Done():
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
-	_, err := c.Publish(ctx, p)
+	_, err := c.PublishWithOptions(x.ctx, p, paho.PublishOptions{Method: paho.PublishMethod_AsyncSend})
 	return err
+}
+
+// ackLogger is the service connection's session state; it logs every
+// PUBACK that refuses a response or notification (reason code >= 0x80;
+// mosquitto's 0x10, "no subscribers", only means the client has gone).
+type ackLogger struct {
+	*state.State
+	log *slog.Logger
+}
+
+func (a ackLogger) PacketReceived(cp *packets.ControlPacket, pubs chan<- *packets.Publish) error {
+	if pa, ok := cp.Content.(*packets.Puback); ok && pa.ReasonCode >= 0x80 {
+		reason := ""
+		if pa.Properties != nil {
+			reason = pa.Properties.ReasonString
+		}
+		a.log.Warn("broker refused a response or notification", "reason_code", fmt.Sprintf("0x%02X", pa.ReasonCode), "reason", reason)
+	}
+	return a.State.PacketReceived(cp, pubs)
 }
 
 func (x *external) close() error {

@@ -1,0 +1,61 @@
+package server_test
+
+import (
+	"bytes"
+	"log/slog"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ssgen/ssgen/internal/brokertest"
+	"github.com/ssgen/ssgen/server"
+)
+
+// lockedBuffer is a log destination that the service writes to from its
+// own goroutines while the test reads it.
+type lockedBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (l *lockedBuffer) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.Write(p)
+}
+
+func (l *lockedBuffer) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
+// External mode publishes responses without waiting for their PUBACK, so
+// a broker refusing one must still show in the service's log.
+func TestExternalModeLogsARefusedResponse(t *testing.T) {
+	// Everyone may use the request topic, but only a client itself may
+	// publish under clients/<its id>/: the service's answers are refused
+	// (mosquitto: PUBACK 0x87).
+	b := brokertest.StartWithACL(t, "topic readwrite statestore/#\npattern readwrite clients/%c/#\n")
+	var logs lockedBuffer
+	e := newEnv(t, b.URL(), []func(*server.Options){func(o *server.Options) {
+		o.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+	}})
+	c := e.connect("refused")
+	c.send(request{payload: cmd("GET", "k")})
+	for i := 0; !strings.Contains(logs.String(), "broker refused a response or notification"); i++ {
+		if i == 500 {
+			t.Fatalf("no refusal logged in 10 s; log:\n%s", logs.String())
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(logs.String(), "reason_code=0x87") {
+		t.Errorf("log lacks the reason code:\n%s", logs.String())
+	}
+	select {
+	case p := <-c.resp:
+		t.Errorf("a refused response arrived: %q", p.Payload)
+	default:
+	}
+}
