@@ -100,7 +100,11 @@
 // same content type and __ts.
 //
 // Requests of one client are served in order (embedded: in the client's
-// read goroutine; external: one queue per __srcId). Notifications to one
+// read goroutine; external: one queue per __srcId). External mode sends
+// each answer without waiting for its PUBACK, so the next request does not
+// wait a broker round trip; answers still leave in order, the broker's
+// Receive Maximum still bounds how many are unacknowledged, and a PUBACK
+// that refuses one (reason code >= 0x80) is logged. Notifications to one
 // watcher go out in the order the changes happened, through one queue per
 // watching client, so a slow client holds up only itself; the queues are
 // unbounded rather than lossy.
