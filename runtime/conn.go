@@ -13,6 +13,8 @@ import (
 
 	"github.com/eclipse/paho.golang/packets"
 	"github.com/eclipse/paho.golang/paho"
+
+	"github.com/ssgen/ssgen/internal/bufconn"
 )
 
 // conn is one MQTT connection: a paho.Client over one network connection.
@@ -197,7 +199,7 @@ func (c *Client) dialNet(ctx context.Context) (net.Conn, error) {
 		if err != nil {
 			return nil, fmt.Errorf("statestore: dial %s: %w", c.cfg.addr(), err)
 		}
-		return nc, nil // *net.TCPConn writes each packet with one writev
+		return bufconn.New(nc), nil // still one writev per packet: see bufconn
 	}
 	tc, err := c.tlsConfig()
 	if err != nil {
@@ -210,7 +212,7 @@ func (c *Client) dialNet(ctx context.Context) (net.Conn, error) {
 	}
 	// paho writes a packet in several Write calls; over TLS they must not
 	// interleave between goroutines.
-	return packets.NewThreadSafeConn(nc), nil
+	return bufconn.New(packets.NewThreadSafeConn(nc)), nil
 }
 
 // tlsConfig is rebuilt for every connection so rotated files apply.

@@ -18,6 +18,7 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 	"github.com/eclipse/paho.golang/paho/session/state"
 
+	"github.com/ssgen/ssgen/internal/bufconn"
 	"github.com/ssgen/ssgen/internal/pahostore"
 	"github.com/ssgen/ssgen/server/engine"
 )
@@ -144,7 +145,7 @@ func (x *external) connect(ctx context.Context) (*paho.Client, error) {
 	}
 	c := paho.NewClient(paho.ClientConfig{
 		ClientID:          x.clientID,
-		Conn:              conn,
+		Conn:              bufconn.New(conn),
 		Session:           ackLogger{State: pahostore.NewState(), log: x.s.log},
 		PacketTimeout:     connectTimeout,
 		OnPublishReceived: []func(paho.PublishReceived) (bool, error){x.received},
