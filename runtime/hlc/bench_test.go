@@ -40,3 +40,13 @@ func BenchmarkAppendText(b *testing.B) {
 		buf = h.AppendText(buf[:0])
 	}
 }
+
+var stringSink string
+
+func BenchmarkString(b *testing.B) {
+	h := HLC{Wall: 1696374425000, Counter: 1, Node: "StateStore"}
+	b.ReportAllocs()
+	for b.Loop() {
+		stringSink = h.String()
+	}
+}
