@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	goruntime "runtime"
 	"strings"
 	"testing"
 	"time"
@@ -154,5 +155,20 @@ func TestDurationBoundEndsTheRun(t *testing.T) {
 	}
 	if rep.Ops == 0 || rep.Errors != 0 || rep.Requests != 0 || rep.All.Count != rep.Ops {
 		t.Errorf("ops %d errors %d count bound %d samples %d", rep.Ops, rep.Errors, rep.Requests, rep.All.Count)
+	}
+}
+
+func TestBareBaselineRuns(t *testing.T) {
+	rep, err := bench.Run(runCtx(t), bench.Config{Keys: 5, Requests: 20, Baseline: true, BareBaseline: true, Segments: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, b := range rep.Baselines {
+		if b.Ops != 20 || b.Errors != 0 || b.Ratio <= 0 {
+			t.Errorf("baseline %s: ops %d errors %d ratio %v (%s)", b.Name, b.Ops, b.Errors, b.Ratio, b.FirstError)
+		}
+	}
+	if goruntime.GOOS == "linux" && rep.CPUPerOp <= 0 {
+		t.Errorf("CPU per op %v, want it measured on Linux", rep.CPUPerOp)
 	}
 }
