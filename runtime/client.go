@@ -36,7 +36,7 @@ type Client struct {
 	pending correlator
 	sem     *semaphore
 	watches registry
-	bufs    sync.Pool
+	calls   sync.Pool // of *call
 
 	st counters
 }

@@ -25,17 +25,19 @@ type correlator struct {
 	m  map[correlationID]chan *paho.Publish
 }
 
-func (c *correlator) add(id correlationID) chan *paho.Publish {
-	ch := make(chan *paho.Publish, 1)
+// add registers ch, which must have room for one response, as the
+// receiver of id's response.
+func (c *correlator) add(id correlationID, ch chan *paho.Publish) {
 	c.mu.Lock()
 	if c.m == nil {
 		c.m = make(map[correlationID]chan *paho.Publish)
 	}
 	c.m[id] = ch
 	c.mu.Unlock()
-	return ch
 }
 
+// remove unregisters id. Once it returns, nothing is sent on id's channel
+// any more, so the channel can be emptied and used again.
 func (c *correlator) remove(id correlationID) {
 	c.mu.Lock()
 	delete(c.m, id)
@@ -43,18 +45,20 @@ func (c *correlator) remove(id correlationID) {
 }
 
 // deliver hands p to the waiting request without blocking; it reports
-// false when nobody waits for id.
+// false when nobody waits for id. The send happens under the lock (it
+// cannot block: the channel has room and only this one send targets it),
+// which is what lets remove promise that no send comes after it.
 func (c *correlator) deliver(corr []byte, p *paho.Publish) bool {
 	if len(corr) != len(correlationID{}) {
 		return false
 	}
 	id := correlationID(corr)
 	c.mu.Lock()
+	defer c.mu.Unlock()
 	ch, ok := c.m[id]
-	delete(c.m, id)
-	c.mu.Unlock()
 	if ok {
-		ch <- p // buffered, and removed from the map above: never blocks
+		delete(c.m, id)
+		ch <- p
 	}
 	return ok
 }

@@ -8,6 +8,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eclipse/paho.golang/paho"
+
 	"github.com/ssgen/ssgen/runtime/hlc"
 )
 
@@ -183,7 +185,9 @@ func TestPublishSizeIsTheEncodedSize(t *testing.T) {
 	c := &Client{cfg: Config{ClientID: "size-client"}, respTopic: ResponseTopic("size-client")}
 	for _, n := range []int{0, 1, 100, 127, 128, 16000, 16384, 70000, 2100000} {
 		for _, o := range []reqOpts{{}, {fencing: hlc.HLC{Wall: 1, Node: "n"}, persist: true}} {
-			pub := c.envelope(make([]byte, n), make([]byte, 16), hlc.HLC{Wall: 12345, Node: "size-client"}, o, time.Now().Add(time.Second))
+			cl := c.getCall()
+			cl.payload = make([]byte, n)
+			pub := c.envelope(cl, hlc.HLC{Wall: 12345, Node: "size-client"}, o, time.Now().Add(time.Second))
 			pub.PacketID = 1
 			var buf bytes.Buffer
 			if _, err := pub.Packet().WriteTo(&buf); err != nil {
@@ -193,5 +197,32 @@ func TestPublishSizeIsTheEncodedSize(t *testing.T) {
 				t.Errorf("payload %d, opts %+v: publishSize = %d, encoded %d", n, o, got, buf.Len())
 			}
 		}
+	}
+}
+
+// A pooled call comes back empty, and a response delivered after its
+// request stopped waiting does not reach the next request.
+func TestCallsAreReusedClean(t *testing.T) {
+	c := &Client{cfg: Config{ClientID: "pool-client"}, respTopic: ResponseTopic("pool-client")}
+	cl := c.getCall()
+	cl.id = newCorrelationID()
+	c.pending.add(cl.id, cl.resp)
+	cl.payload = append(cl.payload, "GET k"...)
+	c.envelope(cl, hlc.HLC{Wall: 1, Node: "pool-client"}, reqOpts{persist: true}, time.Now().Add(time.Second))
+	if !c.pending.deliver(cl.id[:], &paho.Publish{}) {
+		t.Fatal("deliver found nobody waiting")
+	}
+	c.pending.remove(cl.id)
+	c.putCall(cl)
+	if c.pending.deliver(cl.id[:], &paho.Publish{}) {
+		t.Fatal("deliver reached a removed request")
+	}
+	// sync.Pool may hand back the same call or a new one; either must be clean.
+	next := c.getCall()
+	if len(next.payload) != 0 || next.pub.Properties != nil || next.user[0].Key != "" || len(next.resp) != 0 {
+		t.Fatalf("reused call not clean: payload %q, user %v, %d responses queued", next.payload, next.user, len(next.resp))
+	}
+	if c.pending.len() != 0 {
+		t.Fatalf("%d requests still registered", c.pending.len())
 	}
 }

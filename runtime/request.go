@@ -78,15 +78,12 @@ func (c *Client) roundTrip(parent context.Context, op string, args [][]byte, o r
 	if err != nil {
 		return response{}, nil, fmt.Errorf("statestore: %s: %w", op, err)
 	}
-	id := newCorrelationID()
-	ch := c.pending.add(id)
-	defer c.pending.remove(id)
-	bp := c.getBuf()
-	payload := resp3.AppendCommand((*bp)[:0], args...)
-	defer func() {
-		*bp = payload
-		c.putBuf(bp)
-	}()
+	cl := c.getCall()
+	defer c.putCall(cl) // runs after remove, below
+	cl.id = newCorrelationID()
+	c.pending.add(cl.id, cl.resp)
+	defer c.pending.remove(cl.id)
+	cl.payload = resp3.AppendCommand(cl.payload, args...)
 
 	acks := make(chan packets.ControlPacket, 1)
 	pctx := withPuback(ctx, acks)
@@ -96,7 +93,7 @@ func (c *Client) roundTrip(parent context.Context, op string, args [][]byte, o r
 				return response{}, nil, c.waitError(parent, op, err, false)
 			}
 		}
-		pub := c.envelope(payload, id[:], ts, o, deadline)
+		pub := c.envelope(cl, ts, o, deadline)
 		if cn.maxPkt > 0 {
 			if n := publishSize(pub); n > cn.maxPkt {
 				return response{}, cn, &PacketTooLargeError{Op: op, Size: n, Max: cn.maxPkt}
@@ -123,7 +120,7 @@ func (c *Client) roundTrip(parent context.Context, op string, args [][]byte, o r
 			return response{}, cn, c.lostError(op, cn, err)
 		}
 
-		p, ack, err := c.await(ctx, cn, ch, acks)
+		p, ack, err := c.await(ctx, cn, cl.resp, acks)
 		switch {
 		case p != nil:
 			r, err := c.decode(op, p)
@@ -290,15 +287,15 @@ func (c *Client) waitError(parent context.Context, op string, err error, connect
 	return fmt.Errorf("statestore: %s: %w", op, err)
 }
 
-// envelope builds the PUBLISH of wire contract §2.
-func (c *Client) envelope(payload, corr []byte, ts hlc.HLC, o reqOpts, deadline time.Time) *paho.Publish {
+// envelope builds the PUBLISH of wire contract §2 in cl, from its payload
+// and correlation id.
+func (c *Client) envelope(cl *call, ts hlc.HLC, o reqOpts, deadline time.Time) *paho.Publish {
 	// Message Expiry is the time left, rounded up to whole seconds, so the
 	// broker drops a request its sender no longer waits for.
 	left := time.Until(deadline)
-	expiry := uint32(min(max((left+time.Second-1)/time.Second, 1), math.MaxUint32))
+	cl.expiry = uint32(min(max((left+time.Second-1)/time.Second, 1), math.MaxUint32))
 	id := c.cfg.ClientID
-	user := make(paho.UserProperties, 0, 7)
-	user = append(user,
+	user := append(cl.user[:0],
 		paho.UserProperty{Key: "__srcId", Value: id},
 		paho.UserProperty{Key: "__ts", Value: ts.String()},
 		paho.UserProperty{Key: "__protVer", Value: protocolVersion},
@@ -311,19 +308,16 @@ func (c *Client) envelope(payload, corr []byte, ts hlc.HLC, o reqOpts, deadline 
 	if o.persist {
 		user = append(user, paho.UserProperty{Key: "aio-persistence", Value: "true"})
 	}
-	return &paho.Publish{
-		QoS:     1,
-		Topic:   RequestTopic,
-		Payload: payload,
-		Properties: &paho.PublishProperties{
-			CorrelationData: corr,
-			ContentType:     contentType,
-			ResponseTopic:   c.respTopic,
-			PayloadFormat:   &payloadFormatBytes,
-			MessageExpiry:   &expiry,
-			User:            user,
-		},
+	cl.props = paho.PublishProperties{
+		CorrelationData: cl.id[:],
+		ContentType:     contentType,
+		ResponseTopic:   c.respTopic,
+		PayloadFormat:   &payloadFormatBytes,
+		MessageExpiry:   &cl.expiry,
+		User:            user,
 	}
+	cl.pub = paho.Publish{QoS: 1, Topic: RequestTopic, Payload: cl.payload, Properties: &cl.props}
+	return &cl.pub
 }
 
 // decode checks the response envelope (__stat, __ts) and parses the
@@ -378,25 +372,6 @@ func (c *Client) decode(op string, p *paho.Publish) (response, error) {
 		return response{}, &ServiceError{Text: r.val.ErrorText()}
 	}
 	return r, nil
-}
-
-// Request payloads are built in pooled buffers: paho has written the
-// packet when PublishWithOptions returns, and the session keeps no copy
-// (pahostore).
-func (c *Client) getBuf() *[]byte {
-	if b, ok := c.bufs.Get().(*[]byte); ok {
-		return b
-	}
-	b := make([]byte, 0, 256)
-	return &b
-}
-
-func (c *Client) putBuf(b *[]byte) {
-	if cap(*b) > 64<<10 { // let one huge value not pin memory forever
-		return
-	}
-	*b = (*b)[:0]
-	c.bufs.Put(b)
 }
 
 func unexpected(op string, v resp3.Value) error {
