@@ -7,9 +7,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/eclipse/paho.golang/paho/session/state"
-
-	"github.com/ssgen/ssgen/internal/pahostore"
 	"github.com/ssgen/ssgen/runtime/hlc"
 )
 
@@ -19,7 +16,6 @@ type Client struct {
 	cfg          Config
 	log          *slog.Logger
 	clock        *hlc.Clock
-	session      *state.State // outlives each paho.Client, like the broker's session
 	respTopic    string
 	notifyPrefix string
 	backoff      backoff
@@ -54,7 +50,6 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 	c := &Client{
 		cfg:          cfg,
 		log:          cfg.Logger.With("client_id", cfg.ClientID),
-		session:      pahostore.NewState(), // requests are never resent: see connSession.ConnectionLost
 		respTopic:    ResponseTopic(cfg.ClientID),
 		notifyPrefix: NotifyTopicPrefix(cfg.ClientID),
 		backoff:      backoff{min: cfg.ReconnectMin, max: cfg.ReconnectMax},
@@ -72,7 +67,6 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 
 	first, err := c.dialFirst(ctx)
 	if err != nil {
-		_ = c.session.Close()
 		return nil, err
 	}
 	c.setConn(first)

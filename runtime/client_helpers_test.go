@@ -27,7 +27,7 @@ func coreConfig(t testing.TB, url string) runtime.Config {
 	cfg.Timeout = 5 * time.Second
 	cfg.ReconnectMin = 20 * time.Millisecond
 	cfg.ReconnectMax = 200 * time.Millisecond
-	cfg.Logger = slog.New(slog.NewTextHandler(coreTWriter{t}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	cfg.Logger = slog.New(slog.NewTextHandler(servertest.LogWriter(t), &slog.HandlerOptions{Level: slog.LevelDebug}))
 	return cfg
 }
 
@@ -48,12 +48,4 @@ func coreCtx(t testing.TB) context.Context {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	t.Cleanup(cancel)
 	return ctx
-}
-
-type coreTWriter struct{ t testing.TB }
-
-func (w coreTWriter) Write(p []byte) (int, error) {
-	defer func() { _ = recover() }() // t.Log after the test ended panics
-	w.t.Log(string(p[:len(p)-1]))
-	return len(p), nil
 }

@@ -13,16 +13,26 @@ import (
 
 	"github.com/eclipse/paho.golang/packets"
 	"github.com/eclipse/paho.golang/paho"
+	"github.com/eclipse/paho.golang/paho/session/state"
 
 	"github.com/ssgen/ssgen/internal/bufconn"
+	"github.com/ssgen/ssgen/internal/pahostore"
 )
 
-// conn is one MQTT connection: a paho.Client over one network connection.
-// Its context ends when the connection is lost, which is what fails the
-// requests in flight on it promptly.
+// conn is one MQTT connection: a paho.Client over one network connection,
+// with a paho session state of its own. Its context ends when the
+// connection is lost, which is what fails the requests in flight on it
+// promptly.
+//
+// The state is per connection, not per Client: nothing in it outlives a
+// connection anyway (connSession.ConnectionLost forgets every request),
+// and paho reads its send quota without a lock, so a request still
+// publishing on a dying connection would race the next connection's
+// CONNACK over a shared state.
 type conn struct {
 	pc      *paho.Client
 	nc      net.Conn
+	sess    *state.State
 	ctx     context.Context
 	cancel  context.CancelCauseFunc
 	recvMax int
@@ -60,11 +70,11 @@ func (c *Client) connect(ctx context.Context, first bool) (*conn, error) {
 	}
 
 	cctx, ccancel := context.WithCancelCause(context.Background())
-	cn := &conn{ctx: cctx, cancel: ccancel, nc: netConn}
+	cn := &conn{ctx: cctx, cancel: ccancel, nc: netConn, sess: pahostore.NewState()}
 	pcfg := paho.ClientConfig{
 		ClientID:          c.cfg.ClientID,
 		Conn:              netConn,
-		Session:           connSession{State: c.session, cancel: ccancel},
+		Session:           connSession{State: cn.sess, cancel: ccancel},
 		OnPublishReceived: []func(paho.PublishReceived) (bool, error){c.onPublish},
 		PacketTimeout:     packetTimeout,
 		OnServerDisconnect: func(d *paho.Disconnect) {
@@ -312,6 +322,7 @@ func (c *Client) run(cn *conn) {
 		}
 		cause := context.Cause(cn.ctx)
 		c.clearConn(cn)
+		_ = cn.sess.Close() // releases anything still waiting on the dead connection
 		lived := time.Since(cn.up)
 		if lived >= c.cfg.StableAfter {
 			streak = 0
@@ -374,13 +385,11 @@ func (c *Client) shutdown(cn *conn) {
 	<-cn.pc.Done()
 	cn.cancel(ErrClosed)
 	c.clearConn(cn)
+	_ = cn.sess.Close() // releases anything still blocked in paho
 	c.finish()
 }
 
-func (c *Client) finish() {
-	_ = c.session.Close() // releases anything still blocked in paho
-	c.log.Info("closed")
-}
+func (c *Client) finish() { c.log.Info("closed") }
 
 // current waits for a live connection.
 func (c *Client) current(ctx context.Context) (*conn, error) {

@@ -8,8 +8,7 @@ import (
 	"github.com/eclipse/paho.golang/paho/session/state"
 )
 
-// connSession is the client's one session state as seen by one
-// connection. paho reports a server DISCONNECT to the session before it
+// connSession is a connection's session state (see conn). paho reports a server DISCONNECT to the session before it
 // tears the connection down and long before OnServerDisconnect runs, so
 // this is where the connection's context learns the broker's reason first.
 type connSession struct {
@@ -44,8 +43,8 @@ func (s connSession) ConnectionLost(dp *packets.Disconnect) error {
 	return s.State.ConnectionLost(forget)
 }
 
-// Close is not passed on: paho closes a session only when it created it,
-// and this one belongs to the Client.
+// Close is not passed on: the Client closes each connection's state
+// itself, once the connection is over.
 func (s connSession) Close() error { return nil }
 
 // pubackKey is the context key under which a request passes the channel

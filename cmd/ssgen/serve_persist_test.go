@@ -21,6 +21,7 @@ import (
 
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/runtime/hlc"
+	"github.com/ssgen/ssgen/server/servertest"
 )
 
 // childArgsEnv carries the ssgen arguments of a child process started from
@@ -54,7 +55,7 @@ func startServeChild(t *testing.T, args ...string) *serveChild {
 	args = append([]string{"serve", "--listen", "127.0.0.1:0", "--log-level", "warn"}, args...)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestServeChildProcess$")
 	cmd.Env = append(os.Environ(), childArgsEnv+"="+strings.Join(args, "\x1f"))
-	cmd.Stderr = testWriter{t}
+	cmd.Stderr = servertest.LogWriter(t) // made before c.kill's cleanup: outlives the child
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -111,14 +112,6 @@ func (c *serveChild) dial(t *testing.T, id string) *runtime.Client {
 	}
 	t.Cleanup(func() { _ = cl.Close() })
 	return cl
-}
-
-type testWriter struct{ t *testing.T }
-
-func (w testWriter) Write(p []byte) (int, error) {
-	defer func() { _ = recover() }() // t.Log after the test ended panics
-	w.t.Logf("child: %s", strings.TrimRight(string(p), "\n"))
-	return len(p), nil
 }
 
 // ack is an acknowledged SET.

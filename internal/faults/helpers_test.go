@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"strconv"
@@ -13,6 +14,7 @@ import (
 
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/server"
+	"github.com/ssgen/ssgen/server/servertest"
 )
 
 // slack is how long past its timeout a call may take to return before it
@@ -37,7 +39,7 @@ func config(t testing.TB, addr, id string) runtime.Config {
 		KeepAlive:    5 * time.Second,
 		ReconnectMin: 20 * time.Millisecond,
 		ReconnectMax: 200 * time.Millisecond,
-		Logger:       slog.New(slog.NewTextHandler(tWriter{t}, &slog.HandlerOptions{Level: slog.LevelInfo})),
+		Logger:       slog.New(slog.NewTextHandler(servertest.LogWriter(t), &slog.HandlerOptions{Level: slog.LevelInfo})),
 	}
 }
 
@@ -54,19 +56,12 @@ func dial(t testing.TB, cfg runtime.Config) *runtime.Client {
 	return c
 }
 
-type tWriter struct{ t testing.TB }
-
-func (w tWriter) Write(p []byte) (int, error) {
-	defer func() { _ = recover() }() // t.Log after the test ended panics
-	w.t.Log(string(p[:len(p)-1]))
-	return len(p), nil
-}
-
 // restartable is an embedded state store that can be closed and replaced
 // by a fresh one on the same port, as a crashed and restarted service
 // would be (the new one starts empty: the embedded store keeps nothing).
 type restartable struct {
 	t     testing.TB
+	log   io.Writer // made before the first server, so it outlives the last
 	addr  string
 	mu    sync.Mutex
 	srv   *server.Server
@@ -75,7 +70,7 @@ type restartable struct {
 
 func startRestartable(t testing.TB) *restartable {
 	t.Helper()
-	r := &restartable{t: t}
+	r := &restartable{t: t, log: servertest.LogWriter(t)}
 	r.srv = r.start("127.0.0.1:0")
 	r.addr = r.srv.Addr()
 	t.Cleanup(func() {
@@ -94,7 +89,7 @@ func (r *restartable) start(listen string) *server.Server {
 		var s *server.Server
 		s, err = server.New(server.Options{
 			Listen: listen,
-			Logger: slog.New(slog.NewTextHandler(tWriter{r.t}, &slog.HandlerOptions{Level: slog.LevelWarn})),
+			Logger: slog.New(slog.NewTextHandler(r.log, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		})
 		if err != nil {
 			break

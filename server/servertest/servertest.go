@@ -4,6 +4,7 @@
 package servertest
 
 import (
+	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -52,11 +53,10 @@ func start(t testing.TB, broker string, opts []Option) *server.Server {
 		o.Broker = broker
 	}
 	if o.Logger == nil {
-		w := &tWriter{t: t}
-		// Registered before the server's cleanup, so it runs after it:
-		// goroutines of the broker that outlive Close log into the void.
-		t.Cleanup(w.stop)
-		o.Logger = slog.New(slog.NewTextHandler(w, &slog.HandlerOptions{Level: slog.LevelDebug}))
+		// Made before the server's cleanup is registered, so its own
+		// cleanup runs after it: goroutines of the broker that outlive
+		// Close log into the void.
+		o.Logger = slog.New(slog.NewTextHandler(LogWriter(t), &slog.HandlerOptions{Level: slog.LevelDebug}))
 	}
 	s, err := server.New(o)
 	if err != nil {
@@ -73,8 +73,19 @@ func start(t testing.TB, broker string, opts []Option) *server.Server {
 	return s
 }
 
-// tWriter sends log lines to t.Log, so they show only for failing tests.
-// Lines written after the test's cleanup are discarded: t.Log would panic.
+// LogWriter returns a writer of log lines to t.Log, so that they show
+// only for failing tests. Lines written once t's cleanups have reached the
+// ones registered before this call are discarded: t.Log would panic, and
+// the race detector flags a goroutine that logs while the test ends. Make
+// it before starting what logs to it, so that what is stopped in a later
+// cleanup can still log while it stops.
+func LogWriter(t testing.TB) io.Writer {
+	w := &tWriter{t: t}
+	t.Cleanup(w.stop)
+	return w
+}
+
+// tWriter is LogWriter's writer.
 type tWriter struct {
 	t       testing.TB
 	mu      sync.Mutex
