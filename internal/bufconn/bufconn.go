@@ -15,6 +15,7 @@ package bufconn
 import (
 	"bufio"
 	"net"
+	"sync"
 )
 
 // Size is the read buffer of a connection: enough for a burst of small
@@ -23,11 +24,20 @@ const Size = 16 << 10
 
 // New returns c with buffered reads. Only one goroutine may read from
 // the result (paho has one reader per connection).
+//
+// A connection that is also a sync.Locker stays one: paho locks such a
+// connection (packets.NewThreadSafeConn, used over TLS) around the several
+// Write calls of one packet, and without the lock the packets of
+// concurrent publishers interleave on the wire.
 func New(c net.Conn) net.Conn {
+	r := bufio.NewReaderSize(c, Size)
 	if tc, ok := c.(*net.TCPConn); ok {
-		return &tcpConn{TCPConn: tc, r: bufio.NewReaderSize(tc, Size)}
+		return &tcpConn{TCPConn: tc, r: r}
 	}
-	return &conn{Conn: c, r: bufio.NewReaderSize(c, Size)}
+	if l, ok := c.(sync.Locker); ok {
+		return &lockedConn{conn: conn{Conn: c, r: r}, Locker: l}
+	}
+	return &conn{Conn: c, r: r}
 }
 
 type tcpConn struct {
@@ -43,3 +53,8 @@ type conn struct {
 }
 
 func (c *conn) Read(p []byte) (int, error) { return c.r.Read(p) }
+
+type lockedConn struct {
+	conn
+	sync.Locker
+}

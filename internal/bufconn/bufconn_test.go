@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"io"
 	"net"
+	"sync"
 	"testing"
 )
 
@@ -68,5 +69,31 @@ func TestReadsAreBufferedAndComplete(t *testing.T) {
 	}
 	if !bytes.Equal(append(one[:], rest...), want) {
 		t.Fatalf("read %d bytes, want %d, or they differ", len(rest)+1, len(want))
+	}
+}
+
+// paho serializes the writes of one packet only on a connection that is a
+// sync.Locker (its thread-safe wrapper, used over TLS); wrapping must keep
+// that, or concurrent publishers corrupt the stream.
+func TestKeepsTheLockOfAThreadSafeConnection(t *testing.T) {
+	a, b := net.Pipe()
+	defer a.Close()
+	defer b.Close()
+	locked := struct {
+		net.Conn
+		sync.Locker
+	}{b, &sync.Mutex{}}
+	c := New(&locked)
+	l, ok := c.(sync.Locker)
+	if !ok {
+		t.Fatalf("New(locker) = %T, not a sync.Locker", c)
+	}
+	l.Lock()
+	if locked.Locker.(*sync.Mutex).TryLock() {
+		t.Fatal("locking the wrapper did not lock the wrapped connection")
+	}
+	l.Unlock()
+	if _, ok := New(a).(sync.Locker); ok {
+		t.Fatal("a plain connection became a sync.Locker")
 	}
 }
