@@ -82,7 +82,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 func baselineLoads(ctx context.Context, cfg Config, brokerURL, runID string, embedded bool) []*workload {
 	topic := rawTopicRoot + runID + "/req"
 	var out []*workload
-	shape := newEchoShape(cfg.BareBaseline, "")
+	shape := newEchoShape(cfg.BareBaseline, "") // for the replies; each requester has its own
 	resp, err := startResponder(ctx, brokerURL, "ssgen-bench-"+runID+"-responder", topic, shape)
 	if err != nil {
 		out = append(out, &workload{name: BaselinePahoResponder, err: err})
