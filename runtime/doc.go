@@ -44,6 +44,9 @@
 //     the error itself is a *ServiceError holding the text, which also
 //     carries texts this package does not know.
 //   - *RPCError: the response envelope's status was not 200.
+//   - *BrokerError: the broker refused the request itself (a PUBACK reason
+//     code of 0x80 or more, at once rather than at the timeout; 0x87, an
+//     ACL denial, also matches ErrNotAuthorized).
 //   - ErrConnectionLost: the connection dropped while the request was in
 //     flight. The call fails at once rather than at its timeout; whether
 //     the service applied the request is unknown, but it is never sent
