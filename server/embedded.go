@@ -180,14 +180,22 @@ func (e *embedded) deliver(n engine.Notification) {
 		},
 	}
 	cl, known := e.broker.Clients.Get(n.Client)
-	_, routed := e.broker.Topics.Subscribers(pk.TopicName).Subscriptions[n.Client]
-	if err := e.broker.InjectPacket(e.service, pk); err != nil {
-		e.s.log.Error("cannot publish notification", "client", n.Client, "error", err)
+	send := func() {
+		_, routed := e.broker.Topics.Subscribers(pk.TopicName).Subscriptions[n.Client]
+		if err := e.broker.InjectPacket(e.service, pk); err != nil {
+			e.s.log.Error("cannot publish notification", "client", n.Client, "error", err)
+		}
+		if known && !routed {
+			e.inject(cl, pk)
+		}
 	}
-	if !known || routed {
-		return
+	if known {
+		if g := gateOf(cl); g != nil {
+			g.pass(send)
+			return
+		}
 	}
-	e.inject(cl, pk)
+	send()
 }
 
 // inject writes a QoS 1 PUBLISH into cl's session without a subscription:
@@ -241,8 +249,16 @@ func (h *serviceHook) ID() string { return "statestore" }
 func (h *serviceHook) Provides(b byte) bool {
 	return bytes.Contains([]byte{
 		mqtt.OnPublish, mqtt.OnSessionEstablished, mqtt.OnDisconnect, mqtt.OnPublishDropped,
-		mqtt.OnPacketEncode,
+		mqtt.OnPacketEncode, mqtt.OnPacketProcessed,
 	}, []byte{b})
+}
+
+// OnPacketProcessed runs in the client's read goroutine just before mochi
+// looks at its in-flight table (see readGate).
+func (h *serviceHook) OnPacketProcessed(cl *mqtt.Client, _ packets.Packet, _ error) {
+	if g := gateOf(cl); g != nil {
+		g.enter()
+	}
 }
 
 // OnPacketEncode keeps user properties on every PUBLISH. A client whose

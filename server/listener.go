@@ -30,7 +30,7 @@ func (a *acceptTracker) Accept() (net.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
-	tc := &trackedConn{Conn: c, a: a}
+	tc := &trackedConn{Conn: c, a: a, gate: newReadGate()}
 	a.mu.Lock()
 	a.pending[tc] = struct{}{}
 	a.mu.Unlock()
@@ -71,11 +71,13 @@ func (a *acceptTracker) stop(limit time.Duration) {
 	}
 }
 
-// trackedConn reports its first Read or its Close to the tracker.
+// trackedConn reports its first Read or its Close to the tracker, and
+// carries the connection's read gate (readgate.go).
 type trackedConn struct {
 	net.Conn
 	a    *acceptTracker
 	once sync.Once
+	gate *readGate
 }
 
 func (c *trackedConn) Read(p []byte) (int, error) {
@@ -85,5 +87,6 @@ func (c *trackedConn) Read(p []byte) (int, error) {
 
 func (c *trackedConn) Close() error {
 	c.once.Do(func() { c.a.done(c) })
+	c.gate.close()
 	return c.Conn.Close()
 }
