@@ -48,16 +48,8 @@ const packetTimeout = 365 * 24 * time.Hour
 // subscriptions the session needs. It publishes the connection to
 // requesters only once all of that succeeded.
 func (c *Client) connect(ctx context.Context, first bool) (*conn, error) {
-	ctx, cancel := context.WithTimeout(ctx, c.cfg.ConnectTimeout)
+	ctx, cancel := c.untilClose(ctx, c.cfg.ConnectTimeout) // Close must be able to abort an attempt
 	defer cancel()
-	// Close must be able to abort a connection attempt.
-	go func() {
-		select {
-		case <-c.closing:
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
 
 	netConn, err := c.dialNet(ctx)
 	if err != nil {
@@ -390,6 +382,19 @@ func (c *Client) shutdown(cn *conn) {
 }
 
 func (c *Client) finish() { c.log.Info("closed") }
+
+// untilClose is parent bounded by d that also ends when the Client closes.
+func (c *Client) untilClose(parent context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithTimeout(parent, d)
+	go func() {
+		select {
+		case <-c.closing:
+			cancel()
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, cancel
+}
 
 // current waits for a live connection.
 func (c *Client) current(ctx context.Context) (*conn, error) {

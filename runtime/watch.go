@@ -293,15 +293,8 @@ func (r *registry) reconcileLater(ks *keyState) {
 	c.bg.Add(1)
 	go func() {
 		defer c.bg.Done()
-		ctx, cancel := context.WithTimeout(context.Background(), c.cfg.Timeout)
+		ctx, cancel := c.untilClose(context.Background(), c.cfg.Timeout)
 		defer cancel()
-		go func() {
-			select {
-			case <-c.closing:
-				cancel()
-			case <-ctx.Done():
-			}
-		}()
 		if err := r.reconcile(ctx, ks); err != nil && !errors.Is(err, ErrClosed) {
 			c.log.Debug("KEYNOTIFY STOP failed", "key", string(ks.key), "err", err)
 		}
