@@ -8,21 +8,28 @@ import (
 	"github.com/ssgen/ssgen/runtime"
 )
 
+// benchClientWithKey dials a quiet client to be's state store and stores
+// the key its GETs read.
+func benchClientWithKey(b *testing.B, be coreBackend) (*runtime.Client, []byte) {
+	url, _ := be.start(b)
+	cfg := coreConfig(b, url)
+	cfg.Logger = nil
+	c := coreDial(b, cfg)
+	key := []byte("bench-key")
+	if _, err := c.Set(context.Background(), key, []byte("a value of a typical size, some 40 bytes"), runtime.SetOptions{}); err != nil {
+		b.Fatal(err)
+	}
+	return c, key
+}
+
 // Client-side cost and latency of one GET round trip: request encoding,
 // envelope, publish, response routing and decoding, against a state store
 // on loopback.
 func BenchmarkGetRoundTrip(b *testing.B) {
 	for _, be := range coreBackends {
 		b.Run(be.name, func(b *testing.B) {
-			url, _ := be.start(b)
-			cfg := coreConfig(b, url)
-			cfg.Logger = nil
-			c := coreDial(b, cfg)
+			c, key := benchClientWithKey(b, be)
 			ctx := context.Background()
-			key := []byte("bench-key")
-			if _, err := c.Set(ctx, key, []byte("a value of a typical size, some 40 bytes"), runtime.SetOptions{}); err != nil {
-				b.Fatal(err)
-			}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for b.Loop() {
@@ -38,15 +45,8 @@ func BenchmarkGetRoundTrip(b *testing.B) {
 func BenchmarkGetParallel(b *testing.B) {
 	for _, be := range coreBackends {
 		b.Run(be.name, func(b *testing.B) {
-			url, _ := be.start(b)
-			cfg := coreConfig(b, url)
-			cfg.Logger = nil
-			c := coreDial(b, cfg)
+			c, key := benchClientWithKey(b, be)
 			ctx := context.Background()
-			key := []byte("bench-key")
-			if _, err := c.Set(ctx, key, []byte("a value of a typical size, some 40 bytes"), runtime.SetOptions{}); err != nil {
-				b.Fatal(err)
-			}
 			b.ReportAllocs()
 			b.SetParallelism(16) // 16 × GOMAXPROCS requests in flight
 			b.ResetTimer()
