@@ -46,6 +46,13 @@ type Options struct {
 	// PersistAll keeps every key, not only those whose last SET carried
 	// aio-persistence=true. It needs DataDir.
 	PersistAll bool
+	// Repair lets New start on a damaged data file (one that fails its
+	// checks: a lost meta page, a truncated file, a bad page, a record whose
+	// checksum does not match) instead of failing with a *DamageError: the
+	// readable keys are copied into a new file, every key or page left out
+	// is logged, and the damaged file is kept as StoreFile.damaged-<UTC
+	// time>. It does nothing to a sound file. It needs DataDir.
+	Repair bool
 }
 
 // Errors returned by Server methods; match them with errors.Is.

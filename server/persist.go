@@ -2,14 +2,25 @@ package server
 
 import (
 	"bytes"
+	"encoding/binary"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"hash/crc32"
+	"io/fs"
+	"log/slog"
 	"os"
 	"path/filepath"
+	"runtime/debug"
+	"strconv"
+	"strings"
 	"time"
+	"unicode"
+	"unicode/utf8"
 
 	"github.com/vmihailenco/msgpack/v5"
 	bolt "go.etcd.io/bbolt"
+	berrors "go.etcd.io/bbolt/errors"
 
 	"github.com/ssgen/ssgen/runtime/hlc"
 	"github.com/ssgen/ssgen/server/engine"
@@ -22,24 +33,92 @@ const StoreFile = "statestore.db"
 // match it with errors.Is.
 var ErrStore = errors.New("server: durable store")
 
+// DamageError reports a data file that failed a check on open or load: a
+// bbolt meta page lost, a file shorter than its pages, a page that is not
+// what its parent says, a record whose checksum does not match. New refuses
+// to start on it rather than serve a value it cannot vouch for;
+// Options.Repair salvages what is readable instead. It wraps ErrStore.
+type DamageError struct {
+	Path   string // the data file
+	Key    []byte // the damaged record's key; nil when the damage is not in one record
+	Reason string // what is wrong, in one line
+}
+
+func (e *DamageError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%v: %s is damaged: ", ErrStore, e.Path)
+	if e.Key != nil {
+		fmt.Fprintf(&b, "record of key %s: ", displayKey(e.Key))
+	}
+	b.WriteString(e.Reason)
+	b.WriteString("; to start anyway, repair it with ssgen serve --repair (Go: server.Options.Repair), which copies the readable keys into a new file and keeps the damaged one aside, or restore a backup copy of the file")
+	// One line, whatever a panic message or a key contained: the CLI
+	// prints this as its whole diagnostic.
+	return strings.Map(func(r rune) rune {
+		if r == '\n' || r == '\r' {
+			return ' '
+		}
+		return r
+	}, b.String())
+}
+
+func (e *DamageError) Unwrap() error { return ErrStore }
+
+// displayKey shows a key quoted when it is printable text, else as hex.
+func displayKey(k []byte) string {
+	if utf8.Valid(k) && strings.IndexFunc(string(k), func(r rune) bool { return !unicode.IsPrint(r) }) < 0 {
+		return strconv.Quote(string(k))
+	}
+	return "0x" + hex.EncodeToString(k)
+}
+
 // Bucket and meta key names. The format number lets a later layout refuse
 // (or migrate) a file written by this one instead of misreading it.
+// Format 1 records carried no checksum; format 2 adds one to every record
+// and to the clock floor. A format 1 file is verified as far as it can be
+// (every record must decode) and upgraded in place on open.
 var (
 	bucketKeys  = []byte("keys")
 	bucketMeta  = []byte("meta")
 	metaFormat  = []byte("format")
 	metaClock   = []byte("clock")
-	formatValue = []byte("1")
+	formatValue = []byte("2")
+	formatV1    = []byte("1")
 )
 
 // storedRecord is a key's value in the keys bucket (the bucket key is the
 // state store key). Versions are kept in their wire text, deadlines as
-// Unix nanoseconds (0 = none): both survive a restart exactly.
+// Unix nanoseconds (0 = none): both survive a restart exactly. Sum is the
+// CRC-32C of the key and the other fields (recordSum): bbolt checks no
+// page contents, so without it a flipped bit in a value would be served.
 type storedRecord struct {
 	Value    []byte `msgpack:"v"`
 	Version  string `msgpack:"ver"`
 	Fence    string `msgpack:"ft,omitempty"`
 	Deadline int64  `msgpack:"dl,omitempty"`
+	Sum      uint32 `msgpack:"crc"`
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// recordSum is the checksum of a record under its key. Every variable-size
+// field is preceded by its length, so moving bytes from one field to the
+// next changes the sum, and the key is included, so a record that ends up
+// under another key fails.
+func recordSum(key, value []byte, version, fence string, deadline int64) uint32 {
+	var n [8]byte
+	sum := uint32(0)
+	field := func(b []byte) {
+		binary.BigEndian.PutUint32(n[:4], uint32(len(b)))
+		sum = crc32.Update(sum, castagnoli, n[:4])
+		sum = crc32.Update(sum, castagnoli, b)
+	}
+	field(key)
+	field(value)
+	field([]byte(version))
+	field([]byte(fence))
+	binary.BigEndian.PutUint64(n[:], uint64(deadline))
+	return crc32.Update(sum, castagnoli, n[:])
 }
 
 // durableStore keeps the engine's durable keys in a bbolt file. Every
@@ -48,79 +127,248 @@ type storedRecord struct {
 type durableStore struct {
 	db   *bolt.DB
 	path string
+
+	// What the open verified, kept for the engine's Restore (taken once).
+	loaded []engine.Record
+	floor  hlc.HLC
 }
 
-// openStore opens (creating it and dir if needed) the store in dir. A file
-// locked by another process fails after a second rather than waiting.
-func openStore(dir string) (*durableStore, error) {
+// storeOptions are the parts of Options the durable store uses.
+type storeOptions struct {
+	repair bool
+	log    *slog.Logger
+	now    func() time.Time // names the damaged file's copy
+}
+
+// openStore opens (creating it and dir if needed) the store in dir, checks
+// it and loads every record, verifying each. A file locked by another
+// process fails after a second rather than waiting. A damaged file fails
+// with a *DamageError, or with o.repair is salvaged (repairStore) and the
+// salvaged file opened in its place.
+func openStore(dir string, o storeOptions) (*durableStore, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrStore, err)
 	}
 	path := filepath.Join(dir, StoreFile)
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
-	if errors.Is(err, bolt.ErrTimeout) {
-		return nil, fmt.Errorf("%w: open %s: locked by another process (is another ssgen serve using this data dir?)", ErrStore, path)
+	s, err := openChecked(path)
+	var damage *DamageError
+	if err == nil || !o.repair || !errors.As(err, &damage) {
+		return s, err
 	}
-	if err != nil {
-		return nil, fmt.Errorf("%w: open %s: %v", ErrStore, path, err)
+	o.log.Error("data file damaged, repairing", "file", path, "err", err)
+	if err := repairStore(path, o); err != nil {
+		return nil, err
 	}
-	err = db.Update(func(tx *bolt.Tx) error {
-		meta, err := tx.CreateBucketIfNotExists(bucketMeta)
-		if err != nil {
-			return err
-		}
-		if _, err := tx.CreateBucketIfNotExists(bucketKeys); err != nil {
-			return err
-		}
-		switch f := meta.Get(metaFormat); {
-		case f == nil:
-			return meta.Put(metaFormat, formatValue)
-		case !bytes.Equal(f, formatValue):
-			return fmt.Errorf("unknown format %q (this build reads %q)", f, formatValue)
-		}
-		return nil
-	})
-	if err != nil {
-		_ = db.Close()
-		return nil, fmt.Errorf("%w: %s: %v", ErrStore, path, err)
-	}
-	return &durableStore{db: db, path: path}, nil
+	return openChecked(path)
 }
 
-// load returns every stored record and the highest version the store ever
-// accepted (deleted keys included).
-func (s *durableStore) load() ([]engine.Record, hlc.HLC, error) {
-	var recs []engine.Record
-	var floor hlc.HLC
-	err := s.db.View(func(tx *bolt.Tx) error {
-		if c := tx.Bucket(bucketMeta).Get(metaClock); c != nil {
-			h, err := hlc.Parse(string(c))
-			if err != nil {
-				return fmt.Errorf("meta clock %q: %v", c, err)
-			}
-			floor = h
+// openChecked is open plus every check, without repair.
+func openChecked(path string) (*durableStore, error) {
+	if err := checkDataFile(path); err != nil {
+		return nil, err
+	}
+	db, err := openBolt(path)
+	if err != nil {
+		return nil, err
+	}
+	s := &durableStore{db: db, path: path}
+	if err := guarded(path, s.prepare); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// openBolt opens the file with bbolt, turning its panics into a
+// DamageError (it asserts on a freelist page that is not one).
+func openBolt(path string) (*bolt.DB, error) {
+	var file *os.File
+	opts := &bolt.Options{Timeout: time.Second, OpenFile: func(name string, flag int, mode os.FileMode) (*os.File, error) {
+		f, err := os.OpenFile(name, flag, mode)
+		file = f
+		return f, err
+	}}
+	var db *bolt.DB
+	err := guarded(path, func() error {
+		var err error
+		db, err = bolt.Open(path, 0o600, opts)
+		return err
+	})
+	var damage *DamageError
+	switch {
+	case errors.As(err, &damage):
+		// A panic inside Open leaves its file open, and with it the
+		// file's lock, which would refuse a repair in this process.
+		// (Its memory map stays: only a failed start pays for it.)
+		if file != nil {
+			_ = file.Close()
 		}
-		return tx.Bucket(bucketKeys).ForEach(func(k, v []byte) error {
-			r, err := decodeRecord(k, v)
+		return nil, err
+	case errors.Is(err, bolt.ErrTimeout):
+		return nil, fmt.Errorf("%w: open %s: locked by another process (is another ssgen serve using this data dir?)", ErrStore, path)
+	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch):
+		return nil, &DamageError{Path: path, Reason: "bbolt refuses it: " + err.Error()}
+	case err != nil:
+		return nil, fmt.Errorf("%w: open %s: %v", ErrStore, path, err)
+	}
+	return db, nil
+}
+
+// guarded runs fn, which reads a bbolt file that may be damaged, turning
+// a panic (bbolt asserts that a page is what its parent says) or a memory
+// fault (a page number past the end of the mapped file) into a
+// DamageError instead of ending the process. Faults become panics only in
+// this goroutine, only while fn runs.
+func guarded(path string, fn func() error) (err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	defer func() {
+		if p := recover(); p != nil {
+			err = &DamageError{Path: path, Reason: fmt.Sprintf("bbolt failed reading it: %v", p)}
+		}
+	}()
+	return fn()
+}
+
+// prepare checks the format, loads and verifies every record, and only
+// then writes: the buckets of a new file, or the upgrade of a format 1
+// file. Nothing is written to a file that failed a check.
+func (s *durableStore) prepare() error {
+	var format []byte
+	fresh := false
+	err := s.db.View(func(tx *bolt.Tx) error {
+		meta, keys := tx.Bucket(bucketMeta), tx.Bucket(bucketKeys)
+		if meta == nil && keys == nil {
+			fresh = true
+			return nil
+		}
+		if meta == nil || keys == nil {
+			return &DamageError{Path: s.path, Reason: "the keys or the meta bucket is missing"}
+		}
+		format = bytes.Clone(meta.Get(metaFormat))
+		if !bytes.Equal(format, formatValue) && !bytes.Equal(format, formatV1) {
+			if len(format) == 0 || strings.Trim(string(format), "0123456789") != "" {
+				return &DamageError{Path: s.path, Reason: fmt.Sprintf("format number %q", format)}
+			}
+			return fmt.Errorf("%w: %s: unknown format %q (this build reads %q and %q)", ErrStore, s.path, format, formatV1, formatValue)
+		}
+		var err error
+		s.loaded, s.floor, err = s.read(tx, format)
+		return err
+	})
+	if err != nil {
+		return err
+	}
+	switch {
+	case fresh:
+		err = s.db.Update(func(tx *bolt.Tx) error {
+			meta, err := tx.CreateBucketIfNotExists(bucketMeta)
 			if err != nil {
 				return err
 			}
-			recs = append(recs, r)
-			return nil
+			if _, err := tx.CreateBucketIfNotExists(bucketKeys); err != nil {
+				return err
+			}
+			return meta.Put(metaFormat, formatValue)
+		})
+	case bytes.Equal(format, formatV1):
+		err = s.upgrade()
+	}
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrStore, s.path, err)
+	}
+	return nil
+}
+
+// read decodes every record and the clock floor of a file of the given
+// format, verifying the checksums of format 2. The first record that
+// fails is a DamageError naming its key.
+func (s *durableStore) read(tx *bolt.Tx, format []byte) ([]engine.Record, hlc.HLC, error) {
+	verify := bytes.Equal(format, formatValue)
+	floor, err := decodeFloor(tx.Bucket(bucketMeta).Get(metaClock), verify)
+	if err != nil {
+		return nil, hlc.HLC{}, &DamageError{Path: s.path, Reason: "stored clock floor: " + err.Error()}
+	}
+	var recs []engine.Record
+	err = tx.Bucket(bucketKeys).ForEach(func(k, v []byte) error {
+		if v == nil {
+			return &DamageError{Path: s.path, Key: bytes.Clone(k), Reason: "a bucket where a record belongs"}
+		}
+		r, err := decodeRecord(k, v, verify)
+		if err != nil {
+			return &DamageError{Path: s.path, Key: bytes.Clone(k), Reason: err.Error()}
+		}
+		recs = append(recs, r)
+		return nil
+	})
+	return recs, floor, err
+}
+
+// upgrade rewrites a verified format 1 file as format 2, in one
+// transaction: a crash meanwhile leaves the format 1 file as it was.
+func (s *durableStore) upgrade() error {
+	return s.db.Update(func(tx *bolt.Tx) error {
+		keys, meta := tx.Bucket(bucketKeys), tx.Bucket(bucketMeta)
+		for _, r := range s.loaded {
+			v, err := encodeRecord(r)
+			if err != nil {
+				return err
+			}
+			if err := keys.Put([]byte(r.Key), v); err != nil {
+				return err
+			}
+		}
+		if !s.floor.IsZero() {
+			if err := meta.Put(metaClock, encodeFloor(s.floor)); err != nil {
+				return err
+			}
+		}
+		return meta.Put(metaFormat, formatValue)
+	})
+}
+
+// takeLoaded hands the records verified at open to the engine, once.
+func (s *durableStore) takeLoaded() ([]engine.Record, hlc.HLC) {
+	recs, floor := s.loaded, s.floor
+	s.loaded = nil
+	return recs, floor
+}
+
+// load reads and verifies every stored record again, and the highest
+// version the store ever accepted (deleted keys included).
+func (s *durableStore) load() ([]engine.Record, hlc.HLC, error) {
+	var recs []engine.Record
+	var floor hlc.HLC
+	err := guarded(s.path, func() error {
+		return s.db.View(func(tx *bolt.Tx) error {
+			var err error
+			recs, floor, err = s.read(tx, formatValue)
+			return err
 		})
 	})
 	if err != nil {
+		var damage *DamageError
+		if errors.As(err, &damage) {
+			return nil, hlc.HLC{}, err
+		}
 		return nil, hlc.HLC{}, fmt.Errorf("%w: load %s: %v", ErrStore, s.path, err)
 	}
 	return recs, floor, nil
 }
 
+// errChecksum is a record or floor whose checksum does not match.
+var errChecksum = errors.New("checksum mismatch (the bytes on disk are not the ones written)")
+
 // decodeRecord turns a bucket entry into a Record owning its bytes (bbolt's
-// slices are only valid inside the transaction).
-func decodeRecord(k, v []byte) (engine.Record, error) {
+// slices are only valid inside the transaction). With verify, the record's
+// checksum must match (format 2); without, it is not looked at (format 1
+// has none).
+func decodeRecord(k, v []byte, verify bool) (engine.Record, error) {
 	var sr storedRecord
 	if err := msgpack.Unmarshal(v, &sr); err != nil {
-		return engine.Record{}, fmt.Errorf("key %q: %v", k, err)
+		return engine.Record{}, err
+	}
+	if verify && sr.Sum != recordSum(k, sr.Value, sr.Version, sr.Fence, sr.Deadline) {
+		return engine.Record{}, errChecksum
 	}
 	r := engine.Record{Key: string(k), Value: bytes.Clone(sr.Value)}
 	if r.Value == nil {
@@ -128,11 +376,11 @@ func decodeRecord(k, v []byte) (engine.Record, error) {
 	}
 	var err error
 	if r.Version, err = hlc.Parse(sr.Version); err != nil {
-		return r, fmt.Errorf("key %q: version: %v", k, err)
+		return r, fmt.Errorf("version: %v", err)
 	}
 	if sr.Fence != "" {
 		if r.Fence, err = hlc.Parse(sr.Fence); err != nil {
-			return r, fmt.Errorf("key %q: fencing token: %v", k, err)
+			return r, fmt.Errorf("fencing token: %v", err)
 		}
 	}
 	if sr.Deadline != 0 {
@@ -141,16 +389,57 @@ func decodeRecord(k, v []byte) (engine.Record, error) {
 	return r, nil
 }
 
+func encodeRecord(r engine.Record) ([]byte, error) {
+	sr := storedRecord{Value: r.Value, Version: r.Version.String()}
+	if !r.Fence.IsZero() {
+		sr.Fence = r.Fence.String()
+	}
+	if !r.Deadline.IsZero() {
+		sr.Deadline = r.Deadline.UnixNano()
+	}
+	sr.Sum = recordSum([]byte(r.Key), sr.Value, sr.Version, sr.Fence, sr.Deadline)
+	return msgpack.Marshal(&sr)
+}
+
+// encodeFloor is the format 2 clock floor: the HLC's text, a space and the
+// text's CRC-32C in 8 hex digits.
+func encodeFloor(h hlc.HLC) []byte {
+	t := h.String()
+	return fmt.Appendf(nil, "%s %08x", t, crc32.Checksum([]byte(t), castagnoli))
+}
+
+// decodeFloor reads a stored clock floor (absent: zero). With verify it is
+// format 2's text and checksum, else format 1's bare text.
+func decodeFloor(b []byte, verify bool) (hlc.HLC, error) {
+	if b == nil {
+		return hlc.HLC{}, nil
+	}
+	t := string(b)
+	if verify {
+		i := strings.LastIndexByte(t, ' ')
+		if i < 0 {
+			return hlc.HLC{}, fmt.Errorf("%q: no checksum", b)
+		}
+		sum, err := strconv.ParseUint(t[i+1:], 16, 32)
+		if err != nil || len(t)-i-1 != 8 || uint32(sum) != crc32.Checksum([]byte(t[:i]), castagnoli) {
+			return hlc.HLC{}, fmt.Errorf("%q: %w", b, errChecksum)
+		}
+		t = t[:i]
+	}
+	h, err := hlc.Parse(t)
+	if err != nil {
+		return hlc.HLC{}, fmt.Errorf("%q: %v", b, err)
+	}
+	return h, nil
+}
+
 // apply writes changes in one transaction and returns once it is on disk.
 // The highest version among them raises the stored clock floor in the same
 // transaction, so the floor never lags the records.
 func (s *durableStore) apply(changes []engine.Change) error {
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		keys, meta := tx.Bucket(bucketKeys), tx.Bucket(bucketMeta)
-		var top hlc.HLC
-		if c := meta.Get(metaClock); c != nil {
-			top, _ = hlc.Parse(string(c)) // a bad floor is replaced below
-		}
+		top, _ := decodeFloor(meta.Get(metaClock), true) // a bad floor is replaced below
 		raised := false
 		for _, c := range changes {
 			if c.Version.Compare(top) > 0 {
@@ -171,7 +460,7 @@ func (s *durableStore) apply(changes []engine.Change) error {
 			}
 		}
 		if raised {
-			return meta.Put(metaClock, []byte(top.String()))
+			return meta.Put(metaClock, encodeFloor(top))
 		}
 		return nil
 	})
@@ -179,17 +468,6 @@ func (s *durableStore) apply(changes []engine.Change) error {
 		return fmt.Errorf("%w: %v", ErrStore, err)
 	}
 	return nil
-}
-
-func encodeRecord(r engine.Record) ([]byte, error) {
-	sr := storedRecord{Value: r.Value, Version: r.Version.String()}
-	if !r.Fence.IsZero() {
-		sr.Fence = r.Fence.String()
-	}
-	if !r.Deadline.IsZero() {
-		sr.Deadline = r.Deadline.UnixNano()
-	}
-	return msgpack.Marshal(&sr)
 }
 
 // deleteKeys removes records (the ones Restore found expired).
@@ -210,3 +488,6 @@ func (s *durableStore) close() error {
 	}
 	return nil
 }
+
+// isNotExist reports a missing file (a new data directory).
+func isNotExist(err error) bool { return errors.Is(err, fs.ErrNotExist) }

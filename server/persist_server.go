@@ -1,6 +1,8 @@
 package server
 
 import (
+	"fmt"
+
 	"github.com/ssgen/ssgen/server/engine"
 )
 
@@ -8,9 +10,12 @@ import (
 // it into cfg as the engine's persistence hook.
 func (s *Server) openDisk(cfg *engine.Config) error {
 	if s.opts.DataDir == "" {
+		if s.opts.Repair {
+			return fmt.Errorf("%w: Repair needs a DataDir", ErrInvalidOptions)
+		}
 		return nil
 	}
-	d, err := openStore(s.opts.DataDir)
+	d, err := openStore(s.opts.DataDir, storeOptions{repair: s.opts.Repair, log: s.log, now: s.opts.Now})
 	if err != nil {
 		return err
 	}
@@ -28,16 +33,14 @@ func (s *Server) openDisk(cfg *engine.Config) error {
 	return nil
 }
 
-// restore loads the durable keys into the engine before it serves, and
-// deletes the records of keys that expired while the service was down.
+// restore loads the durable keys (read and verified by openDisk) into the
+// engine before it serves, and deletes the records of keys that expired
+// while the service was down.
 func (s *Server) restore() error {
 	if s.disk == nil {
 		return nil
 	}
-	recs, floor, err := s.disk.load()
-	if err != nil {
-		return err
-	}
+	recs, floor := s.disk.takeLoaded()
 	expired := s.eng.Restore(recs, floor)
 	if err := s.disk.deleteKeys(expired); err != nil {
 		// Not fatal: the records keep their passed deadlines, so the next
