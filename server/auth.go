@@ -4,14 +4,18 @@ import (
 	"bytes"
 	"crypto/tls"
 	"log/slog"
-	"strings"
 
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/ssgen/ssgen/internal/protocol"
 )
 
 // guard is the embedded broker's only authentication and ACL hook (mochi
-// lets a client in when any hook says yes, so there must be just one).
+// lets a client in when any hook says yes, so there must be just one). It
+// applies one topic rule, protocol.MayPublish for what a client sends
+// (PUBLISH, and its will at CONNECT and again when the will fires) and
+// subscribeAllowed for what it reads (SUBSCRIBE and every delivery).
 type guard struct {
 	mqtt.HookBase
 	sec Security
@@ -19,12 +23,43 @@ type guard struct {
 	// session finds the client (connected or with a kept session) that
 	// holds an id: the broker's client table.
 	session func(id string) (*mqtt.Client, bool)
+	// connack sends a refusing CONNACK (mochi sends none for an OnConnect
+	// error).
+	connack func(cl *mqtt.Client, reason packets.Code, present bool, props *packets.Properties) error
 }
 
 func (*guard) ID() string { return "ssgen-guard" }
 
 func (*guard) Provides(b byte) bool {
-	return bytes.Contains([]byte{mqtt.OnConnectAuthenticate, mqtt.OnACLCheck}, []byte{b})
+	return bytes.Contains([]byte{mqtt.OnConnect, mqtt.OnConnectAuthenticate, mqtt.OnACLCheck, mqtt.OnWill}, []byte{b})
+}
+
+// OnConnect refuses a will the client could not publish itself: a will is
+// published by the broker, not through a PUBLISH, so it would otherwise
+// escape the topic rule (a forged notification, a retained message in
+// another client's topics). The refusal is CONNACK 0x87 (not authorized).
+func (g *guard) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
+	if !pk.Connect.WillFlag || protocol.MayPublish(cl.ID, pk.Connect.WillTopic) {
+		return nil
+	}
+	g.log.Warn("connection refused: will topic in another client's topics", "client", cl.ID,
+		"topic", pk.Connect.WillTopic, "remote", cl.Net.Remote)
+	if g.connack != nil {
+		_ = g.connack(cl, packets.ErrNotAuthorized, false, nil)
+	}
+	return packets.ErrNotAuthorized
+}
+
+// OnWill checks the will again as it fires. A will that passed OnConnect
+// passes here too (the id and the rule have not changed); should one ever
+// not, it is emptied: mochi publishes whatever this returns, and a message
+// without a topic is delivered to nobody (see OnACLCheck).
+func (g *guard) OnWill(cl *mqtt.Client, will mqtt.Will) (mqtt.Will, error) {
+	if protocol.MayPublish(cl.ID, will.TopicName) {
+		return will, nil
+	}
+	g.log.Warn("will dropped: topic in another client's topics", "client", cl.ID, "topic", will.TopicName)
+	return mqtt.Will{}, nil
 }
 
 // OnConnectAuthenticate lets a client in, in this order: a client that
@@ -81,16 +116,20 @@ func (g *guard) authenticate(cl *mqtt.Client, pk packets.Packet) bool {
 	return false
 }
 
-// OnACLCheck keeps the notification space to the service: no client may
-// publish into it, and a client may subscribe (and be delivered) only
-// under its own levels of "clients/" (see subscribeAllowed).
+// OnACLCheck keeps "clients/" to its owners: a client may publish only
+// under its own levels there (never into the notification space), and may
+// subscribe (and be delivered) only under its own levels (see
+// subscribeAllowed).
 func (g *guard) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
 	if write {
-		if strings.HasPrefix(topic, NotifyPrefix) {
-			g.log.Warn("publish refused: notification space", "client", cl.ID, "topic", topic)
+		if !protocol.MayPublish(cl.ID, topic) {
+			g.log.Warn("publish refused: another client's topics", "client", cl.ID, "topic", topic)
 			return false
 		}
 		return true
+	}
+	if topic == "" {
+		return false // only an emptied will has no topic
 	}
 	if !subscribeAllowed(cl.ID, topic) {
 		g.log.Warn("subscription refused: another client's topics", "client", cl.ID, "filter", topic)

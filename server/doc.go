@@ -78,20 +78,28 @@
 //
 // Envelope rules run in this order; the first that applies decides:
 //  1. QoS other than 1 (0, and 2 too): dropped, logged.
-//  2. No Response Topic: dropped (acknowledged), logged.
-//  3. Forbidden Response Topic — the request topic, anything starting
+//  2. The retain flag set: dropped (acknowledged), logged; a retained
+//     request would run again for every later subscriber of the request
+//     topic. External mode also subscribes with Retain Handling 2 and
+//     Retain As Published, so retained requests are neither replayed to it
+//     nor hidden from this check.
+//  3. No Response Topic: dropped (acknowledged), logged.
+//  4. Forbidden Response Topic — the request topic, anything starting
 //     with the notification prefix, a wildcard, an empty level, a NUL:
 //     embedded mode disconnects the client (DISCONNECT 0x82, no PUBACK);
 //     external mode drops the request. Both log it.
-//  4. __protVer with a major version other than 1: __stat 505,
+//  5. __protVer with a major version other than 1: __stat 505,
 //     __supProtMajVer 1, __requestProtVer echoing it, __stMsg
 //     "unsupported version". A missing or empty __protVer means 1.0; any
 //     1.x is served.
-//  5. No Correlation Data: __stat 400, __propName "Correlation Data" (the
+//  6. No Correlation Data: __stat 400, __propName "Correlation Data" (the
 //     name the official SDKs use), __stMsg "correlation data missing".
 //     Correlation Data of any other length is echoed as it came.
-//  6. External mode only, no __srcId: __stat 400, __propName "__srcId".
-//  7. A payload that is not a RESP3 array of bulk strings: "-ERR syntax
+//  7. External mode only, no __srcId: __stat 400, __propName "__srcId".
+//  8. A Response Topic under "clients/" at a level the requester does not
+//     own (see Topics below; external mode judges by __srcId): handled as
+//     rule 4, so no answer is ever published into another client's topics.
+//  9. A payload that is not a RESP3 array of bulk strings: "-ERR syntax
 //     error" with __stat 200, like every state store error.
 //
 // Refusals with 400 and 505 carry "-ERR <message>" as payload (never an
@@ -224,15 +232,20 @@
 // strong as the authentication in front of them.
 //
 // Topics (always enforced, with or without authentication): under
-// "clients/" a client may subscribe only below its own level — its id or
-// the hex of it (either case) — and, in the notification space
-// clients/statestore/v1/FA9AE35F-2F64-47CD-9BFF-08E2B32A0FE8, only below
-// its own hex id (or plain id). A filter that could match another
-// client's topics there ("#", "clients/#", "clients/+/…", "+/other/…",
-// the notification prefix with a wildcard or another id) is refused with
-// SUBACK 0x87; mochi runs the same check on each delivery. Filters outside
-// "clients/" are not restricted, so a debugging "#" is refused but
-// "statestore/#" is not. No client may publish into the notification space
-// (PUBACK 0x87), so notifications cannot be forged; a forbidden Response
-// Topic still disconnects the client.
+// "clients/" the second level names the owner of everything below it. A
+// client owns the upper-case hex of its id and, when the id is a plain
+// level (not empty; no '/', '+', '#', NUL; not "statestore"; not itself
+// upper-case hex of even length), the id itself; no two ids own a common
+// level, and "statestore" is the service's (package internal/protocol
+// states the rule once for the runtime and the server). In the
+// notification space clients/statestore/v1/FA9AE35F-2F64-47CD-9BFF-08E2B32A0FE8
+// a client owns only its hex id. One rule for everything a client sends —
+// a PUBLISH (PUBACK 0x87), a will (checked at CONNECT, refused with
+// CONNACK 0x87, and again when it fires) and a request's Response Topic
+// (rule 8 above) — and one for everything it reads: a SUBSCRIBE whose
+// filter could match another client's topics ("#", "clients/#",
+// "clients/+", "+/other/…", the notification prefix with a wildcard or
+// another id) gets SUBACK 0x87, and mochi runs the same check on every
+// delivery. Topics outside "clients/" are not restricted, so a debugging
+// "#" is refused but "statestore/#" is not.
 package server

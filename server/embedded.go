@@ -55,7 +55,7 @@ func newEmbedded(s *Server) *embedded {
 		// $SYS topics are of no use to a state store; publish them rarely.
 		SysTopicResendInterval: 3600,
 	})
-	e := &embedded{s: s, broker: broker, guard: &guard{sec: s.opts.Security, log: s.log, session: broker.Clients.Get}}
+	e := &embedded{s: s, broker: broker, guard: &guard{sec: s.opts.Security, log: s.log, session: broker.Clients.Get, connack: broker.SendConnack}}
 	e.service = broker.NewClient(nil, mqtt.LocalListener, serviceClientID, true)
 	return e
 }
@@ -120,6 +120,7 @@ func (e *embedded) close() error {
 func (e *embedded) handle(cl *mqtt.Client, pk packets.Packet) error {
 	in := inbound{
 		QoS:             pk.FixedHeader.Qos,
+		Retain:          pk.FixedHeader.Retain,
 		ResponseTopic:   pk.Properties.ResponseTopic,
 		CorrelationData: pk.Properties.CorrelationData,
 		Payload:         pk.Payload,

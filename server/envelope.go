@@ -3,17 +3,18 @@ package server
 import (
 	"strings"
 
+	"github.com/ssgen/ssgen/internal/protocol"
 	"github.com/ssgen/ssgen/runtime/resp3"
 	"github.com/ssgen/ssgen/server/engine"
 )
 
-// The state store's topics (wire contract §1).
+// The state store's topics.
 const (
 	// RequestTopic is where clients publish state store requests.
-	RequestTopic = "statestore/v1/FA9AE35F-2F64-47CD-9BFF-08E2B32A0FE8/command/invoke"
+	RequestTopic = protocol.RequestTopic
 	// NotifyPrefix starts every notification topic; the service reserves
 	// everything under it, so no response may be routed there.
-	NotifyPrefix = "clients/statestore/v1/FA9AE35F-2F64-47CD-9BFF-08E2B32A0FE8"
+	NotifyPrefix = protocol.NotifyPrefix
 )
 
 // User property names of the state store's RPC envelope.
@@ -46,6 +47,7 @@ type userProp struct{ Key, Value string }
 // inbound is a request as either transport received it.
 type inbound struct {
 	QoS             byte
+	Retain          bool
 	ResponseTopic   string
 	CorrelationData []byte
 	User            []userProp
@@ -88,13 +90,21 @@ type outcome struct {
 
 // process applies the envelope rules of wire contract §2 and §4 to in and,
 // when they pass, runs the request on eng. Rules run in this order: QoS,
-// Response Topic presence and shape, protocol version (first among those
-// that can be answered, as in the official executors: nothing else is
-// trustworthy in an unknown version), Correlation Data, then __srcId when
-// the transport cannot see the client id.
+// retain flag, Response Topic presence and shape, protocol version (first
+// among those that can be answered, as in the official executors: nothing
+// else is trustworthy in an unknown version), Correlation Data, __srcId
+// when the transport cannot see the client id, then whether the requester
+// may publish on its Response Topic (protocol.MayPublish): a response is
+// never sent into another client's topics.
 func process(eng *engine.Engine, in *inbound) outcome {
 	if in.QoS != 1 {
 		return outcome{Action: actDrop, Reason: "request not at QoS 1"}
+	}
+	if in.Retain {
+		// A retained request would run again for every new subscriber of
+		// the request topic (an external-mode service after each restart),
+		// over whatever was written since.
+		return outcome{Action: actDrop, Reason: "retained request"}
 	}
 	if in.ResponseTopic == "" {
 		return outcome{Action: actDrop, Reason: "no response topic"}
@@ -124,6 +134,9 @@ func process(eng *engine.Engine, in *inbound) outcome {
 			return headerMissing(r, propSourceID, "source id missing")
 		}
 		client = src
+	}
+	if !protocol.MayPublish(client, in.ResponseTopic) {
+		return outcome{Action: actKick, Reason: "response topic is in another client's topic space"}
 	}
 
 	req := engine.Request{Client: client}
@@ -213,21 +226,8 @@ func responseTopicProblem(topic string) string {
 }
 
 // NotifyTopic is the topic of the notifications for key sent to clientID:
-// both parts as upper-case hex (wire contract §1).
-func NotifyTopic(clientID string, key []byte) string {
-	const hexdig = "0123456789ABCDEF"
-	b := make([]byte, 0, len(NotifyPrefix)+2*len(clientID)+len("/command/notify/")+2*len(key)+1)
-	b = append(b, NotifyPrefix...)
-	b = append(b, '/')
-	for i := 0; i < len(clientID); i++ {
-		b = append(b, hexdig[clientID[i]>>4], hexdig[clientID[i]&15])
-	}
-	b = append(b, "/command/notify/"...)
-	for _, c := range key {
-		b = append(b, hexdig[c>>4], hexdig[c&15])
-	}
-	return string(b)
-}
+// both parts as upper-case hex.
+func NotifyTopic(clientID string, key []byte) string { return protocol.NotifyTopic(clientID, key) }
 
 // notificationProps are the user properties of a notification.
 func notificationProps(n engine.Notification) []userProp {

@@ -88,6 +88,7 @@ var forbiddenResponseTopics = []struct{ name, topic string }{
 	{"the notification prefix itself", server.NotifyPrefix},
 	{"a multi-level wildcard", "clients/x/#"},
 	{"an empty level", "clients//response"},
+	{"another client's topics", "clients/someone-else/response"},
 }
 
 // The real service disconnects a client that asks for a response on a

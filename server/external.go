@@ -168,8 +168,11 @@ func (x *external) connect(ctx context.Context) (*paho.Client, error) {
 	// before SUBACK is read here: answers must already have a connection
 	// to go out on.
 	x.cur.Store(c)
+	// Retain Handling 2: a retained request is not replayed to this new
+	// subscription; Retain As Published: one published live keeps its
+	// retain flag, so that process refuses it too.
 	sub, err := c.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{
-		{Topic: RequestTopic, QoS: 1, NoLocal: true},
+		{Topic: RequestTopic, QoS: 1, NoLocal: true, RetainHandling: 2, RetainAsPublished: true},
 	}})
 	if err == nil && (len(sub.Reasons) != 1 || sub.Reasons[0] >= 0x80) {
 		err = fmt.Errorf("SUBACK refused the request topic: %v", sub.Reasons)
@@ -207,7 +210,7 @@ func (x *external) received(pr paho.PublishReceived) (bool, error) {
 }
 
 func (x *external) handle(p *paho.Publish) {
-	in := inbound{QoS: p.QoS, Payload: p.Payload}
+	in := inbound{QoS: p.QoS, Retain: p.Retain, Payload: p.Payload}
 	if p.Properties != nil {
 		in.ResponseTopic = p.Properties.ResponseTopic
 		in.CorrelationData = p.Properties.CorrelationData

@@ -13,6 +13,7 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 
 	"github.com/ssgen/ssgen/internal/brokertest"
+	"github.com/ssgen/ssgen/internal/protocol"
 	"github.com/ssgen/ssgen/runtime/hlc"
 	"github.com/ssgen/ssgen/runtime/resp3"
 	"github.com/ssgen/ssgen/server"
@@ -90,7 +91,7 @@ func (e *env) connect(id string) *client {
 	}
 	c := &client{
 		t: t, e: e, id: id,
-		respTopic: "clients/" + id + "/test/response",
+		respTopic: ownResponseTopic(id),
 		resp:      make(chan *paho.Publish, 1024),
 		other:     make(chan *paho.Publish, 1024),
 	}
@@ -147,6 +148,13 @@ type request struct {
 	respTopic   string // default: the client's response topic
 	noRespTopic bool
 	qos0        bool
+	retain      bool
+	unacked     bool // publish without waiting for the PUBACK (a refused request gets none)
+}
+
+// ownResponseTopic is a response topic under the client's own level.
+func ownResponseTopic(id string) string {
+	return protocol.ClientsRoot + protocol.OwnLevel(id) + "/test/response"
 }
 
 func (c *client) send(r request) []byte {
@@ -181,9 +189,14 @@ func (c *client) send(r request) []byte {
 	if r.qos0 {
 		p.QoS = 0
 	}
+	p.Retain = r.retain
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()
-	if _, err := c.pc.Publish(ctx, p); err != nil {
+	var opts paho.PublishOptions
+	if r.unacked {
+		opts.Method = paho.PublishMethod_AsyncSend
+	}
+	if _, err := c.pc.PublishWithOptions(ctx, p, opts); err != nil {
 		c.t.Fatalf("publish: %v", err)
 	}
 	return corr

@@ -32,7 +32,8 @@ func dialConn(t testing.TB, e *env, cfg *tls.Config) (net.Conn, error) {
 // connectAs connects a raw client with optional TLS and credentials and
 // returns it with the CONNACK; err is the connection's or CONNECT's
 // failure (the CONNACK is still returned when the broker sent one).
-func connectAs(t testing.TB, e *env, id string, cfg *tls.Config, user, pass string) (*client, *paho.Connack, error) {
+// Each opt may change the CONNECT before it is sent (a will, say).
+func connectAs(t testing.TB, e *env, id string, cfg *tls.Config, user, pass string, opts ...func(*paho.Connect)) (*client, *paho.Connack, error) {
 	t.Helper()
 	conn, err := dialConn(t, e, cfg)
 	if err != nil {
@@ -40,7 +41,7 @@ func connectAs(t testing.TB, e *env, id string, cfg *tls.Config, user, pass stri
 	}
 	c := &client{
 		t: t, e: e, id: id,
-		respTopic: "clients/" + id + "/test/response",
+		respTopic: ownResponseTopic(id),
 		resp:      make(chan *paho.Publish, 64),
 		other:     make(chan *paho.Publish, 64),
 	}
@@ -63,6 +64,9 @@ func connectAs(t testing.TB, e *env, id string, cfg *tls.Config, user, pass stri
 	if user != "" {
 		cp.UsernameFlag, cp.Username = true, user
 		cp.PasswordFlag, cp.Password = true, []byte(pass)
+	}
+	for _, o := range opts {
+		o(cp)
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), wait)
 	defer cancel()

@@ -1,6 +1,13 @@
 package server
 
-import "testing"
+import (
+	"encoding/hex"
+	"log/slog"
+	"strings"
+	"testing"
+
+	mqtt "github.com/mochi-mqtt/server/v2"
+)
 
 func TestSubscribeAllowedOnlyUnderTheClientsOwnLevels(t *testing.T) {
 	const id = "c1" // hex 6331
@@ -10,7 +17,7 @@ func TestSubscribeAllowedOnlyUnderTheClientsOwnLevels(t *testing.T) {
 		want   bool
 	}{
 		{own, true},
-		{NotifyPrefix + "/c1/command/notify/+", true},
+		{NotifyPrefix + "/c1/command/notify/+", false}, // the service writes the hex level only
 		{NotifyPrefix + "/6331/#", true},
 		{NotifyPrefix + "/6332/command/notify/+", false},
 		{NotifyPrefix + "/+/command/notify/+", false},
@@ -22,7 +29,7 @@ func TestSubscribeAllowedOnlyUnderTheClientsOwnLevels(t *testing.T) {
 		{"clients/c2/statestore/v1/x/command/invoke/response", false},
 		{"clients/+/statestore/#", false},
 		{"clients/#", false},
-		{"clients/+", true},
+		{"clients/+", false}, // clients/c2 is c2's topic
 		{"clients", true},
 		{"#", false},
 		{"+/c2/x", false},
@@ -66,5 +73,76 @@ func TestSubscribeCheckAllocatesNothing(t *testing.T) {
 		subscribeAllowed("c1", notify)
 	}); n != 0 {
 		t.Fatalf("%v allocations per check", n)
+	}
+}
+
+// TestSubscribeAllowedKeepsLookalikeIDsApart pins the attacks on the old
+// rule, which accepted an id and its hex in either case: a client whose id
+// is the hex of another's, the reverse, and a client named "statestore".
+func TestSubscribeAllowedKeepsLookalikeIDsApart(t *testing.T) {
+	const victim, victimHex = "victim-app", "76696374696D2D617070"
+	for _, tc := range []struct {
+		client, filter string
+		want           bool
+	}{
+		{victimHex, NotifyTopic(victim, []byte("b/secret")), false},
+		{victimHex, NotifyPrefix + "/" + victimHex + "/command/notify/+", false},
+		{victimHex, "clients/" + victimHex + "/statestore/v1/x/command/invoke/response", false},
+		{victim, "clients/" + victimHex + "/#", true},
+		{"statestore", "clients/statestore/#", false},
+		{"statestore", NotifyPrefix + "/#", false},
+		{"statestore", "clients/statestore/x", false},
+		{"statestore", "clients/73746174657374" + "6F7265/#", true},
+	} {
+		if got := subscribeAllowed(tc.client, tc.filter); got != tc.want {
+			t.Errorf("subscribeAllowed(%q, %q) = %v, want %v", tc.client, tc.filter, got, tc.want)
+		}
+	}
+}
+
+// TestNoTopicIsReadableByTwoClients checks the read rule against the
+// ownership rule: a topic under "clients/" built on any level two lookalike
+// ids could share is delivered to at most one of them.
+func TestNoTopicIsReadableByTwoClients(t *testing.T) {
+	ids := []string{"victim-app", "76696374696D2D617070", "76696374696d2d617070", "statestore",
+		"73746174657374" + "6F7265", "1234", "\x12\x34", "c1", "6331", "3633333331"}
+	for _, a := range ids {
+		for _, b := range ids {
+			if a == b {
+				continue
+			}
+			for _, owner := range ids {
+				for _, topic := range []string{
+					"clients/" + owner + "/x",
+					"clients/" + strings.ToUpper(hex.EncodeToString([]byte(owner))) + "/x",
+					NotifyTopic(owner, []byte("k")),
+					NotifyPrefix + "/" + owner + "/command/notify/6B",
+				} {
+					if subscribeAllowed(a, topic) && subscribeAllowed(b, topic) {
+						t.Errorf("%q delivered to both %q and %q", topic, a, b)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestAWillIsCheckedAgainWhenItFires covers the second check: a will that
+// would break the rule when it fires is emptied, and a message without a
+// topic is delivered to nobody.
+func TestAWillIsCheckedAgainWhenItFires(t *testing.T) {
+	g := &guard{log: slog.New(slog.DiscardHandler)}
+	cl := &mqtt.Client{ID: "attacker"}
+	forged := mqtt.Will{TopicName: NotifyTopic("victim", []byte("k")), Payload: []byte("forged"), Retain: true, Qos: 1}
+	got, err := g.OnWill(cl, forged)
+	if err != nil || got.TopicName != "" || got.Payload != nil || got.Retain {
+		t.Fatalf("OnWill = %+v, %v; want an empty will", got, err)
+	}
+	own := mqtt.Will{TopicName: "clients/attacker/gone", Payload: []byte("bye")}
+	if got, _ := g.OnWill(cl, own); got.TopicName != own.TopicName {
+		t.Fatalf("own will changed to %+v", got)
+	}
+	if g.OnACLCheck(&mqtt.Client{ID: "anyone"}, "", false) {
+		t.Fatal("a message without a topic is delivered")
 	}
 }
