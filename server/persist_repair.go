@@ -34,6 +34,8 @@ type salvaged struct {
 	recs   []engine.Record
 	// skipped describes, in one line each, every key or page left out.
 	skipped []string
+	// pages are the pages the walk reached (the live pages of a sound file).
+	pages map[uint64]bool
 }
 
 // pageReader reads whole pages of a damaged file, refusing page numbers
@@ -156,6 +158,7 @@ func salvage(r io.ReaderAt, size int64) salvaged {
 		return out
 	}
 	pr := &pageReader{r: r, ps: int64(m.pageSize), pages: min(m.hwm, uint64(size/int64(m.pageSize))), visited: map[uint64]bool{}}
+	out.pages = pr.visited
 	if pr.pages < m.hwm {
 		skip(fmt.Sprintf("pages %d..%d are past the end of the file (truncated)", pr.pages, m.hwm-1))
 	}
