@@ -140,7 +140,7 @@ func (g *guard) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
 
 // tlsState is the connection's TLS state, nil on plain TCP.
 func tlsState(cl *mqtt.Client) *tls.ConnectionState {
-	c, ok := cl.Net.Conn.(*tls.Conn)
+	c, ok := cl.Net.Conn.(interface{ ConnectionState() tls.ConnectionState }) // *tls.Conn, or tlsConn wrapping it
 	if !ok {
 		return nil
 	}

@@ -3,7 +3,6 @@ package server
 import (
 	"bytes"
 	"context"
-	"crypto/tls"
 	"log/slog"
 	"net"
 	"sync/atomic"
@@ -37,6 +36,22 @@ type embedded struct {
 	dropped atomic.Int64 // notifications and responses mochi dropped
 	guard   *guard
 	accepts *acceptTracker // the listener, so close can settle accepted connections
+
+	// Limits of connections, sessions and per-client output (Limits).
+	stats    *counters
+	lim      *connLimits
+	out      *outputs
+	sessions *sessions
+	// wrapListener, set by tests before start, wraps the bound listener
+	// (to inject accept errors).
+	wrapListener func(net.Listener) net.Listener
+}
+
+func (e *embedded) listenHook(ln net.Listener) net.Listener {
+	if e.wrapListener != nil {
+		return e.wrapListener(ln)
+	}
+	return ln
 }
 
 func newEmbedded(s *Server) *embedded {
@@ -57,6 +72,10 @@ func newEmbedded(s *Server) *embedded {
 	})
 	e := &embedded{s: s, broker: broker, guard: &guard{sec: s.opts.Security, log: s.log, session: broker.Clients.Get, connack: broker.SendConnack}}
 	e.service = broker.NewClient(nil, mqtt.LocalListener, serviceClientID, true)
+	e.stats = &counters{}
+	e.lim = newConnLimits(s.opts.Limits)
+	e.out = newOutputs(s.opts.Limits.maxClientOutputBytes())
+	e.sessions = newSessions(broker, s.opts.Limits.maxSessions(), e.out, e.stats, s.log)
 	return e
 }
 
@@ -67,6 +86,9 @@ func (e *embedded) start(ctx context.Context) error {
 	if err := e.broker.AddHook(&serviceHook{e: e}, nil); err != nil {
 		return err
 	}
+	if err := e.broker.AddHook(&limitHook{e: e}, nil); err != nil {
+		return err
+	}
 	addr := e.s.opts.Listen
 	if addr == "" {
 		addr = DefaultListen
@@ -75,12 +97,11 @@ func (e *embedded) start(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	e.accepts = newAcceptTracker(ln)
-	var served net.Listener = e.accepts
-	if cfg := e.s.opts.Security.TLS; cfg != nil {
-		served = tls.NewListener(e.accepts, cfg)
-	}
-	if err := e.broker.AddListener(listeners.NewNet("tcp", served)); err != nil {
+	e.accepts = newAcceptTracker(e.listenHook(ln), e.lim, e.stats, e.s.log)
+	// TLS is put on by the tracker, which checks the first packet's size
+	// on the plaintext.
+	e.accepts.tls = e.s.opts.Security.TLS
+	if err := e.broker.AddListener(listeners.NewNet("tcp", e.accepts)); err != nil {
 		_ = ln.Close()
 		return err
 	}
@@ -222,6 +243,7 @@ func (e *embedded) inject(cl *mqtt.Client, pk packets.Packet) {
 	if cl.State.Inflight.Set(out) {
 		atomic.AddInt64(&e.broker.Info.Inflight, 1) // processPuback takes it off again
 	}
+	e.held(cl, out.PacketID, messageCost(&out)) // mochi's OnQosPublish does not see this one
 	cl.State.Inflight.DecreaseSendQuota()
 	if cl.Closed() {
 		return

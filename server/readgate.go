@@ -1,7 +1,6 @@
 package server
 
 import (
-	"crypto/tls"
 	"sync"
 	"time"
 
@@ -87,11 +86,7 @@ func (g *readGate) pass(deliver func()) {
 // gateOf is the read gate of cl's network connection, nil for the inline
 // client and for connections not accepted through the tracker.
 func gateOf(cl *mqtt.Client) *readGate {
-	c := cl.Net.Conn
-	if tc, ok := c.(*tls.Conn); ok {
-		c = tc.NetConn()
-	}
-	if tc, ok := c.(*trackedConn); ok {
+	if tc := netConnOf(cl.Net.Conn); tc != nil {
 		return tc.gate
 	}
 	return nil
@@ -99,7 +94,10 @@ func gateOf(cl *mqtt.Client) *readGate {
 
 // SetDeadline is the read loop's first step for every packet, after the
 // previous one has been processed: the read goroutine has left the stretch.
+// mochi's first call, once CONNECT has been read and checked, also
+// replaces the CONNECT deadline set at accept (listener.go).
 func (c *trackedConn) SetDeadline(t time.Time) error {
 	c.gate.leave()
-	return c.Conn.SetDeadline(t)
+	c.connected.Store(true)
+	return c.Conn.SetDeadline(c.clamp(t))
 }

@@ -169,3 +169,54 @@ func (s *Server) Close() error {
 	// Last: the transport and the expiry loop may write until they stop.
 	return errors.Join(err, s.closeDisk())
 }
+
+// Stats are counters of the embedded broker's limits (all 0 in external
+// mode). Counters only grow; Connections and KeptSessions are current.
+type Stats struct {
+	// Dropped is Server.Dropped: responses and notifications that could
+	// not be queued for a client.
+	Dropped int64
+	// AcceptErrors counts failed accepts (out of file descriptors, say),
+	// each retried after a back-off.
+	AcceptErrors int64
+	// ConnectionsRefused counts connections over MaxConnections or
+	// MaxConnectionsPerIP: answered CONNACK 0x97, or closed at accept.
+	ConnectionsRefused int64
+	// ConnectTimeouts counts connections closed for not completing CONNECT
+	// within ConnectTimeout; ConnectTooLarge those whose first packet was
+	// larger than MaxConnectBytes.
+	ConnectTimeouts int64
+	ConnectTooLarge int64
+	// OutputDisconnects counts clients disconnected (0x97) for holding
+	// more than MaxClientOutputBytes of unacknowledged messages.
+	OutputDisconnects int64
+	// SessionsEvicted counts kept sessions ended to stay within
+	// MaxSessions; SessionsExpired kept sessions ended by their expiry.
+	SessionsEvicted int64
+	SessionsExpired int64
+	// Connections is the number of open connections; KeptSessions the
+	// number of sessions kept for disconnected clients.
+	Connections  int
+	KeptSessions int
+}
+
+// Stats returns the embedded broker's limit counters.
+func (s *Server) Stats() Stats {
+	e, ok := s.tr.(*embedded)
+	if !ok {
+		return Stats{}
+	}
+	open, _ := e.lim.counts()
+	return Stats{
+		Dropped:            e.dropped.Load(),
+		AcceptErrors:       e.stats.acceptErrors.Load(),
+		ConnectionsRefused: e.stats.refused.Load(),
+		ConnectTimeouts:    e.stats.connectTimeouts.Load(),
+		ConnectTooLarge:    e.stats.connectTooLarge.Load(),
+		OutputDisconnects:  e.stats.outputKicks.Load(),
+		SessionsEvicted:    e.stats.sessionsEvicted.Load(),
+		SessionsExpired:    e.stats.sessionsReclaimd.Load(),
+		Connections:        open,
+		KeptSessions:       e.sessions.kept(),
+	}
+}
