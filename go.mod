@@ -5,6 +5,7 @@ go 1.24.0
 require (
 	github.com/dave/jennifer v1.7.1
 	github.com/eclipse/paho.golang v0.23.0
+	github.com/google/btree v1.1.3
 	github.com/mochi-mqtt/server/v2 v2.7.9
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.2
 	github.com/vmihailenco/msgpack/v5 v5.4.1

@@ -39,8 +39,8 @@
 //  2. arity: "wrong number of arguments" (SET needs at least key and
 //     value; surplus SET options are option errors);
 //  3. the key: "the key length is zero", then a key longer than
-//     MaxKeyBytes or a SET value longer than MaxValueBytes: "the quota has
-//     been exceeded";
+//     MaxKeyBytes, a SET value longer than MaxValueBytes or a SCAN pattern
+//     longer than MaxScanPatternBytes: "the quota has been exceeded";
 //  4. options (SET's NX/NEX/PX, KEYNOTIFY's STOP, SCAN's token):
 //     "syntax error";
 //  5. timestamps: SET without __ts is "missing timestamp"; an unparsable
@@ -80,10 +80,18 @@
 //     registration; STOP of someone else's registration answers ":0".
 //   - "not authorized" is defined but never produced: the engine has no
 //     authorization rules.
-//   - SCAN (beta) lists matching keys in byte-wise order, 100 per page,
-//     with Redis-style globs; the continuation token is the hex form of the
-//     last key listed, so paging survives concurrent changes (keys added
-//     behind the cursor are skipped, none is listed twice).
+//   - SCAN (beta) lists matching keys in byte-wise order, at most 100 per
+//     page, with Redis-style globs ('*' crosses '/'; "[!a]" and "[^a]"
+//     both negate). Keys are kept in an ordered index, so a request seeks
+//     to its cursor (O(log n)) instead of sorting, and it examines at most
+//     4,096 keys, fewer when matching them would cost more than 2^20 word
+//     operations ((len(key)+1) × ceil((pattern tokens+1)/64) each; the
+//     first key is always examined). So a page may be short, even empty,
+//     and still carry a token. A pattern with a literal prefix visits only
+//     the keys with that prefix. The token is the hex form of the last key
+//     examined, so paging survives concurrent changes: a key present for
+//     the whole walk is listed exactly once, keys added behind the cursor
+//     are skipped, none is listed twice.
 //
 // Payloads of fixed answers and the key/payload of the notifications of one
 // change are shared read-only buffers: a caller publishes them and must not

@@ -111,6 +111,8 @@ type Engine struct {
 
 	mu       sync.Mutex
 	keys     map[string]*entry
+	order    keyIndex   // the keys of keys, in byte-wise order (store.go)
+	scanLim  scanLimits // zero: the defaults (scan.go)
 	deadline deadlineHeap
 	bytes    int64 // sum of len(key)+len(value) over keys
 	watch    watchers

@@ -127,15 +127,11 @@ func (e *Engine) Keys() []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.reap(e.now())
-	return e.sortedKeys()
-}
-
-func (e *Engine) sortedKeys() []string {
 	ks := make([]string, 0, len(e.keys))
-	for k := range e.keys {
-		ks = append(ks, k)
-	}
-	slices.Sort(ks)
+	e.order.seek("", func(ent *entry) bool {
+		ks = append(ks, ent.key)
+		return true
+	})
 	return ks
 }
 

@@ -106,7 +106,7 @@ func (e *Engine) Restore(recs []Record, floor hlc.HLC) (expired []string) {
 			e.bytes -= ent.size()
 		} else {
 			ent = &entry{key: r.Key}
-			e.keys[r.Key] = ent
+			e.addKey(ent)
 		}
 		ent.value, ent.version, ent.durable = r.Value, r.Version, true
 		ent.setFence(r.Fence)

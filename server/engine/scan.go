@@ -2,25 +2,63 @@ package engine
 
 import (
 	"encoding/hex"
-	"sort"
+	"strings"
 	"time"
 
+	"github.com/ssgen/ssgen/internal/glob"
 	"github.com/ssgen/ssgen/runtime/resp3"
 )
 
-// scanPage is the most keys one SCAN response lists.
-const scanPage = 100
+// MaxScanPatternBytes is the longest SCAN pattern; a longer one is
+// answered "the quota has been exceeded" and changes nothing. Matching
+// costs about one machine word operation per key byte per 64 bytes of
+// pattern (package internal/glob), so 1 KiB keeps that factor at 17 while
+// leaving room for any pattern a key name needs (classes and escapes
+// included): keys are topic-like names, far shorter than that.
+const MaxScanPatternBytes = 1024
+
+// Bounds of one SCAN request's work under the engine's lock.
+const (
+	// scanPage is the most keys one SCAN response lists.
+	scanPage = 100
+	// scanExamine is the most keys one request examines.
+	scanExamine = 4096
+	// scanSteps is the matching budget of one request, in the units of
+	// glob.Pattern.Cost (word operations): keys are examined while their
+	// summed cost stays within it, the first key always.
+	scanSteps = 1 << 20
+)
+
+// scanLimits overrides scanExamine and scanSteps (zero: the constant);
+// tests lower them to force short pages.
+type scanLimits struct {
+	examine, steps int
+}
 
 // scan: SCAN glob [token] (beta, wire contract §8). Keys are listed in
-// byte-wise order, at most scanPage per response; the continuation token
-// is the hex form of the last key listed, so the next page starts after it
-// even if keys were added or deleted in between. A token that is not such
-// hex is a syntax error. Sorting on every page is O(n log n), acceptable
-// for a local store.
+// byte-wise order, at most scanPage per response. The continuation token
+// is the hex form of the last key the request examined (listed or not),
+// so the next request seeks past it in the ordered index and paging
+// survives keys added or deleted in between: a key that exists for the
+// whole walk is listed exactly once, a key added behind the cursor is not
+// listed. A token that is not such hex is a syntax error.
+//
+// Work under the lock is bounded whatever the store holds: a seek in the
+// index (O(log n)), then at most scanExamine keys, whose matching cost
+// (glob.Pattern.Cost: (len(key)+1) × ceil((tokens+1)/64), at most
+// (len(key)+1) × 17 for the longest pattern) sums to at most scanSteps
+// plus that of the first key, which is always examined so that every
+// request makes progress. Only keys starting with the pattern's literal
+// prefix are visited (a pattern without wildcards visits one key). A request that reaches either bound before the end
+// answers the keys it found, possibly none, with a token: the protocol
+// allows a short or empty page that is not the last.
 func (e *Engine) scan(req *Request, now time.Time) Result {
 	args := req.Args
 	if len(args) != 2 && len(args) != 3 {
 		return errResult(ErrWrongArgs)
+	}
+	if len(args[1]) > MaxScanPatternBytes {
+		return errResult(ErrQuotaExceeded)
 	}
 	var after []byte
 	if len(args) == 3 {
@@ -33,26 +71,54 @@ func (e *Engine) scan(req *Request, now time.Time) Result {
 	if err != "" {
 		return errResult(err)
 	}
-	keys := e.sortedKeys()
-	start := 0
-	if after != nil {
-		start = sort.SearchStrings(keys, string(after))
-		if start < len(keys) && keys[start] == string(after) {
-			start++
-		}
+	pat := glob.Compile(string(args[1]))
+	prefix := pat.Prefix()
+	// Start at the token, or at the pattern's prefix when the token is
+	// before every key that can match.
+	from, skip := prefix, false
+	if after != nil && string(after) >= prefix {
+		from, skip = string(after), true
 	}
-	var page []string
-	more := false
-	for _, k := range keys[start:] {
-		if !globMatch(args[1], k) {
-			continue
+	examine, steps := e.scanLim.examine, e.scanLim.steps
+	if examine <= 0 {
+		examine = scanExamine
+	}
+	if steps <= 0 {
+		steps = scanSteps
+	}
+	var (
+		page     []string
+		last     string // the last key examined: the token when more follow
+		examined int
+		spent    int
+		more     bool
+	)
+	e.order.seek(from, func(ent *entry) bool {
+		k := ent.key
+		if skip && k == from {
+			return true
 		}
-		if len(page) == scanPage {
+		if !strings.HasPrefix(k, prefix) || pat.Literal() && k != prefix {
+			return false // past every key that can match
+		}
+		cost := pat.Cost(len(k))
+		if examined > 0 && (examined >= examine || spent+cost > steps) {
 			more = true
-			break
+			return false
 		}
-		page = append(page, k)
-	}
+		match := pat.Match(k)
+		if match && len(page) == scanPage {
+			more = true // k is listed by the next page
+			return false
+		}
+		examined++
+		spent += cost
+		last = k
+		if match {
+			page = append(page, k)
+		}
+		return true
+	})
 	n := 1
 	if more {
 		n = 2
@@ -63,102 +129,7 @@ func (e *Engine) scan(req *Request, now time.Time) Result {
 		p = resp3.AppendBulkString(p, k)
 	}
 	if more {
-		p = resp3.AppendBulkString(p, hex.EncodeToString([]byte(page[len(page)-1])))
+		p = resp3.AppendBulkString(p, hex.EncodeToString([]byte(last)))
 	}
 	return Result{Payload: p, Version: e.requestTick(s)}
-}
-
-// globMatch reports whether s matches the Redis-style glob p: '*' any run
-// of bytes, '?' one byte, '[abc]' '[^a-z]' a class, '\' escapes the next
-// byte; a '[' without its ']' is literal. One backtracking point for the
-// last '*' keeps it linear in practice and never recursive.
-func globMatch(p []byte, s string) bool {
-	px, sx := 0, 0
-	starP, starS := -1, 0
-	for px < len(p) || sx < len(s) {
-		if px < len(p) {
-			switch c := p[px]; c {
-			case '*':
-				starP, starS = px, sx
-				px++
-				continue
-			case '?':
-				if sx < len(s) {
-					px++
-					sx++
-					continue
-				}
-			case '[':
-				if next, matched, ok := matchClass(p, px, s, sx); ok {
-					if matched {
-						px, sx = next, sx+1
-						continue
-					}
-				} else if sx < len(s) && s[sx] == '[' {
-					px++
-					sx++
-					continue
-				}
-			case '\\':
-				lit, step := c, 1
-				if px+1 < len(p) {
-					lit, step = p[px+1], 2
-				}
-				if sx < len(s) && s[sx] == lit {
-					px += step
-					sx++
-					continue
-				}
-			default:
-				if sx < len(s) && s[sx] == c {
-					px++
-					sx++
-					continue
-				}
-			}
-		}
-		if starP < 0 || starS >= len(s) {
-			return false
-		}
-		starS++
-		px, sx = starP+1, starS
-	}
-	return true
-}
-
-// matchClass matches s[sx] against the class that opens at p[px] == '['.
-// ok is false when the class has no closing ']'; next is the index after it.
-func matchClass(p []byte, px int, s string, sx int) (next int, matched, ok bool) {
-	i := px + 1
-	neg := i < len(p) && p[i] == '^'
-	if neg {
-		i++
-	}
-	hit := false
-	for ; i < len(p) && p[i] != ']'; i++ {
-		lo := p[i]
-		if lo == '\\' && i+1 < len(p) {
-			i++
-			lo = p[i]
-		}
-		hi := lo
-		if i+2 < len(p) && p[i+1] == '-' && p[i+2] != ']' {
-			hi = p[i+2]
-			if hi == '\\' && i+3 < len(p) {
-				hi = p[i+3]
-				i++
-			}
-			i += 2
-			if lo > hi {
-				lo, hi = hi, lo
-			}
-		}
-		if sx < len(s) && lo <= s[sx] && s[sx] <= hi {
-			hit = true
-		}
-	}
-	if i >= len(p) {
-		return 0, false, false
-	}
-	return i + 1, sx < len(s) && hit != neg, true
 }

@@ -3,53 +3,18 @@ package engine
 import (
 	"encoding/hex"
 	"fmt"
+	"math/rand/v2"
 	"slices"
+	"strconv"
+	"strings"
+	"sync"
 	"testing"
+	"time"
 
+	"github.com/ssgen/ssgen/internal/glob"
+	"github.com/ssgen/ssgen/runtime/hlc"
 	"github.com/ssgen/ssgen/runtime/resp3"
 )
-
-func TestGlobMatch(t *testing.T) {
-	for _, tc := range []struct {
-		pattern, s string
-		want       bool
-	}{
-		{"*", "", true},
-		{"*", "anything", true},
-		{"", "", true},
-		{"", "a", false},
-		{"abc", "abc", true},
-		{"abc", "abd", false},
-		{"a*", "a", true},
-		{"a*", "ab/c", true},
-		{"a*", "ba", false},
-		{"*c", "abc", true},
-		{"a*c*e", "abcde", true},
-		{"a*c*e", "abcdf", false},
-		{"a?c", "abc", true},
-		{"a?c", "ac", false},
-		{"[abc]x", "bx", true},
-		{"[abc]x", "dx", false},
-		{"[^abc]x", "dx", true},
-		{"[^abc]x", "ax", false},
-		{"[a-c]", "b", true},
-		{"[c-a]", "b", true},
-		{"[a-c]", "d", false},
-		{`[\]]`, "]", true},
-		{`\*`, "*", true},
-		{`\*`, "a", false},
-		{`a\`, `a\`, true},
-		{"[abc", "[abc", true},
-		{"[abc", "a", false},
-		{"thermostats/*/setPoint", "thermostats/kitchen/setPoint", true},
-		{"thermostats/*/setPoint", "thermostats/kitchen/reading", false},
-		{"*a*a*a*a*a*a*b", "aaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaaa", false},
-	} {
-		if got := globMatch([]byte(tc.pattern), tc.s); got != tc.want {
-			t.Errorf("globMatch(%q, %q) = %v, want %v", tc.pattern, tc.s, got, tc.want)
-		}
-	}
-}
 
 func TestScan(t *testing.T) {
 	runTable(t, []tableCase{
@@ -106,4 +71,275 @@ func TestScanPagesThroughEveryKeyOnce(t *testing.T) {
 	if !slices.Equal(got, want) {
 		t.Fatalf("SCAN listed %d keys, want %d", len(got), len(want))
 	}
+}
+
+// walk pages through SCAN pattern from the start, calling between(page)
+// after each page but the last, and returns every key listed and how many
+// pages were empty but not last.
+func (h *harness) walk(pattern string, between func(page int)) (listed []string, emptyPages int) {
+	h.t.Helper()
+	a := []string{"SCAN", pattern}
+	for page := 0; ; page++ {
+		if page > 10_000 {
+			h.t.Fatal("SCAN does not end")
+		}
+		res := h.do(step{args: a})
+		v, err := resp3.ParseResponse(res.Payload)
+		if err != nil || v.Kind != resp3.KindArray || len(v.Elems) == 0 || len(v.Elems) > 2 || res.Version.IsZero() {
+			h.t.Fatalf("SCAN answered %q: %v", res.Payload, err)
+		}
+		for _, k := range v.Elems[0].Elems {
+			listed = append(listed, string(k.Str))
+		}
+		if len(v.Elems) == 1 {
+			return listed, emptyPages
+		}
+		if len(v.Elems[0].Elems) == 0 {
+			emptyPages++
+		}
+		a = []string{"SCAN", pattern, string(v.Elems[1].Str)}
+		if between != nil {
+			between(page)
+		}
+	}
+}
+
+func TestScanRefusesALongPattern(t *testing.T) {
+	long := strings.Repeat("?", MaxScanPatternBytes)
+	runTable(t, []tableCase{
+		{name: "the longest pattern is served", steps: []step{
+			{args: []string{"SET", strings.Repeat("k", MaxScanPatternBytes), "v"}, want: ok, wantTS: true},
+			{args: []string{"SCAN", long}, want: "*1\r\n*1\r\n" + bulk(strings.Repeat("k", MaxScanPatternBytes)), wantTS: true},
+		}},
+		{name: "one byte more is the quota error", steps: []step{
+			{args: []string{"SCAN", long + "?"}, want: errp(ErrQuotaExceeded)},
+			{args: []string{"SCAN", long + "*", "6b"}, want: errp(ErrQuotaExceeded)},
+		}},
+		{name: "issue 12's pattern", steps: []step{
+			{args: []string{"SCAN", "*" + strings.Repeat("a", 16384) + "b"}, want: errp(ErrQuotaExceeded)},
+		}},
+	})
+}
+
+// A request that runs out of keys to examine answers a short, even empty,
+// page with a token: the token is the last key examined, and paging
+// resumes after it.
+func TestScanShortAndEmptyPagesResume(t *testing.T) {
+	h := newHarness(t, Config{})
+	h.eng.scanLim.examine = 3
+	for _, k := range []string{"a1", "a2", "a3", "b1", "b2", "b3", "c1", "c2", "c3", "d"} {
+		h.eng.Put([]byte(k), nil, PutOptions{})
+	}
+	tok := func(k string) string { return bulk(hex.EncodeToString([]byte(k))) }
+	h.runAll([]step{
+		{args: args("SCAN *2"), want: "*2\r\n*1\r\n" + bulk("a2") + tok("a3"), wantTS: true},
+		{args: []string{"SCAN", "*2", hex.EncodeToString([]byte("a3"))}, want: "*2\r\n*1\r\n" + bulk("b2") + tok("b3"), wantTS: true},
+		{args: args("SCAN c*"), want: "*1\r\n*3\r\n" + bulk("c1") + bulk("c2") + bulk("c3"), wantTS: true},
+		{args: args("SCAN d*"), want: "*1\r\n*1\r\n" + bulk("d"), wantTS: true},
+		{args: args("SCAN *x"), want: "*2\r\n*0\r\n" + tok("a3"), wantTS: true},
+	})
+	got, empty := h.walk("*x", nil)
+	if len(got) != 0 || empty != 3 {
+		t.Fatalf("walk of *x listed %q with %d empty pages, want none and 3", got, empty)
+	}
+	got, empty = h.walk("?[13]", nil)
+	if want := []string{"a1", "a3", "b1", "b3", "c1", "c3"}; !slices.Equal(got, want) || empty != 0 {
+		t.Fatalf("walk of ?[13] listed %q (%d empty pages), want %q", got, empty, want)
+	}
+}
+
+// The matching budget bounds a request by key bytes too: with long keys
+// each request examines one key.
+func TestScanStepBudgetExaminesAtLeastOneKey(t *testing.T) {
+	h := newHarness(t, Config{})
+	h.eng.scanLim.steps = 100
+	var want []string
+	for i := range 5 {
+		k := fmt.Sprintf("%d%s", i, strings.Repeat("k", 200))
+		want = append(want, k)
+		h.eng.Put([]byte(k), nil, PutOptions{})
+	}
+	got, _ := h.walk("*", nil)
+	if !slices.Equal(got, want) {
+		t.Fatalf("listed %d keys, want %d", len(got), len(want))
+	}
+	res := h.do(step{args: args("SCAN *")})
+	if want := "*2\r\n*1\r\n" + bulk(want[0]) + bulk(hex.EncodeToString([]byte(want[0]))); string(res.Payload) != want {
+		t.Fatalf("first page %q, want one key and its token", res.Payload)
+	}
+}
+
+// A pattern with a literal prefix visits only the keys with that prefix:
+// with one key examined per request the first page already lists one.
+func TestScanSeeksToThePatternsPrefix(t *testing.T) {
+	h := newHarness(t, Config{})
+	h.eng.scanLim.examine = 1
+	for _, k := range []string{"a/1", "a/2", "b/1", "b/2", "c/1"} {
+		h.eng.Put([]byte(k), nil, PutOptions{})
+	}
+	h.runAll([]step{
+		{args: args("SCAN b/*"), want: "*2\r\n*1\r\n" + bulk("b/1") + bulk(hex.EncodeToString([]byte("b/1"))), wantTS: true},
+		// A token before the prefix (from another walk) starts at it.
+		{args: []string{"SCAN", "b/*", hex.EncodeToString([]byte("a"))}, want: "*2\r\n*1\r\n" + bulk("b/1") + bulk(hex.EncodeToString([]byte("b/1"))), wantTS: true},
+		{args: []string{"SCAN", "b/*", hex.EncodeToString([]byte("b/1"))}, want: "*1\r\n*1\r\n" + bulk("b/2"), wantTS: true},
+		{args: []string{"SCAN", "b/*", hex.EncodeToString([]byte("b/2"))}, want: "*1\r\n*0\r\n", wantTS: true},
+		{args: args("SCAN b/2"), want: "*1\r\n*1\r\n" + bulk("b/2"), wantTS: true},
+		{args: args("SCAN b"), want: "*1\r\n*0\r\n", wantTS: true},
+	})
+}
+
+func TestScanIndexFollowsExpiryDeleteAndRestore(t *testing.T) {
+	h := newHarness(t, Config{})
+	h.eng.Restore([]Record{
+		{Key: "r/2", Value: []byte("v")},
+		{Key: "r/1", Value: []byte("v"), Deadline: t0.Add(2 * time.Second)},
+		{Key: "r/0", Value: []byte("v"), Deadline: t0}, // already expired: not restored
+	}, hlc.HLC{})
+	h.runAll([]step{
+		{args: args("SET k/1 v PX 1000"), want: ok, wantTS: true},
+		{args: args("SET k/2 v"), want: ok, wantTS: true},
+		{args: args("SET k/3 v"), want: ok, wantTS: true},
+		{args: args("SCAN *"), want: "*1\r\n*5\r\n" + bulk("k/1") + bulk("k/2") + bulk("k/3") + bulk("r/1") + bulk("r/2"), wantTS: true},
+		{args: args("DEL k/2"), want: one, wantTS: true},
+		{args: args("VDEL k/3 v"), want: one, wantTS: true},
+	})
+	h.clock.Advance(time.Second)
+	h.eng.Expire()
+	h.run(step{args: args("SCAN *"), want: "*1\r\n*2\r\n" + bulk("r/1") + bulk("r/2"), wantTS: true})
+	h.clock.Advance(time.Second)
+	h.run(step{args: args("SCAN *"), want: "*1\r\n*1\r\n" + bulk("r/2"), wantTS: true})
+	checkIndex(t, h.eng)
+}
+
+// checkIndex compares the ordered index with the key map.
+func checkIndex(t *testing.T, e *Engine) {
+	t.Helper()
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var fromMap, fromIndex []string
+	for k := range e.keys {
+		fromMap = append(fromMap, k)
+	}
+	slices.Sort(fromMap)
+	e.order.seek("", func(ent *entry) bool {
+		if e.keys[ent.key] != ent {
+			t.Errorf("index holds %q, which the map does not", ent.key)
+		}
+		fromIndex = append(fromIndex, ent.key)
+		return true
+	})
+	if !slices.Equal(fromMap, fromIndex) {
+		t.Fatalf("index has %d keys, map %d", len(fromIndex), len(fromMap))
+	}
+}
+
+// TestScanListsEveryKeyThatExistsForTheWholeWalk interleaves random
+// writes (SET, DEL, VDEL, SET with expiry, clock moves) with the pages of
+// SCAN walks: every key present from the walk's first page to its last is
+// listed, exactly once; no key is listed twice; listed keys come in
+// order and match the pattern.
+func TestScanListsEveryKeyThatExistsForTheWholeWalk(t *testing.T) {
+	for seed := range 20 {
+		rng := rand.New(rand.NewPCG(uint64(seed), 12))
+		h := newHarness(t, Config{})
+		h.eng.scanLim.examine = 1 + rng.IntN(8)
+		key := func() string { return fmt.Sprintf("k/%c%d", 'a'+rng.IntN(4), rng.IntN(60)) }
+		write := func() {
+			switch k := key(); rng.IntN(5) {
+			case 0, 1:
+				h.do(step{args: []string{"SET", k, "v"}})
+			case 2:
+				h.do(step{args: []string{"SET", k, "v", "PX", strconv.Itoa(1 + rng.IntN(3000))}})
+			case 3:
+				h.do(step{args: []string{"DEL", k}})
+			default:
+				h.do(step{args: []string{"VDEL", k, "v"}})
+			}
+		}
+		for range 150 {
+			write()
+		}
+		pattern := []string{"*", "k/a*", "*1", "k/[bc]?", "*[!0-4]"}[seed%5]
+		pat := glob.Compile(pattern)
+		// alive: keys present since the walk began.
+		alive := map[string]bool{}
+		for _, k := range h.eng.Keys() {
+			alive[k] = true
+		}
+		listed, _ := h.walk(pattern, func(int) {
+			for range rng.IntN(4) {
+				write()
+			}
+			h.clock.Advance(time.Duration(rng.IntN(400)) * time.Millisecond)
+			present := map[string]bool{}
+			for _, k := range h.eng.Keys() {
+				present[k] = true
+			}
+			for k := range alive {
+				if !present[k] {
+					delete(alive, k)
+				}
+			}
+		})
+		for i, k := range listed {
+			if !pat.Match(k) {
+				t.Fatalf("seed %d: %q listed for %q", seed, k, pattern)
+			}
+			if i > 0 && listed[i-1] >= k {
+				t.Fatalf("seed %d: %q listed after %q", seed, k, listed[i-1])
+			}
+		}
+		for k := range alive {
+			if pat.Match(k) && !slices.Contains(listed, k) {
+				t.Fatalf("seed %d: %q existed for the whole walk of %q and was not listed", seed, k, pattern)
+			}
+		}
+		checkIndex(t, h.eng)
+	}
+}
+
+// TestScanWhileOthersWrite runs SCAN walks in one goroutine while others
+// write keys of their own: the keys nobody touches are listed exactly
+// once per walk (run it with -race).
+func TestScanWhileOthersWrite(t *testing.T) {
+	h := newHarness(t, Config{})
+	h.eng.scanLim.examine = 5
+	var stable []string
+	for i := range 300 {
+		k := fmt.Sprintf("s/%03d", i)
+		stable = append(stable, k)
+		h.eng.Put([]byte(k), nil, PutOptions{})
+	}
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	for w := range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				k := []byte(fmt.Sprintf("s/%03d/w%d", i%300, w))
+				if i%3 == 2 {
+					h.eng.Delete(k)
+				} else {
+					h.eng.Put(k, nil, PutOptions{})
+				}
+			}
+		}()
+	}
+	for range 3 {
+		listed, _ := h.walk("s/???", nil)
+		if !slices.Equal(listed, stable) {
+			close(stop)
+			wg.Wait()
+			t.Fatalf("walk listed %d keys, want the %d stable ones", len(listed), len(stable))
+		}
+	}
+	close(stop)
+	wg.Wait()
+	checkIndex(t, h.eng)
 }
