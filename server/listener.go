@@ -76,6 +76,12 @@ func newAcceptTracker(l net.Listener, lim *connLimits, stats *counters, log *slo
 	}
 }
 
+// nextAcceptBackoff doubles the previous delay, from acceptBackoffMin up
+// to acceptBackoffMax.
+func nextAcceptBackoff(d time.Duration) time.Duration {
+	return min(max(2*d, acceptBackoffMin), acceptBackoffMax)
+}
+
 func sleepUnlessStopped(d time.Duration, stopped <-chan struct{}) {
 	t := time.NewTimer(d)
 	defer t.Stop()
@@ -95,7 +101,7 @@ func (a *acceptTracker) Accept() (net.Conn, error) {
 			if errors.Is(err, net.ErrClosed) || a.isStopped() {
 				return nil, err
 			}
-			delay = min(max(2*delay, acceptBackoffMin), acceptBackoffMax)
+			delay = nextAcceptBackoff(delay)
 			a.stats.acceptErrors.Add(1)
 			if ok, skipped := a.errLog.allow(time.Now()); ok {
 				a.log.Error("accept failed; retrying", "error", err, "retry_in", delay, "similar_errors_not_logged", skipped)
