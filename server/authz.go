@@ -10,6 +10,8 @@ import (
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/ssgen/ssgen/internal/glob"
 )
 
 // ErrPolicy wraps every problem found in an authorization file.
@@ -31,14 +33,14 @@ type Policy struct {
 }
 
 type rule struct {
-	clientIDs, usernames, certNames []string // globs
+	clientIDs, usernames, certNames []*glob.Pattern
 	resources                       []resource
 }
 
 type resource struct {
-	glob   string // keyType pattern
-	exact  []byte // keyType string, binary or hex
-	isGlob bool
+	glob   *glob.Pattern // keyType pattern; nil for the others
+	all    bool          // the pattern is "*"
+	exact  []byte        // keyType string, binary or hex
 	access access
 }
 
@@ -96,7 +98,7 @@ func ParsePolicy(data []byte) (*Policy, error) {
 	}
 	p := &Policy{}
 	for i, fr := range f.Rules {
-		r := rule{clientIDs: fr.Principals.ClientIDs, usernames: fr.Principals.Usernames, certNames: fr.Principals.CertificateNames}
+		r := rule{clientIDs: compileAll(fr.Principals.ClientIDs), usernames: compileAll(fr.Principals.Usernames), certNames: compileAll(fr.Principals.CertificateNames)}
 		for j, res := range fr.StateStoreResources {
 			var acc access
 			switch strings.ToLower(res.Method) {
@@ -114,7 +116,7 @@ func ParsePolicy(data []byte) (*Policy, error) {
 				var err error
 				switch strings.ToLower(res.KeyType) {
 				case "pattern":
-					rs.glob, rs.isGlob = k, true
+					rs.glob, rs.all = glob.Compile(k), k == "*"
 				case "string":
 					rs.exact = []byte(k)
 				case "binary":
@@ -171,9 +173,19 @@ func (r *rule) names(id *identity) bool {
 	return false
 }
 
-func anyGlob(globs []string, s string) bool {
+// compileAll compiles the globs of a principal list once, when the
+// policy is read (matching then costs one pass over the name).
+func compileAll(globs []string) []*glob.Pattern {
+	ps := make([]*glob.Pattern, len(globs))
+	for i, g := range globs {
+		ps[i] = glob.Compile(g)
+	}
+	return ps
+}
+
+func anyGlob(globs []*glob.Pattern, s string) bool {
 	for _, g := range globs {
-		if globMatch(g, s) {
+		if g.Match(s) {
 			return true
 		}
 	}
@@ -181,8 +193,8 @@ func anyGlob(globs []string, s string) bool {
 }
 
 func (rs *resource) covers(key []byte) bool {
-	if rs.isGlob {
-		return globMatch(rs.glob, string(key))
+	if rs.glob != nil {
+		return rs.glob.Match(string(key))
 	}
 	return bytes.Equal(rs.exact, key)
 }
@@ -212,7 +224,7 @@ func (p *Policy) readsAll(id *identity) bool {
 			continue
 		}
 		for _, rs := range r.resources {
-			if rs.isGlob && rs.glob == "*" && rs.access&accessRead != 0 {
+			if rs.all && rs.access&accessRead != 0 {
 				return true
 			}
 		}
