@@ -88,17 +88,18 @@
 //     with the notification prefix, a wildcard, an empty level, a NUL:
 //     embedded mode disconnects the client (DISCONNECT 0x82, no PUBACK);
 //     external mode drops the request. Both log it.
-//  5. __protVer with a major version other than 1: __stat 505,
+//  5. A Response Topic under "clients/" at a level the requester does not
+//     own (see Topics below; the requester is the MQTT client id, or in
+//     external mode __srcId): handled as rule 4, before anything is
+//     answered, so not even a 400 or 505 goes into another client's topics.
+//  6. __protVer with a major version other than 1: __stat 505,
 //     __supProtMajVer 1, __requestProtVer echoing it, __stMsg
 //     "unsupported version". A missing or empty __protVer means 1.0; any
 //     1.x is served.
-//  6. No Correlation Data: __stat 400, __propName "Correlation Data" (the
+//  7. No Correlation Data: __stat 400, __propName "Correlation Data" (the
 //     name the official SDKs use), __stMsg "correlation data missing".
 //     Correlation Data of any other length is echoed as it came.
-//  7. External mode only, no __srcId: __stat 400, __propName "__srcId".
-//  8. A Response Topic under "clients/" at a level the requester does not
-//     own (see Topics below; external mode judges by __srcId): handled as
-//     rule 4, so no answer is ever published into another client's topics.
+//  8. External mode only, no __srcId: __stat 400, __propName "__srcId".
 //  9. A payload that is not a RESP3 array of bulk strings: "-ERR syntax
 //     error" with __stat 200, like every state store error.
 //
@@ -242,7 +243,7 @@
 // a client owns only its hex id. One rule for everything a client sends —
 // a PUBLISH (PUBACK 0x87), a will (checked at CONNECT, refused with
 // CONNACK 0x87, and again when it fires) and a request's Response Topic
-// (rule 8 above) — and one for everything it reads: a SUBSCRIBE whose
+// (rule 5 above) — and one for everything it reads: a SUBSCRIBE whose
 // filter could match another client's topics ("#", "clients/#",
 // "clients/+", "+/other/…", the notification prefix with a wildcard or
 // another id) gets SUBACK 0x87, and mochi runs the same check on every

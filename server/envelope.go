@@ -90,12 +90,13 @@ type outcome struct {
 
 // process applies the envelope rules of wire contract §2 and §4 to in and,
 // when they pass, runs the request on eng. Rules run in this order: QoS,
-// retain flag, Response Topic presence and shape, protocol version (first
-// among those that can be answered, as in the official executors: nothing
-// else is trustworthy in an unknown version), Correlation Data, __srcId
-// when the transport cannot see the client id, then whether the requester
-// may publish on its Response Topic (protocol.MayPublish): a response is
-// never sent into another client's topics.
+// retain flag, Response Topic presence and shape, whether the requester
+// (the transport's client id, else __srcId) may publish on its Response
+// Topic (protocol.MayPublish: nothing is ever answered into another
+// client's topics), protocol version (first among those that can be
+// answered, as in the official executors: nothing else is trustworthy in
+// an unknown version), Correlation Data, then __srcId when the transport
+// cannot see the client id.
 func process(eng *engine.Engine, in *inbound) outcome {
 	if in.QoS != 1 {
 		return outcome{Action: actDrop, Reason: "request not at QoS 1"}
@@ -112,6 +113,16 @@ func process(eng *engine.Engine, in *inbound) outcome {
 	if why := responseTopicProblem(in.ResponseTopic); why != "" {
 		return outcome{Action: actKick, Reason: why}
 	}
+	client := in.Client
+	if client == "" {
+		client, _ = lookup(in.User, propSourceID)
+	}
+	// Before anything is answered: not even a 400 or 505 goes into
+	// another client's topics. Without a client id (external mode, no
+	// __srcId) there is nobody to judge; that request gets its 400 below.
+	if client != "" && !protocol.MayPublish(client, in.ResponseTopic) {
+		return outcome{Action: actKick, Reason: "response topic is in another client's topic space"}
+	}
 	r := reply{Topic: in.ResponseTopic, CorrelationData: in.CorrelationData}
 	if ver, ok := lookup(in.User, propProtVer); ok && !supportedVersion(ver) {
 		r.User = []userProp{
@@ -127,16 +138,8 @@ func process(eng *engine.Engine, in *inbound) outcome {
 	if len(in.CorrelationData) == 0 {
 		return headerMissing(r, corrDataName, "correlation data missing")
 	}
-	client := in.Client
 	if client == "" {
-		src, ok := lookup(in.User, propSourceID)
-		if !ok || src == "" {
-			return headerMissing(r, propSourceID, "source id missing")
-		}
-		client = src
-	}
-	if !protocol.MayPublish(client, in.ResponseTopic) {
-		return outcome{Action: actKick, Reason: "response topic is in another client's topic space"}
+		return headerMissing(r, propSourceID, "source id missing")
 	}
 
 	req := engine.Request{Client: client}

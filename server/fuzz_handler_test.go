@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ssgen/ssgen/internal/protocol"
 	"github.com/ssgen/ssgen/runtime/hlc"
 	"github.com/ssgen/ssgen/runtime/resp3"
 	"github.com/ssgen/ssgen/server/engine"
@@ -35,7 +36,8 @@ var fuzzFixedNow = time.UnixMilli(1_795_310_997_834)
 // FuzzProcess drives the envelope rules and the engine with arbitrary
 // envelopes and payloads. Whatever comes in, process must not panic, and
 // must either drop or kick with a reason, or produce a reply the official
-// clients can read: on the request's own response topic, correlation data
+// clients can read: on the request's own response topic (never a retained
+// request, never into another client's topics), correlation data
 // echoed, __stat first, __protVer present, a non-empty payload that parses
 // as one RESP3 value, and a __ts only on results that carry a version.
 // Every notification the engine emits must parse as a notification.
@@ -73,16 +75,20 @@ func FuzzProcess(f *testing.F) {
 		{nil, good},
 	}
 	for _, s := range seeds {
-		f.Add(byte(1), "clients/c1/resp", []byte("0123456789abcdef"), s.props, s.payload, "")
-		f.Add(byte(1), "clients/c1/resp", []byte("0123456789abcdef"), s.props, s.payload, "c1")
+		f.Add(byte(1), false, "clients/c1/resp", []byte("0123456789abcdef"), s.props, s.payload, "")
+		f.Add(byte(1), false, "clients/c1/resp", []byte("0123456789abcdef"), s.props, s.payload, "c1")
 	}
-	f.Add(byte(0), "clients/c1/resp", []byte("x"), good, cmd("GET", "k"), "")
-	f.Add(byte(1), "", []byte("x"), good, cmd("GET", "k"), "")
-	f.Add(byte(1), RequestTopic, []byte("x"), good, cmd("GET", "k"), "")
-	f.Add(byte(1), NotifyPrefix+"/x", []byte("x"), good, cmd("GET", "k"), "")
-	f.Add(byte(1), "a/+/b", []byte("x"), good, cmd("GET", "k"), "")
-	f.Add(byte(1), "a//b", []byte("x"), good, cmd("GET", "k"), "")
-	f.Add(byte(1), "clients/c1/resp", []byte(nil), good, cmd("GET", "k"), "")
+	f.Add(byte(0), false, "clients/c1/resp", []byte("x"), good, cmd("GET", "k"), "")
+	f.Add(byte(1), true, "clients/c1/resp", []byte("x"), good, cmd("SET", "k", "v"), "c1")
+	f.Add(byte(1), false, "", []byte("x"), good, cmd("GET", "k"), "")
+	f.Add(byte(1), false, RequestTopic, []byte("x"), good, cmd("GET", "k"), "")
+	f.Add(byte(1), false, NotifyPrefix+"/x", []byte("x"), good, cmd("GET", "k"), "")
+	f.Add(byte(1), false, "a/+/b", []byte("x"), good, cmd("GET", "k"), "")
+	f.Add(byte(1), false, "a//b", []byte("x"), good, cmd("GET", "k"), "")
+	f.Add(byte(1), false, "clients/c1/resp", []byte(nil), good, cmd("GET", "k"), "")
+	f.Add(byte(1), false, "clients/6331/resp", []byte("x"), good, cmd("GET", "k"), "c1")
+	f.Add(byte(1), false, "clients/c2/resp", []byte("x"), good, cmd("GET", "k"), "c1")
+	f.Add(byte(1), false, "clients/6331/resp", []byte("x"), good, cmd("GET", "k"), "6331")
 
 	// One engine for the whole run, as a server has: state left by earlier
 	// inputs (fenced keys, registrations) is part of what is explored. The
@@ -102,9 +108,10 @@ func FuzzProcess(f *testing.F) {
 		},
 	})
 
-	f.Fuzz(func(t *testing.T, qos byte, topic string, corr []byte, props string, payload []byte, client string) {
+	f.Fuzz(func(t *testing.T, qos byte, retain bool, topic string, corr []byte, props string, payload []byte, client string) {
 		in := &inbound{
 			QoS:             qos,
+			Retain:          retain,
 			ResponseTopic:   topic,
 			CorrelationData: corr,
 			User:            fuzzProps(props),
@@ -128,6 +135,16 @@ func FuzzProcess(f *testing.F) {
 		r := out.Reply
 		if r.Topic != topic || responseTopicProblem(r.Topic) != "" {
 			t.Fatalf("reply on %q to a request asking for %q", r.Topic, topic)
+		}
+		if retain {
+			t.Fatal("a retained request was answered")
+		}
+		requester := client
+		if requester == "" {
+			requester, _ = lookup(in.User, propSourceID)
+		}
+		if requester != "" && !protocol.MayPublish(requester, r.Topic) {
+			t.Fatalf("reply for %q on %q, another client's topic", requester, r.Topic)
 		}
 		if !bytes.Equal(r.CorrelationData, corr) {
 			t.Fatalf("correlation data %x, sent %x", r.CorrelationData, corr)
