@@ -343,3 +343,36 @@ func TestScanWhileOthersWrite(t *testing.T) {
 	wg.Wait()
 	checkIndex(t, h.eng)
 }
+
+// FuzzScanWalk checks paging against a filter of the sorted key set: a
+// walk with a small examine bound lists exactly the matching keys, in
+// order, whatever the pattern (prefix seeks, literal patterns, tokens).
+func FuzzScanWalk(f *testing.F) {
+	f.Add("a/1\x00a/2\x00b\x00b/1\x00ba", "b*", uint8(1))
+	f.Add("x\x00xy\x00xyz", "xy", uint8(2))
+	f.Add("k1\x00k2\x00k3", "*", uint8(3))
+	f.Add("[a\x00[b\x00a", "[[]*", uint8(1))
+	f.Add("a\\b\x00a*b", `a\*b`, uint8(1))
+	f.Fuzz(func(t *testing.T, keys, pattern string, examine uint8) {
+		if len(keys) > 2000 || len(pattern) > MaxScanPatternBytes {
+			return
+		}
+		h := newHarness(t, Config{})
+		h.eng.scanLim.examine = 1 + int(examine%16)
+		for _, k := range strings.Split(keys, "\x00") {
+			if k != "" {
+				h.eng.Put([]byte(k), nil, PutOptions{})
+			}
+		}
+		pat := glob.Compile(pattern)
+		var want []string
+		for _, k := range h.eng.Keys() {
+			if pat.Match(k) {
+				want = append(want, k)
+			}
+		}
+		if got, _ := h.walk(pattern, nil); !slices.Equal(got, want) {
+			t.Fatalf("SCAN %q listed %q, want %q", pattern, got, want)
+		}
+	})
+}
