@@ -208,6 +208,9 @@ func parseClass(pattern string, i int, t *token) (next int, ok bool) {
 // to visit only the keys in that range.
 func (p *Pattern) Prefix() string { return p.prefix }
 
+// Literal reports whether the pattern matches Prefix() only.
+func (p *Pattern) Literal() bool { return p.literal }
+
 // Cost is an upper bound of the work Match does on a string of n bytes,
 // in word operations of its automaton: (n+1) × ceil((tokens+1)/64), or
 // n+1 for a literal pattern or a literal followed by one '*'.

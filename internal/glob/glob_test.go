@@ -103,19 +103,28 @@ func TestMatch(t *testing.T) {
 }
 
 func TestPrefix(t *testing.T) {
-	for _, tc := range []struct{ pattern, prefix string }{
-		{"", ""},
-		{"*", ""},
-		{"abc", "abc"},
-		{"ab*c", "ab"},
-		{"ab?c", "ab"},
-		{`a\*b*`, "a*b"},
-		{"a[b]c[de]", "abc"},
-		{"a[!b]", "a"},
-		{"a[b", "a[b"},
+	for _, tc := range []struct {
+		pattern, prefix string
+		literal         bool
+	}{
+		{"", "", true},
+		{"*", "", false},
+		{"abc", "abc", true},
+		{"ab*c", "ab", false},
+		{"ab?c", "ab", false},
+		{`a\*b*`, "a*b", false},
+		{`a\*b`, "a*b", true},
+		{"a[b]c[de]", "abc", false},
+		{"a[b]c", "abc", true},
+		{"a[!b]", "a", false},
+		{"a[b", "a[b", true},
 	} {
-		if got := Compile(tc.pattern).Prefix(); got != tc.prefix {
+		p := Compile(tc.pattern)
+		if got := p.Prefix(); got != tc.prefix {
 			t.Errorf("Compile(%q).Prefix() = %q, want %q", tc.pattern, got, tc.prefix)
+		}
+		if got := p.Literal(); got != tc.literal {
+			t.Errorf("Compile(%q).Literal() = %v, want %v", tc.pattern, got, tc.literal)
 		}
 	}
 }
@@ -274,6 +283,9 @@ func FuzzMatch(f *testing.F) {
 		}
 		if got && !strings.HasPrefix(s, p.Prefix()) {
 			t.Fatalf("Compile(%q) matched %q, which lacks the prefix %q", pattern, s, p.Prefix())
+		}
+		if got && p.Literal() && s != p.Prefix() {
+			t.Fatalf("Compile(%q) is the literal %q but matched %q", pattern, p.Prefix(), s)
 		}
 	})
 }
