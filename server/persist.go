@@ -17,6 +17,7 @@ import (
 	"time"
 	"unicode"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/vmihailenco/msgpack/v5"
 	bolt "go.etcd.io/bbolt"
@@ -101,24 +102,27 @@ type storedRecord struct {
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
-// recordSum is the checksum of a record under its key. Every variable-size
-// field is preceded by its length, so moving bytes from one field to the
-// next changes the sum, and the key is included, so a record that ends up
-// under another key fails.
+// recordSum is the checksum of a record under its key: CRC-32C over the
+// four fields' lengths and the deadline (big-endian), then the key, value,
+// version and fence bytes. The lengths make moving bytes from one field to
+// the next change the sum, and the key is included, so a record that ends
+// up under another key fails.
 func recordSum(key, value []byte, version, fence string, deadline int64) uint32 {
-	var n [8]byte
-	sum := uint32(0)
-	field := func(b []byte) {
-		binary.BigEndian.PutUint32(n[:4], uint32(len(b)))
-		sum = crc32.Update(sum, castagnoli, n[:4])
-		sum = crc32.Update(sum, castagnoli, b)
-	}
-	field(key)
-	field(value)
-	field([]byte(version))
-	field([]byte(fence))
-	binary.BigEndian.PutUint64(n[:], uint64(deadline))
-	return crc32.Update(sum, castagnoli, n[:])
+	var head [4*4 + 8]byte
+	be := binary.BigEndian
+	be.PutUint32(head[0:], uint32(len(key)))
+	be.PutUint32(head[4:], uint32(len(value)))
+	be.PutUint32(head[8:], uint32(len(version)))
+	be.PutUint32(head[12:], uint32(len(fence)))
+	be.PutUint64(head[16:], uint64(deadline))
+	sum := crc32.Update(0, castagnoli, head[:])
+	sum = crc32.Update(sum, castagnoli, key)
+	sum = crc32.Update(sum, castagnoli, value)
+	// The strings are read in place (crc32 does not keep or change its
+	// input): converting them would cost two allocations per record, on
+	// every kept SET and for every record at start.
+	sum = crc32.Update(sum, castagnoli, unsafe.Slice(unsafe.StringData(version), len(version)))
+	return crc32.Update(sum, castagnoli, unsafe.Slice(unsafe.StringData(fence), len(fence)))
 }
 
 // durableStore keeps the engine's durable keys in a bbolt file. Every

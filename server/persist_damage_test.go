@@ -12,6 +12,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/vmihailenco/msgpack/v5"
+	bolt "go.etcd.io/bbolt"
+
 	"github.com/ssgen/ssgen/runtime/hlc"
 	"github.com/ssgen/ssgen/server/engine"
 )
@@ -352,5 +355,75 @@ func TestRepairOfAnUnreadableFileStartsEmptyAndSaysSo(t *testing.T) {
 	asides, _ := filepath.Glob(path + ".damaged-*")
 	if srv.Engine().Len() != 0 || len(asides) != 1 || !strings.Contains(logs.String(), "nothing is readable") {
 		t.Fatalf("%d keys, asides %q, log:\n%s", srv.Engine().Len(), asides, logs)
+	}
+}
+
+// A format 1 file (records without checksums, written by earlier builds)
+// is loaded and upgraded in place to format 2.
+func TestFormat1FileIsUpgradedInPlace(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, StoreFile)
+	db, err := bolt.Open(path, 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	type v1Record struct { // storedRecord as format 1 wrote it
+		Value    []byte `msgpack:"v"`
+		Version  string `msgpack:"ver"`
+		Fence    string `msgpack:"ft,omitempty"`
+		Deadline int64  `msgpack:"dl,omitempty"`
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		meta, _ := tx.CreateBucket(bucketMeta)
+		keys, _ := tx.CreateBucket(bucketKeys)
+		v, _ := msgpack.Marshal(&v1Record{Value: []byte("old"), Version: "1696374425000:0:n", Fence: "1696374424000:1:lock"})
+		return errors.Join(meta.Put(metaFormat, formatV1), meta.Put(metaClock, []byte("1696374426000:0:n")), keys.Put([]byte("k"), v))
+	})
+	if err := errors.Join(err, db.Close()); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := New(Options{Listen: "127.0.0.1:0", DataDir: dir, Logger: quietLog})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	e, ok := srv.Engine().Lookup([]byte("k"))
+	if !ok || string(e.Value) != "old" || e.Version != mustHLC(t, "1696374425000:0:n") || e.FencingToken != mustHLC(t, "1696374424000:1:lock") {
+		t.Fatalf("k = %+v, %v", e, ok)
+	}
+	// Upgraded: format 2, every record and the floor checksummed.
+	recs, floor, err := srv.disk.load()
+	if err != nil || len(recs) != 1 || floor != mustHLC(t, "1696374426000:0:n") {
+		t.Fatalf("load after upgrade: %v %v %v", recs, floor, err)
+	}
+	err = srv.disk.db.View(func(tx *bolt.Tx) error {
+		if f := tx.Bucket(bucketMeta).Get(metaFormat); !bytes.Equal(f, formatValue) {
+			return fmt.Errorf("format %q after upgrade", f)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A format 1 record that does not decode is refused like any damage.
+func TestFormat1FileWithABadRecordIsRefused(t *testing.T) {
+	dir := t.TempDir()
+	db, err := bolt.Open(filepath.Join(dir, StoreFile), 0o600, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = db.Update(func(tx *bolt.Tx) error {
+		meta, _ := tx.CreateBucket(bucketMeta)
+		keys, _ := tx.CreateBucket(bucketKeys)
+		return errors.Join(meta.Put(metaFormat, formatV1), keys.Put([]byte("k"), []byte{0xc1}))
+	})
+	if err := errors.Join(err, db.Close()); err != nil {
+		t.Fatal(err)
+	}
+	_, err = New(Options{Listen: "127.0.0.1:0", DataDir: dir, Logger: quietLog})
+	if d := (*DamageError)(nil); !errors.As(err, &d) || string(d.Key) != "k" {
+		t.Fatalf("New: %v, want a DamageError for key k", err)
 	}
 }
