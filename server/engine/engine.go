@@ -18,8 +18,11 @@ type Config struct {
 	// ("StateStore" by default, as in the public article). A ':' would make
 	// the versions unparsable, so New replaces each one with '_'.
 	NodeID string
-	// MaxDrift is how far ahead of the engine's clock a request __ts or __ft
-	// may be (one minute by default).
+	// MaxDrift is the drift clients enforce: how far ahead of their
+	// physical clock a received __ts may be (one minute by default, as in
+	// the wire contract). The engine accepts a request __ts or __ft at most
+	// MaxDrift - DriftMargin ahead of Now, which keeps every version it
+	// hands out within what those clients accept (see DriftMargin).
 	MaxDrift time.Duration
 	// MaxKeys and MaxBytes are quotas (0 = unlimited). MaxBytes counts key
 	// and value bytes. A request that would exceed either is answered with
@@ -97,7 +100,7 @@ type Notification struct {
 type Engine struct {
 	now      func() time.Time
 	clock    *hlc.Clock
-	maxDrift time.Duration
+	accept   time.Duration // acceptWindow(Config.MaxDrift)
 	maxKeys  int
 	maxBytes int64
 	lim      limits
@@ -132,12 +135,12 @@ func New(cfg Config) *Engine {
 	}
 	return &Engine{
 		now: cfg.Now,
-		// The engine checks drift itself against cfg.MaxDrift (to choose
-		// between the __ts and __ft messages); the clock's own bound is set
-		// wider so that escaping a counter overflow (see tick) is never
-		// refused.
+		// The engine checks drift itself against its accept window (to
+		// choose between the __ts and __ft messages); the clock's own bound
+		// is set wider so that escaping a counter overflow (see tick) is
+		// never refused.
 		clock:      hlc.NewClock(cfg.NodeID, hlc.WithNow(cfg.Now), hlc.WithMaxDrift(2*cfg.MaxDrift+time.Second)),
-		maxDrift:   cfg.MaxDrift,
+		accept:     acceptWindow(cfg.MaxDrift),
 		maxKeys:    cfg.MaxKeys,
 		maxBytes:   cfg.MaxBytes,
 		lim:        limits{key: cfg.MaxKeyBytes, value: cfg.MaxValueBytes, watches: cfg.MaxWatchesPerClient},

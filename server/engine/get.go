@@ -8,7 +8,8 @@ import (
 
 // get: GET key. A hit answers with the key's version as __ts; a miss carries
 // none, which is how the Go SDK tells "absent". A request __ts is checked
-// and merged into the clock like on every command; a __ft is ignored.
+// like on every command and merged as a read's is (see readStamps); a __ft
+// is ignored.
 func (e *Engine) get(req *Request, now time.Time) Result {
 	args := req.Args
 	if len(args) != 2 {
@@ -21,7 +22,7 @@ func (e *Engine) get(req *Request, now time.Time) Result {
 	if err != "" {
 		return errResult(err)
 	}
-	if s.hasTS {
+	if s.merge {
 		e.tick(&s.ts)
 	}
 	ent := e.keys[string(args[1])]

@@ -40,12 +40,27 @@ func TestGetReturnsTheSetVersionEvenAfterTheClockMoved(t *testing.T) {
 	}
 }
 
-func TestGetMergesTheRequestTimestamp(t *testing.T) {
+func TestGetMergesTheRequestTimestampUpToThePhysicalClock(t *testing.T) {
 	h := newHarness(t, Config{})
-	ts := tsAt(30*time.Second, 3, "C")
+	ts := tsAt(0, 41, "C") // merged: the clock reads t0:42
 	h.run(step{args: args("GET k"), ts: ts, want: null})
 	set := h.run(step{args: args("SET k v"), ts: tsAt(0, 0, "C"), want: ok, wantTS: true})
-	if set.Version.Compare(mustParse(t, ts)) <= 0 {
-		t.Fatalf("version %v does not follow the __ts %v a GET carried", set.Version, ts)
+	if want := mustParse(t, tsAt(0, 43, "StateStore")); set.Version != want {
+		t.Fatalf("version %v, want %v after a GET carried %v", set.Version, want, ts)
+	}
+}
+
+// A read's __ts ahead of the physical clock is checked but not merged: a
+// client that may only read cannot move the clock versions come from.
+func TestReadsDoNotMoveTheClockAhead(t *testing.T) {
+	for _, verb := range []string{"GET k", "KEYNOTIFY k", "SCAN *"} {
+		t.Run(verb, func(t *testing.T) {
+			h := newHarness(t, Config{})
+			h.do(step{args: args(verb), ts: tsAt(30*time.Second, 3, "C")})
+			set := h.run(step{args: args("SET k v"), ts: tsAt(0, 0, "C"), want: ok, wantTS: true})
+			if want := mustParse(t, tsAt(0, 1, "StateStore")); set.Version != want {
+				t.Fatalf("version %v, want %v: the read moved the clock", set.Version, want)
+			}
+		})
 	}
 }

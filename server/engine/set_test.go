@@ -2,6 +2,7 @@ package engine
 
 import (
 	"fmt"
+	"math"
 	"testing"
 	"time"
 
@@ -126,17 +127,36 @@ func TestSetTimestampRules(t *testing.T) {
 		{name: "letters in counter", steps: []step{{args: args("SET k v"), ts: "1:x:n", want: errp(ErrMalformedTimestamp)}}},
 		{name: "malformed __ft", steps: []step{{args: args("SET k v"), ft: "nope", want: errp(ErrMalformedTimestamp)}}},
 		{name: "padded __ts is fine", steps: []step{{args: args("SET k v"), ts: "001696374425000:00000:" + node, want: ok, wantTS: true}}},
-		{name: "__ts exactly one minute ahead is fine", steps: []step{{args: args("SET k v"), ts: tsAt(time.Minute, 0, node), want: ok, wantTS: true}}},
-		{name: "__ts more than one minute ahead", steps: []step{{args: args("SET k v"), ts: tsAt(time.Minute+time.Millisecond, 0, node), want: errp(ErrRequestTimestampDrift)}}},
+		{name: "__ts exactly at the window's edge is fine", steps: []step{{args: args("SET k v"), ts: tsAt(time.Minute-DriftMargin, 0, node), want: ok, wantTS: true}}},
+		{name: "__ts past the window", steps: []step{{args: args("SET k v"), ts: tsAt(time.Minute-DriftMargin+time.Millisecond, 0, node), want: errp(ErrRequestTimestampDrift)}}},
+		{name: "__ts one minute ahead", steps: []step{{args: args("SET k v"), ts: tsAt(time.Minute, 0, node), want: errp(ErrRequestTimestampDrift)}}},
+		{name: "__ts counter at MaxCounter is fine", steps: []step{{args: args("SET k v"), ts: fmt.Sprintf("%d:%d:%s", t0.UnixMilli(), uint64(MaxCounter), node), want: ok, wantTS: true}}},
+		{name: "__ts counter above MaxCounter", steps: []step{{args: args("SET k v"), ts: fmt.Sprintf("%d:%d:%s", t0.UnixMilli(), uint64(MaxCounter)+1, node), want: errp(ErrRequestTimestampDrift)}}},
+		{name: "__ts counter 2^64-1 on the engine's millisecond", steps: []step{
+			{args: args("SET k v"), ts: tsAt(0, 0, node), want: ok, wantTS: true},
+			{args: args("SET k v"), ts: fmt.Sprintf("%d:18446744073709551615:%s", t0.UnixMilli(), node), want: errp(ErrRequestTimestampDrift)},
+		}},
+		{name: "__ts counter 2^64-1 behind the engine's clock is fine", steps: []step{{args: args("SET k v"), ts: "1:18446744073709551615:" + node, want: ok, wantTS: true}}},
+		{name: "__ts echoing a counter above MaxCounter the engine gave is fine", steps: []step{
+			{args: args("SET k v"), ts: fmt.Sprintf("%d:%d:%s", t0.UnixMilli(), uint64(MaxCounter), node), want: ok, wantTS: true},
+			{args: args("SET k v"), ts: fmt.Sprintf("%d:%d:%s", t0.UnixMilli(), uint64(MaxCounter)+2, node), want: ok, wantTS: true},
+			{args: args("SET k v"), ts: fmt.Sprintf("%d:%d:%s", t0.UnixMilli(), uint64(MaxCounter)+3+CounterSlack, node), want: ok, wantTS: true},
+			{args: args("SET k v"), ts: fmt.Sprintf("%d:%d:%s", t0.UnixMilli(), uint64(MaxCounter)+5+2*CounterSlack, node), want: errp(ErrRequestTimestampDrift)},
+		}},
 		{name: "__ts far behind is fine", steps: []step{{args: args("SET k v"), ts: "1:0:" + node, want: ok, wantTS: true}}},
-		{name: "__ft exactly one minute ahead is fine", steps: []step{{args: args("SET k v"), ft: tsAt(time.Minute, 0, "S"), want: ok, wantTS: true}}},
-		{name: "__ft more than one minute ahead", steps: []step{{args: args("SET k v"), ft: tsAt(time.Minute+time.Millisecond, 0, "S"), want: errp(ErrFencingTokenDrift)}}},
+		{name: "__ft exactly at the window's edge is fine", steps: []step{{args: args("SET k v"), ft: tsAt(time.Minute-DriftMargin, 0, "S"), want: ok, wantTS: true}}},
+		{name: "__ft past the window", steps: []step{{args: args("SET k v"), ft: tsAt(time.Minute-DriftMargin+time.Millisecond, 0, "S"), want: errp(ErrFencingTokenDrift)}}},
+		{name: "__ft counter is not bounded", steps: []step{{args: args("SET k v"), ft: tsAt(0, 0, "S")[:13] + ":18446744073709551615:S", want: ok, wantTS: true}}},
 		{name: "malformed __ts before malformed __ft", steps: []step{{args: args("SET k v"), ts: "x", ft: "y", want: errp(ErrMalformedTimestamp)}}},
 		{name: "malformed __ft before __ts drift", steps: []step{{args: args("SET k v"), ts: tsAt(time.Hour, 0, node), ft: "y", want: errp(ErrMalformedTimestamp)}}},
 		{name: "__ts drift before __ft drift", steps: []step{{args: args("SET k v"), ts: tsAt(time.Hour, 0, node), ft: tsAt(time.Hour, 0, "S"), want: errp(ErrRequestTimestampDrift)}}},
-		{name: "MaxDrift is configurable", cfg: Config{MaxDrift: time.Second}, steps: []step{
-			{args: args("SET k v"), ts: tsAt(2*time.Second, 0, node), want: errp(ErrRequestTimestampDrift)},
-			{args: args("SET k v"), ts: tsAt(time.Second, 0, node), want: ok, wantTS: true},
+		{name: "MaxDrift is configurable", cfg: Config{MaxDrift: time.Minute + DriftMargin}, steps: []step{
+			{args: args("SET k v"), ts: tsAt(time.Minute+time.Millisecond, 0, node), want: errp(ErrRequestTimestampDrift)},
+			{args: args("SET k v"), ts: tsAt(time.Minute, 0, node), want: ok, wantTS: true},
+		}},
+		{name: "a small MaxDrift keeps half of it", cfg: Config{MaxDrift: time.Second}, steps: []step{
+			{args: args("SET k v"), ts: tsAt(501*time.Millisecond, 0, node), want: errp(ErrRequestTimestampDrift)},
+			{args: args("SET k v"), ts: tsAt(500*time.Millisecond, 0, node), want: ok, wantTS: true},
 		}},
 	})
 }
@@ -210,12 +230,18 @@ func TestSetConditionFailureTicksButKeepsTheKeysVersion(t *testing.T) {
 	}
 }
 
+// Requests cannot bring the counter near overflow (see hlc.MaxCounter),
+// but a version seeded with Put can; the clock then moves to the next
+// millisecond rather than fail or go back.
 func TestSetCounterOverflowIsEscaped(t *testing.T) {
 	h := newHarness(t, Config{})
-	ts := fmt.Sprintf("%d:18446744073709551615:C", t0.UnixMilli())
-	res := h.run(step{args: args("SET k v"), ts: ts, want: ok, wantTS: true})
-	if res.Version.Compare(mustParse(t, ts)) <= 0 {
-		t.Fatalf("version %v not above %v", res.Version, ts)
+	top := hlc.HLC{Wall: uint64(t0.UnixMilli()), Counter: math.MaxUint64 - 1, Node: "C"}
+	if err := h.eng.Put([]byte("seed"), []byte("v"), PutOptions{Version: top}); err != nil {
+		t.Fatal(err)
+	}
+	res := h.run(step{args: args("SET k v"), want: ok, wantTS: true})
+	if res.Version.Compare(top) <= 0 || res.Version.Wall != top.Wall+1 {
+		t.Fatalf("version %v, want the millisecond after %v", res.Version, top)
 	}
 	next := h.run(step{args: args("SET k v"), want: ok, wantTS: true})
 	if next.Version.Compare(res.Version) <= 0 {
