@@ -127,17 +127,23 @@ type Stats struct {
 	LateResponses uint64 // responses nobody waited for any more
 	NoService     uint64 // requests resent because no state store was subscribed (PUBACK 0x10)
 	Notifications uint64 // notifications received
-	Resyncs       uint64 // Resync events emitted
-	Overflows     uint64 // events dropped because a watcher's buffer was full
-	Watchers      int    // active Watch iterations
-	WatchedKeys   int    // keys with a KEYNOTIFY registration wanted
-	Connected     bool
+	// RefusedNotifications counts, of Notifications, those dropped because
+	// their __ts was missing, malformed or refused by the client's clock
+	// (more than Config.MaxDrift ahead); each is logged, and the key's
+	// watchers get an EventResync instead.
+	RefusedNotifications uint64
+	Resyncs              uint64 // Resync events emitted
+	Overflows            uint64 // events dropped because a watcher's buffer was full
+	Watchers             int    // active Watch iterations
+	WatchedKeys          int    // keys with a KEYNOTIFY registration wanted
+	Connected            bool
 }
 
 type counters struct {
 	requests, errors, timeouts, connLost atomic.Uint64
 	connects, sessionsLost, late, notifs atomic.Uint64
 	resyncs, overflows, noService        atomic.Uint64
+	refusedNotifs                        atomic.Uint64
 	inFlight                             atomic.Int64
 }
 
@@ -149,22 +155,23 @@ func (c *Client) Stats() Stats {
 	c.mu.Unlock()
 	conns := c.st.connects.Load()
 	return Stats{
-		Requests:      c.st.requests.Load(),
-		Errors:        c.st.errors.Load(),
-		Timeouts:      c.st.timeouts.Load(),
-		ConnLost:      c.st.connLost.Load(),
-		Connects:      conns,
-		Reconnects:    max(conns, 1) - 1,
-		SessionsLost:  c.st.sessionsLost.Load(),
-		InFlight:      c.st.inFlight.Load(),
-		LateResponses: c.st.late.Load(),
-		NoService:     c.st.noService.Load(),
-		Notifications: c.st.notifs.Load(),
-		Resyncs:       c.st.resyncs.Load(),
-		Overflows:     c.st.overflows.Load(),
-		Watchers:      w,
-		WatchedKeys:   k,
-		Connected:     connected,
+		Requests:             c.st.requests.Load(),
+		Errors:               c.st.errors.Load(),
+		Timeouts:             c.st.timeouts.Load(),
+		ConnLost:             c.st.connLost.Load(),
+		Connects:             conns,
+		Reconnects:           max(conns, 1) - 1,
+		SessionsLost:         c.st.sessionsLost.Load(),
+		InFlight:             c.st.inFlight.Load(),
+		LateResponses:        c.st.late.Load(),
+		NoService:            c.st.noService.Load(),
+		Notifications:        c.st.notifs.Load(),
+		RefusedNotifications: c.st.refusedNotifs.Load(),
+		Resyncs:              c.st.resyncs.Load(),
+		Overflows:            c.st.overflows.Load(),
+		Watchers:             w,
+		WatchedKeys:          k,
+		Connected:            connected,
 	}
 }
 

@@ -72,11 +72,27 @@
 //
 // Every request's __ts comes from one hybrid logical clock per client
 // (Clock, node id = client id), and every __ts received is merged into it;
-// a received __ts more than Config.MaxDrift ahead of the local clock fails
-// the request (hlc.ErrDrift). Set returns the version the service gave the
-// value. A lock is a key set with IfNotExistsOrEqual and a TTL; the
-// version of that Set is the fencing token to pass in SetOptions and
-// DelOptions of the keys it protects.
+// a received __ts more than Config.MaxDrift (one minute by default) ahead
+// of the local physical clock fails the request (hlc.ErrDrift) and is not
+// merged. The ssgen server keeps every version it hands out within
+// MaxDrift - 5 s of its own clock whatever its clients send, so a client
+// with the default MaxDrift and a clock at most 5 s behind the server's
+// never sees this error; a smaller MaxDrift gives up that guarantee.
+//
+// A reply that hands back a version must carry it: a stored Set, a Get
+// hit, a Del or VDel that answered deleted or absent. Without a __ts (or
+// with an unparsable one, or the zero clock) the call fails with a
+// *ProtocolError matching ErrInvalidVersion and ErrProtocol, never
+// returning a zero version; for a Set, Del or VDel the service may have
+// applied the change. A Get miss carries no __ts (that is how the service
+// says "absent"), and a failed condition (ErrConditionNotMet) or a
+// KeyNotify needs none; a __ts they do carry is checked and merged all the
+// same.
+//
+// Set returns the version the service gave the value. A lock is a key set
+// with IfNotExistsOrEqual and a TTL; the version of that Set is the fencing
+// token to pass in SetOptions and DelOptions of the keys it protects, so a
+// lease never holds a zero token.
 //
 // # Watching
 //
@@ -98,7 +114,11 @@
 // value instead of the events it missed, and never slows the connection
 // or the other watchers down. After every reconnect the registrations are
 // renewed first and then every watcher gets an EventResync, so no change
-// goes unnoticed. The iteration ends when ctx ends or the Client closes.
+// goes unnoticed. A notification whose __ts is missing, malformed, the
+// zero clock or more than MaxDrift ahead is not delivered: it is logged,
+// counted in Stats().RefusedNotifications, and the key's watchers get an
+// EventResync instead. The iteration ends when ctx ends or the Client
+// closes.
 // WatchWith with Current set starts with an EventResync of the key's state
 // read once the registration is live: a known starting point, and no gap
 // before the first change.
@@ -110,7 +130,8 @@
 //
 // Config.Logger receives connection events and anomalies (nothing is
 // logged by default, nothing is ever printed); Stats returns counters of
-// requests, errors, reconnects, requests in flight and watchers.
+// requests, errors, reconnects, requests in flight, watchers and refused
+// notifications.
 //
 // # Compared with the official Go SDK
 //

@@ -33,6 +33,12 @@ var (
 	// ErrProtocol: the response broke the wire contract (no __stat, an
 	// unparsable payload, an unexpected RESP3 type).
 	ErrProtocol = errors.New("statestore: protocol violation")
+	// ErrInvalidVersion: a response that must hand back a version (a
+	// stored SET, a GET hit, a DEL or VDEL answering 1 or 0) had no __ts,
+	// an unparsable one or the zero clock. It comes as a *ProtocolError,
+	// so it matches ErrProtocol too. For a SET, DEL or VDEL the service
+	// may have applied the change: read the key to find out.
+	ErrInvalidVersion = errors.New("statestore: response without a valid version (__ts)")
 )
 
 // The state store's -ERR texts (wire contract §4), one sentinel each. A

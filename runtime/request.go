@@ -322,6 +322,12 @@ func (c *Client) envelope(cl *call, ts hlc.HLC, o reqOpts, deadline time.Time) *
 
 // decode checks the response envelope (__stat, __ts) and parses the
 // payload. A "-ERR" payload becomes a *ServiceError.
+//
+// A present __ts must parse and pass the clock's drift check on every
+// reply. A reply whose outcome hands a version to the caller (see
+// carriesVersion) must also have one: without it the call fails with a
+// *ProtocolError matching ErrInvalidVersion, never a zero version that
+// could become an unfenced "fencing token".
 func (c *Client) decode(op string, p *paho.Publish) (response, error) {
 	var stat, msg, pname, pval, supMaj, ts string
 	var hasStat, hasTS bool
@@ -357,7 +363,7 @@ func (c *Client) decode(op string, p *paho.Publish) (response, error) {
 	if hasTS {
 		v, err := hlc.Parse(ts)
 		if err != nil {
-			return response{}, &ProtocolError{Op: op, Reason: "response __ts", Err: err}
+			return response{}, &ProtocolError{Op: op, Reason: "response __ts", Err: fmt.Errorf("%w: %w", ErrInvalidVersion, err)}
 		}
 		if _, err := c.clock.Update(v); err != nil {
 			return response{}, fmt.Errorf("statestore: %s: response timestamp: %w", op, err)
@@ -371,7 +377,33 @@ func (c *Client) decode(op string, p *paho.Publish) (response, error) {
 	if r.val.Kind == resp3.KindError {
 		return response{}, &ServiceError{Text: r.val.ErrorText()}
 	}
+	if r.version.Wall == 0 && carriesVersion(op, r.val) {
+		reason := "response has no __ts"
+		if hasTS {
+			reason = "response __ts " + strconv.Quote(ts) + " is the zero clock"
+		}
+		return response{}, &ProtocolError{Op: op, Reason: reason, Err: ErrInvalidVersion}
+	}
 	return r, nil
+}
+
+// carriesVersion tells whether the reply v to op hands the caller a
+// version, and so must carry a __ts: a stored SET (its version becomes a
+// lease's fencing token), a GET hit (the key's version), a DEL or VDEL
+// that answered 1 or 0 (the deletion's version). A GET miss has no __ts by
+// contract (that is how "absent" is told); a failed condition (SET or VDEL
+// ":-1") and KEYNOTIFY return no version, so they are accepted without
+// one, although the contract has the service send it.
+func carriesVersion(op string, v resp3.Value) bool {
+	switch op {
+	case "SET":
+		return v.Kind == resp3.KindSimple && string(v.Str) == "OK"
+	case "GET":
+		return v.Kind == resp3.KindBulk
+	case "DEL", "VDEL":
+		return v.Kind == resp3.KindInteger && (v.Int == 0 || v.Int == 1)
+	}
+	return false
 }
 
 func unexpected(op string, v resp3.Value) error {

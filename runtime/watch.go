@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"errors"
+	"fmt"
 	"iter"
 	"strconv"
 	"sync"
@@ -427,22 +428,30 @@ func (r *registry) dispatch(p *paho.Publish) {
 	case resp3.OpDelete:
 		ev.Kind = EventDelete
 	}
-	if p.Properties != nil {
-		for _, u := range p.Properties.User {
-			if u.Key != "__ts" {
-				continue
-			}
-			v, err := hlc.Parse(u.Value)
-			if err != nil {
-				c.log.Warn("notification with a malformed __ts", "key", string(key), "ts", u.Value)
-				break
-			}
-			ev.Version = v
-			if _, err := c.clock.Update(v); err != nil {
-				c.log.Warn("notification __ts not merged into the clock", "key", string(key), "err", err)
+	// A notification's __ts is the key's new version. One without a valid
+	// __ts, or one the client's clock refuses (more than MaxDrift ahead, or
+	// a counter it cannot merge), is dropped rather than delivered with a
+	// version nobody can trust or order; the key's watchers get a Resync
+	// instead, whose GET reply is checked like any other, so the change is
+	// not missed silently.
+	v, err := notificationVersion(p)
+	if err == nil {
+		_, err = c.clock.Update(v)
+	}
+	if err != nil {
+		c.st.refusedNotifs.Add(1)
+		c.log.Warn("notification dropped", "key", string(key), "err", err)
+		r.mu.RLock()
+		if ks := r.keys[string(key)]; ks != nil {
+			for w := range ks.watchers {
+				w.resync.Store(true)
+				w.poke()
 			}
 		}
+		r.mu.RUnlock()
+		return
 	}
+	ev.Version = v
 	r.mu.RLock()
 	defer r.mu.RUnlock()
 	ks := r.keys[string(key)]
@@ -458,4 +467,25 @@ func (r *registry) dispatch(p *paho.Publish) {
 			w.poke()
 		}
 	}
+}
+
+// errNoNotificationTS reports a notification without __ts.
+var errNoNotificationTS = errors.New("notification has no __ts")
+
+// notificationVersion returns the notification's __ts: it must be present,
+// parse, and not be the zero clock.
+func notificationVersion(p *paho.Publish) (hlc.HLC, error) {
+	if p.Properties != nil {
+		for _, u := range p.Properties.User {
+			if u.Key != "__ts" {
+				continue
+			}
+			v, err := hlc.Parse(u.Value)
+			if err == nil && v.Wall == 0 {
+				err = fmt.Errorf("notification __ts %q is the zero clock", u.Value)
+			}
+			return v, err
+		}
+	}
+	return hlc.HLC{}, errNoNotificationTS
 }
