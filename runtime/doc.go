@@ -44,6 +44,9 @@
 //     the error itself is a *ServiceError holding the text, which also
 //     carries texts this package does not know.
 //   - *RPCError: the response envelope's status was not 200.
+//   - *ProtocolError (ErrProtocol): the response broke the wire contract;
+//     ErrInvalidVersion when it lacked the version it must hand back (see
+//     Versions and fencing). hlc.ErrDrift: its __ts was too far ahead.
 //   - *BrokerError: the broker refused the request itself (a PUBACK reason
 //     code of 0x80 or more, at once rather than at the timeout; 0x87, an
 //     ACL denial, also matches ErrNotAuthorized).
