@@ -7,6 +7,17 @@
 // that produced it. Its text form is "{wallClockMs}:{counter}:{nodeId}".
 // Official clients pad the numbers to 15 and 5 digits; Parse accepts padded
 // and unpadded forms alike, and String emits the padded one.
+//
+// # Drift
+//
+// A Clock refuses to merge a received clock more than its maximum drift
+// (DefaultMaxDrift, one minute) ahead of its physical clock: the ssgen
+// runtime fails the request whose reply carries one, and drops such a
+// notification. The state store holds up its side: it accepts a request
+// __ts or __ft at most DefaultMaxDrift - 5 s ahead of its own clock and
+// never lets its counter overflow into the next millisecond, so every
+// version it hands out stays within the drift of a client whose clock is
+// at most 5 s behind the server's.
 package hlc
 
 import (

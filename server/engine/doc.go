@@ -30,6 +30,23 @@
 // carries). The client that made the change is notified like any other
 // watcher. Watchers of one key are notified in registration order.
 //
+// # The clock
+//
+// Clients refuse a received __ts more than their maximum drift (one minute
+// by default, Config.MaxDrift here) ahead of their own physical clock, so
+// every version the engine hands out must stay within that, whatever its
+// clients send: one version past it makes clients report applied writes
+// as failed. The engine therefore accepts a request __ts or __ft at most
+// MaxDrift - DriftMargin (55 s) ahead of Config.Now, and bounds the
+// counter of a __ts (MaxCounter, CounterSlack) so that its clock never
+// overflows into the next millisecond. After any sequence of accepted
+// requests every version has Wall <= Now + MaxDrift - DriftMargin:
+// clients with the default drift accept it as long as their clock is at
+// most DriftMargin behind the engine's. Repeating a request at the edge of
+// the window does not move the clock further. A stamp outside the window
+// is answered with the contract's "too far in the future" error for __ts
+// or __ft, and changes nothing.
+//
 // # Check order
 //
 // Every command checks, and answers the first failure:
@@ -45,7 +62,7 @@
 //     "syntax error";
 //  5. timestamps: SET without __ts is "missing timestamp"; an unparsable
 //     __ts, then __ft, is "malformed timestamp"; then a __ts, then a __ft,
-//     more than MaxDrift ahead of Config.Now gets its own error;
+//     outside the accept window (see The clock) gets its own error;
 //  6. fencing (SET, DEL, VDEL of an existing fenced key): "a fencing token
 //     is required for this request", then the lower-version error;
 //  7. the condition: SET NX/NEX answers ":-1", VDEL with another value ":-1";
@@ -63,9 +80,10 @@
 //     that is not 1..9223372036854 in plain decimal digits are all "syntax
 //     error".
 //   - __ts is optional on every command but SET; when present it is checked
-//     (parse, drift) and merged into the clock on every command, GET
-//     included. __ft is only read by SET, DEL and VDEL; GET, KEYNOTIFY and
-//     SCAN ignore it, even a malformed one.
+//     (parse, window) on every command. A write (SET, DEL, VDEL) merges it
+//     into the clock; a read (GET, KEYNOTIFY, SCAN) only when it is not
+//     ahead of the physical clock. __ft is only read by SET, DEL and VDEL;
+//     GET, KEYNOTIFY and SCAN ignore it, even a malformed one.
 //   - Fencing comes before the condition: an unfenced SET NX on a fenced key
 //     is refused with the fencing error rather than answered ":-1"; a
 //     failed condition is answered ":-1" even when the quota is full.
@@ -74,8 +92,9 @@
 //     An expired or deleted key loses its token.
 //   - MaxBytes counts key and value bytes; MaxKeys counts keys. Overwriting
 //     an existing key never counts against MaxKeys.
-//   - A __ts whose counter would overflow moves the clock one millisecond
-//     ahead instead of failing.
+//   - The contract makes a counter overflow an error; requests cannot cause
+//     one (see The clock), and one caused by Put moves the clock one
+//     millisecond ahead instead of failing.
 //   - KEYNOTIFY on an absent key registers; registering twice is one
 //     registration; STOP of someone else's registration answers ":0".
 //   - "not authorized" is defined but never produced: the engine has no
