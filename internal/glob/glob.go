@@ -56,6 +56,13 @@ type Pattern struct {
 	// endStar tells that the last token is '*': once the accepting
 	// state is reached no later byte can leave it.
 	endStar bool
+	// Necessary conditions checked before the automaton runs, which make
+	// the usual misses cost little more than a comparison: a match has at
+	// least minLen bytes (exactly minLen without a star), and its last
+	// bytes match the tokens after the last star, tokens[suffix:].
+	minLen int
+	noStar bool
+	suffix int
 }
 
 // token is one parsed pattern element: '*', or a set of bytes (a literal
@@ -124,6 +131,14 @@ func Compile(pattern string) *Pattern {
 		}
 	}
 	p.endStar = toks[len(toks)-1].star
+	p.noStar, p.suffix = true, 0
+	for j := range toks {
+		if toks[j].star {
+			p.noStar, p.suffix = false, j+1
+		} else {
+			p.minLen++
+		}
+	}
 	return p
 }
 
@@ -212,10 +227,14 @@ func (p *Pattern) Prefix() string { return p.prefix }
 func (p *Pattern) Literal() bool { return p.literal }
 
 // Cost is an upper bound of the work Match does on a string of n bytes,
-// in word operations of its automaton: (n+1) × ceil((tokens+1)/64), or
-// n+1 for a literal pattern or a literal followed by one '*'.
+// in word operations: (n+1) × (ceil((tokens+1)/64) + 1) (one pass of the
+// automaton plus the checks before it), or n+1 for a literal pattern or a
+// literal followed by one '*'.
 func (p *Pattern) Cost(n int) int {
-	return (n + 1) * max(p.words, 1)
+	if p.words == 0 {
+		return n + 1
+	}
+	return (n + 1) * (p.words + 1)
 }
 
 // Match reports whether s matches the pattern.
@@ -234,11 +253,26 @@ func (p *Pattern) run(s string) (matched bool, read int) {
 		return strings.HasPrefix(s, p.prefix), len(p.prefix)
 	case !strings.HasPrefix(s, p.prefix):
 		return false, len(p.prefix)
+	case len(s) < p.minLen || p.noStar && len(s) != p.minLen || !p.suffixMatches(s):
+		return false, 0
 	case p.words == 1:
 		return p.run1(s)
 	default:
 		return p.runN(s)
 	}
+}
+
+// suffixMatches reports whether the last bytes of s (at least minLen
+// long) are accepted by the tokens after the last star, one byte each.
+func (p *Pattern) suffixMatches(s string) bool {
+	s = s[len(s)-(p.n-p.suffix):]
+	for i := 0; i < len(s); i++ {
+		j := p.suffix + i
+		if p.accept[int(s[i])*p.words+j/64]&(1<<(j%64)) == 0 {
+			return false
+		}
+	}
+	return true
 }
 
 // run1 is runN for automata of at most 64 states: the state set is one
