@@ -59,3 +59,12 @@ func (c *Client) Receive(p *paho.Publish) bool {
 	ok, _ := c.onPublish(paho.PublishReceived{Packet: p})
 	return ok
 }
+
+// ParseScanPage runs the SCAN page parser on a response payload.
+func ParseScanPage(payload []byte) ([][]byte, Cursor, error) {
+	v, err := resp3.ParseResponse(payload)
+	if err != nil {
+		return nil, "", err
+	}
+	return parseScanPage(v)
+}
