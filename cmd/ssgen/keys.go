@@ -1,0 +1,102 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"unicode/utf8"
+
+	"github.com/ssgen/ssgen/runtime"
+)
+
+func init() {
+	register(verb{name: "keys", summary: "list the keys that match a glob (SCAN)", run: runKeys})
+}
+
+func runKeys(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newFlagSet(env, "keys", "[GLOB] [flags]\n\n"+
+		"Lists the keys matching GLOB (default *), one per line, in the service's\n"+
+		"order: '*' any run of bytes ('/' included), '?' one byte, [abc] [a-z] [!a]\n"+
+		"a set, '\\' makes the next byte literal. With --limit the listing stops\n"+
+		"after N keys and prints the cursor to resume from on stderr; --cursor\n"+
+		"resumes there (keys of the page it points into may be listed again).\n\nflags:")
+	var cf connFlags
+	cf.register(fs)
+	asJSON := fs.Bool("json", false, `print JSON lines: {"key":K} ({"keyHex":H} for a key that is not UTF-8), then {"cursor":C} if --limit stopped the listing`)
+	asHex := fs.Bool("key-hex", false, "print keys as hex")
+	limit := fs.Int("limit", 0, "stop after this many keys (0: all)")
+	from := fs.String("cursor", "", "resume a listing of the same GLOB from this cursor")
+	pos, _, help, err := parseArgs(fs, args, 0)
+	if help || err != nil {
+		return err
+	}
+	if len(pos) > 1 {
+		return usageErrorf("want at most one GLOB, got %d arguments (see ssgen keys --help)", len(pos))
+	}
+	pattern := "*"
+	if len(pos) == 1 {
+		pattern = pos[0]
+	}
+	if pattern == "" {
+		return usageErrorf("empty GLOB")
+	}
+	if *limit < 0 {
+		return usageErrorf("--limit must not be negative, got %d", *limit)
+	}
+
+	c, err := cf.dial(ctx, env, true)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	out := bufio.NewWriter(env.stdout)
+	defer out.Flush()
+	l := c.ListKeys(pattern, runtime.ListOptions{From: runtime.Cursor(*from)})
+	n := 0
+	for key, err := range l.All(ctx) {
+		if err != nil {
+			out.Flush()
+			return &exitError{code: exitUsage, err: fmt.Errorf("keys %q: %w (resume with --cursor %q)", pattern, err, l.Cursor())}
+		}
+		if err := writeKey(out, key, *asJSON, *asHex); err != nil {
+			return &exitError{code: exitUsage, err: fmt.Errorf("write: %w", err)}
+		}
+		if n++; n == *limit {
+			break
+		}
+	}
+	if l.Done() {
+		return nil
+	}
+	if *asJSON {
+		line, _ := json.Marshal(map[string]string{"cursor": string(l.Cursor())})
+		_, err = fmt.Fprintf(out, "%s\n", line)
+	} else {
+		err = out.Flush()
+		fmt.Fprintf(env.stderr, "more keys: resume with --cursor %s\n", l.Cursor())
+	}
+	if err != nil {
+		return &exitError{code: exitUsage, err: fmt.Errorf("write: %w", err)}
+	}
+	return nil
+}
+
+// writeKey prints one listed key: as text (Go-quoted when it is not plain,
+// as watch does), as hex, or as a JSON line.
+func writeKey(w *bufio.Writer, key []byte, asJSON, asHex bool) error {
+	var err error
+	switch {
+	case asJSON:
+		field, val := "key", string(key)
+		if asHex || !utf8.Valid(key) {
+			field, val = "keyHex", hex.EncodeToString(key)
+		}
+		line, _ := json.Marshal(map[string]string{field: val})
+		_, err = fmt.Fprintf(w, "%s\n", line)
+	default:
+		_, err = fmt.Fprintln(w, token(key, asHex))
+	}
+	return err
+}
