@@ -129,6 +129,17 @@
 // KeyNotify and KeyNotifyStop are the raw commands; Watch manages the
 // registrations itself, so do not mix the two on one key.
 //
+// # Listing
+//
+// ListKeys lists the keys matching a glob with the service's SCAN verb
+// (beta on the real service), one page per request, as a range-over-func
+// iterator. Listing.Cursor says where to resume, also after a restart
+// (ListOptions.From). Each key is yielded once per listing; every key that
+// exists for the whole listing is yielded, keys created or deleted during
+// it may or may not be. A failed page is asked for again from the same
+// cursor; a continuation token the service repeats ends the listing with a
+// *ProtocolError instead of looping.
+//
 // # Observability
 //
 // Config.Logger receives connection events and anomalies (nothing is
