@@ -104,8 +104,9 @@
 //     both negate). Keys are kept in an ordered index, so a request seeks
 //     to its cursor (O(log n)) instead of sorting, and it examines at most
 //     4,096 keys, fewer when matching them would cost more than 2^20 word
-//     operations ((len(key)+1) × ceil((pattern tokens+1)/64) each; the
-//     first key is always examined). So a page may be short, even empty,
+//     operations (at most (len(key)+1) × (ceil((pattern tokens+1)/64)+1)
+//     each; the first key is always examined). A pattern longer than
+//     MaxScanPatternBytes is refused. So a page may be short, even empty,
 //     and still carry a token. A pattern with a literal prefix visits only
 //     the keys with that prefix. The token is the hex form of the last key
 //     examined, so paging survives concurrent changes: a key present for

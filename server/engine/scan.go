@@ -12,7 +12,7 @@ import (
 // MaxScanPatternBytes is the longest SCAN pattern; a longer one is
 // answered "the quota has been exceeded" and changes nothing. Matching
 // costs about one machine word operation per key byte per 64 bytes of
-// pattern (package internal/glob), so 1 KiB keeps that factor at 17 while
+// pattern (package internal/glob), so 1 KiB keeps that factor under 18 while
 // leaving room for any pattern a key name needs (classes and escapes
 // included): keys are topic-like names, far shorter than that.
 const MaxScanPatternBytes = 1024
@@ -45,13 +45,15 @@ type scanLimits struct {
 //
 // Work under the lock is bounded whatever the store holds: a seek in the
 // index (O(log n)), then at most scanExamine keys, whose matching cost
-// (glob.Pattern.Cost: (len(key)+1) × ceil((tokens+1)/64), at most
-// (len(key)+1) × 17 for the longest pattern) sums to at most scanSteps
+// (glob.Pattern.Cost: at most (len(key)+1) × (ceil((tokens+1)/64) + 1),
+// so (len(key)+1) × 18 for the longest pattern) sums to at most scanSteps
 // plus that of the first key, which is always examined so that every
-// request makes progress. Only keys starting with the pattern's literal
-// prefix are visited (a pattern without wildcards visits one key). A request that reaches either bound before the end
-// answers the keys it found, possibly none, with a token: the protocol
-// allows a short or empty page that is not the last.
+// request makes progress (MaxKeyBytes bounds that last term). Only keys
+// starting with the pattern's literal prefix are visited (a pattern
+// without wildcards visits one key). A request that reaches either bound
+// before the end answers the keys it found, possibly none, with a token:
+// the protocol allows a short or empty page that is not the last. The
+// page holds at most scanPage keys.
 func (e *Engine) scan(req *Request, now time.Time) Result {
 	args := req.Args
 	if len(args) != 2 && len(args) != 3 {
