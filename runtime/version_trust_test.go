@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,9 +16,14 @@ import (
 	"github.com/ssgen/ssgen/runtime/hlc"
 )
 
-// coreNowTS is a valid __ts at the current time.
+// coreTSCounter makes the versions coreNowTS hands out increase within one
+// millisecond, as a real service's do (a Watch skips a notification not
+// newer than the version its last Resync read).
+var coreTSCounter atomic.Uint64
+
+// coreNowTS is a valid __ts at the current time, newer than the last one.
 func coreNowTS() string {
-	return hlc.HLC{Wall: uint64(time.Now().UnixMilli()), Node: "svc"}.String()
+	return hlc.HLC{Wall: uint64(time.Now().UnixMilli()), Counter: coreTSCounter.Add(1), Node: "svc"}.String()
 }
 
 // A reply whose outcome hands the caller a version must carry a valid
