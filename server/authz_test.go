@@ -57,7 +57,7 @@ func TestPolicyDecidesEachCommandByRuleKind(t *testing.T) {
 		{"reader", reader, []string{"DEL", "pub/a"}, false},
 		{"reader", reader, []string{"VDEL", "pub/a", "v"}, false},
 		{"reader", reader, []string{"GET", "priv/a"}, false},
-		{"reader", reader, []string{"SCAN", "*"}, false},
+		{"reader", reader, []string{"SCAN", "*"}, true}, // answered with the keys it may read
 		{"alice", alice, []string{"SET", "exact", "v"}, true},
 		{"alice", alice, []string{"DEL", "exact"}, true},
 		{"alice", alice, []string{"GET", "exact"}, false},

@@ -220,9 +220,10 @@
 // principals (client id, user name, certificate name; exact or glob) and
 // resources (keys as pattern, string, base64 binary or hex; Read, Write or
 // ReadWrite). GET and KEYNOTIFY (STOP included) need Read on the key;
-// SET, DEL and VDEL need Write. SCAN needs Read on the pattern "*": its
-// answer can name any key, and filtering pages would make continuation
-// tokens skip unreadable keys silently. A refusal is "-ERR not authorized"
+// SET, DEL and VDEL need Write. SCAN is always answered, listing only the
+// keys the client may Read (the others are walked past, so paging skips
+// no readable key; a page may then be short or empty while a token
+// follows). A refusal is "-ERR not authorized"
 // with __stat 200 and no __ts, and changes nothing; it is decided after
 // the envelope rules and the RESP3 parse, before the engine, except that
 // an unknown verb, a missing key or an empty key get the engine's own

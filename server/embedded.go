@@ -151,6 +151,7 @@ func (e *embedded) handle(cl *mqtt.Client, pk packets.Packet) error {
 	if pol := e.s.opts.Security.Authorization; pol != nil {
 		id := e.guard.identityOf(cl)
 		in.Authorize = func(args [][]byte) bool { return pol.permits(&id, args) }
+		in.Readable = func(key []byte) bool { return pol.allows(&id, key, accessRead) }
 	}
 	for i, u := range pk.Properties.User {
 		in.User[i] = userProp{u.Key, u.Val}

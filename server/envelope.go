@@ -58,6 +58,9 @@ type inbound struct {
 	// Authorize, when set, decides a decoded request before the engine
 	// sees it; a refusal is answered "-ERR not authorized".
 	Authorize func(args [][]byte) bool
+	// Readable, when set, is the key read rule of the requester: SCAN
+	// lists only the keys it allows.
+	Readable func(key []byte) bool
 }
 
 // action is what a transport must do with a request after the envelope
@@ -142,7 +145,7 @@ func process(eng *engine.Engine, in *inbound) outcome {
 		return headerMissing(r, propSourceID, "source id missing")
 	}
 
-	req := engine.Request{Client: client}
+	req := engine.Request{Client: client, Visible: in.Readable}
 	req.Timestamp, req.HasTimestamp = lookup(in.User, propTimestamp)
 	req.FencingToken, req.HasFencingToken = lookup(in.User, propFencingToken)
 	persist, _ := lookup(in.User, propPersistence)

@@ -72,6 +72,10 @@ type Request struct {
 	// user property). A SET without it makes the key volatile again unless
 	// Config.PersistAll is set.
 	Persist bool
+	// Visible, when set, says which keys the requester may see: SCAN lists
+	// only those (authorization). Hidden keys still move the continuation
+	// token along, so paging never skips a visible key.
+	Visible func(key []byte) bool
 }
 
 // Result is the engine's answer to a Request.

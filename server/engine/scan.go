@@ -53,7 +53,8 @@ type scanLimits struct {
 // without wildcards visits one key). A request that reaches either bound
 // before the end answers the keys it found, possibly none, with a token:
 // the protocol allows a short or empty page that is not the last. The
-// page holds at most scanPage keys.
+// page holds at most scanPage keys. Keys Request.Visible refuses are
+// examined (the token moves past them) but never listed.
 func (e *Engine) scan(req *Request, now time.Time) Result {
 	args := req.Args
 	if len(args) != 2 && len(args) != 3 {
@@ -108,7 +109,7 @@ func (e *Engine) scan(req *Request, now time.Time) Result {
 			more = true
 			return false
 		}
-		match := pat.Match(k)
+		match := pat.Match(k) && (req.Visible == nil || req.Visible([]byte(k)))
 		if match && len(page) == scanPage {
 			more = true // k is listed by the next page
 			return false

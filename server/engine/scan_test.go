@@ -376,3 +376,40 @@ func FuzzScanWalk(f *testing.F) {
 		}
 	})
 }
+
+// Request.Visible (authorization) hides keys from SCAN without making
+// paging skip a visible one: hidden keys move the token along, so pages
+// may be short or empty while more follow.
+func TestScanListsOnlyVisibleKeys(t *testing.T) {
+	h := newHarness(t, Config{})
+	h.eng.scanLim.examine = 7
+	var want []string
+	for i := range 100 {
+		k := fmt.Sprintf("k%03d", i)
+		h.eng.Put([]byte(k), nil, PutOptions{})
+		if i%3 == 0 {
+			want = append(want, k)
+		}
+	}
+	visible := func(k []byte) bool { n, _ := strconv.Atoi(string(k[1:])); return n%3 == 0 }
+	var got []string
+	a := []string{"SCAN", "*"}
+	for range 1000 {
+		req := h.request(step{args: a})
+		req.Visible = visible
+		v, err := resp3.ParseResponse(h.eng.Handle(req).Payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range v.Elems[0].Elems {
+			got = append(got, string(k.Str))
+		}
+		if len(v.Elems) == 1 {
+			break
+		}
+		a = []string{"SCAN", "*", string(v.Elems[1].Str)}
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("listed %q, want %q", got, want)
+	}
+}
