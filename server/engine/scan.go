@@ -19,8 +19,12 @@ const MaxScanPatternBytes = 1024
 
 // Bounds of one SCAN request's work under the engine's lock.
 const (
-	// scanPage is the most keys one SCAN response lists.
-	scanPage = 100
+	// scanPage is the most keys one SCAN response lists, and scanPageBytes
+	// the most key bytes (a longer first key is still listed alone), so
+	// that a listing of many keys takes few round trips while a page of
+	// long keys stays small.
+	scanPage      = 500
+	scanPageBytes = 64 << 10
 	// scanExamine is the most keys one request examines.
 	scanExamine = 4096
 	// scanSteps is the matching budget of one request, in the units of
@@ -35,8 +39,8 @@ type scanLimits struct {
 	examine, steps int
 }
 
-// scan: SCAN glob [token] (beta, wire contract §8). Keys are listed in
-// byte-wise order, at most scanPage per response. The continuation token
+// scan: SCAN glob [token] (beta on the real service). Keys are listed in
+// byte-wise order, at most scanPage (and scanPageBytes) per response. The continuation token
 // is the hex form of the last key the request examined (listed or not),
 // so the next request seeks past it in the ordered index and paging
 // survives keys added or deleted in between: a key that exists for the
@@ -53,7 +57,8 @@ type scanLimits struct {
 // without wildcards visits one key). A request that reaches either bound
 // before the end answers the keys it found, possibly none, with a token:
 // the protocol allows a short or empty page that is not the last. The
-// page holds at most scanPage keys. Keys Request.Visible refuses are
+// page holds at most scanPage keys and scanPageBytes of keys (but always
+// one matching key, however long). Keys Request.Visible refuses are
 // examined (the token moves past them) but never listed.
 func (e *Engine) scan(req *Request, now time.Time) Result {
 	args := req.Args
@@ -90,11 +95,12 @@ func (e *Engine) scan(req *Request, now time.Time) Result {
 		steps = scanSteps
 	}
 	var (
-		page     []string
-		last     string // the last key examined: the token when more follow
-		examined int
-		spent    int
-		more     bool
+		page      []string
+		last      string // the last key examined: the token when more follow
+		examined  int
+		spent     int
+		pageBytes int
+		more      bool
 	)
 	e.order.seek(from, func(ent *entry) bool {
 		k := ent.key
@@ -110,7 +116,7 @@ func (e *Engine) scan(req *Request, now time.Time) Result {
 			return false
 		}
 		match := pat.Match(k) && (req.Visible == nil || req.Visible([]byte(k)))
-		if match && len(page) == scanPage {
+		if match && (len(page) == scanPage || len(page) > 0 && pageBytes+len(k) > scanPageBytes) {
 			more = true // k is listed by the next page
 			return false
 		}
@@ -119,6 +125,7 @@ func (e *Engine) scan(req *Request, now time.Time) Result {
 		last = k
 		if match {
 			page = append(page, k)
+			pageBytes += len(k)
 		}
 		return true
 	})

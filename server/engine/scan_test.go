@@ -413,3 +413,29 @@ func TestScanListsOnlyVisibleKeys(t *testing.T) {
 		t.Fatalf("listed %q, want %q", got, want)
 	}
 }
+
+// A page of long keys is cut by bytes, not only by count; one key longer
+// than the byte bound is still listed, alone.
+func TestScanPageIsBoundedInBytes(t *testing.T) {
+	h := newHarness(t, Config{})
+	for i := range 10 {
+		h.eng.Put([]byte(fmt.Sprintf("%d", i)+strings.Repeat("x", 20<<10)), nil, PutOptions{})
+	}
+	h.eng.Put([]byte("z"+strings.Repeat("y", scanPageBytes+1)), nil, PutOptions{})
+	var sizes []int
+	a := []string{"SCAN", "*"}
+	for range 100 {
+		v, err := resp3.ParseResponse(h.do(step{args: a}).Payload)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sizes = append(sizes, len(v.Elems[0].Elems))
+		if len(v.Elems) == 1 {
+			break
+		}
+		a = []string{"SCAN", "*", string(v.Elems[1].Str)}
+	}
+	if want := []int{3, 3, 3, 1, 1}; !slices.Equal(sizes, want) {
+		t.Fatalf("page sizes %v, want %v", sizes, want)
+	}
+}
