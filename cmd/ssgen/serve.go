@@ -19,13 +19,14 @@ func init() {
 }
 
 func runServe(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet(env, "serve", "[--listen HOST:PORT | --broker mqtt://HOST:PORT] [--max-keys N] [--max-bytes N] [--data-dir DIR [--persist-all]] [limits] [security] [--log-level LEVEL]")
+	fs := newFlagSet(env, "serve", "[--listen HOST:PORT | --broker mqtt://HOST:PORT] [--max-keys N] [--max-bytes N] [--data-dir DIR [--persist-all] [--repair]] [limits] [security] [--log-level LEVEL]")
 	listen := fs.String("listen", server.DefaultListen, "address of the embedded MQTT 5 broker (port 0 picks a free one)")
 	broker := fs.String("broker", "", "attach to this MQTT 5 broker instead of embedding one (mqtt://host:port)")
 	maxKeys := fs.Int("max-keys", 0, "key quota (0 = unlimited)")
 	maxBytes := fs.Int64("max-bytes", 0, "quota on the sum of key and value bytes (0 = unlimited)")
 	dataDir := fs.String("data-dir", "", "keep keys in a bbolt file in this directory across restarts: those SET with aio-persistence=true, or all with --persist-all")
 	persistAll := fs.Bool("persist-all", false, "with --data-dir, keep every key, not only those SET with aio-persistence=true")
+	repair := fs.Bool("repair", false, "with --data-dir, start on a damaged data file: copy its readable keys into a new file, log every key left out, keep the damaged file aside as statestore.db.damaged-TIME")
 	var lim server.Limits
 	fs.IntVar(&lim.MaxKeyBytes, "max-key-bytes", 0, "longest key any command may name (0 = unlimited)")
 	fs.IntVar(&lim.MaxValueBytes, "max-value-bytes", 0, "longest SET value (0 = bounded by --max-packet-bytes only)")
@@ -60,6 +61,9 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	if *persistAll && *dataDir == "" {
 		return usageErrorf("--persist-all needs --data-dir")
 	}
+	if *repair && *dataDir == "" {
+		return usageErrorf("--repair needs --data-dir")
+	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return usageErrorf("--log-level %q: want debug, info, warn or error", *logLevel)
@@ -81,7 +85,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	var err error
 
 	opts := server.Options{Listen: *listen, Broker: *broker, MaxKeys: *maxKeys, MaxBytes: *maxBytes, Logger: logger}
-	opts.DataDir, opts.PersistAll = *dataDir, *persistAll
+	opts.DataDir, opts.PersistAll, opts.Repair = *dataDir, *persistAll, *repair
 	opts.Limits = lim
 	if opts.Security, err = serveSecurity(*tlsCert, *tlsKey, *tlsClientCA, *passwordFile, *authzFile, *allowAnonymous); err != nil {
 		return usageErrorf("%v", err)
