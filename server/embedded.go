@@ -192,6 +192,7 @@ func (e *embedded) handle(cl *mqtt.Client, pk packets.Packet) error {
 // never subscribed (wire contract §5). Other subscribers of the topic get
 // it through routing either way.
 func (e *embedded) deliver(n engine.Notification) {
+	e.out.dequeue(n.Client, notificationCost(&n)) // counted as held from here (inject, OnQosPublish)
 	pk := packets.Packet{
 		FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: 1},
 		PacketID:    1, // as for responses; inject assigns the client's own
@@ -252,6 +253,23 @@ func (e *embedded) inject(cl *mqtt.Client, pk packets.Packet) {
 	if err := cl.WritePacket(out); err != nil {
 		e.s.log.Debug("notification not written; kept in session", "client", cl.ID, "error", err)
 	}
+}
+
+// queued counts a notification entering its watcher's queue (Server's
+// serializer) towards the watcher's output limit: a watcher that does not
+// read blocks its queue, which would otherwise grow without bound. It
+// reports false, and the notification is dropped (and counted), when the
+// watcher is being cut off for its output: its session ends with it.
+func (e *embedded) queued(n engine.Notification) bool {
+	cl, _ := e.broker.Clients.Get(n.Client)
+	if cl != nil && e.out.kicked(cl) {
+		e.dropped.Add(1)
+		return false
+	}
+	if e.out.enqueue(cl, n.Client, notificationCost(&n)) {
+		go e.kickForOutput(cl)
+	}
+	return true
 }
 
 func mochiProps(props []userProp) []packets.UserProperty {

@@ -119,6 +119,10 @@ func (e *embedded) kickForOutput(cl *mqtt.Client) {
 	e.stats.outputKicks.Add(1)
 	e.s.log.Warn("client disconnected: too many unacknowledged messages", "client", cl.ID, "remote", cl.Net.Remote,
 		"held_bytes", held, "limit", e.out.limit)
+	// No more notifications for it: they would queue while the
+	// connection winds down (OnDisconnect drops the registrations too,
+	// but only once the connection has ended).
+	e.s.eng.DropClient(cl.ID)
 	tc := netConnOf(cl.Net.Conn)
 	if tc != nil {
 		tc.kick(kickWriteTimeout)

@@ -5,6 +5,8 @@ import (
 
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/ssgen/ssgen/server/engine"
 )
 
 // outputs counts, per client connection, the bytes of the QoS 1 messages
@@ -20,10 +22,23 @@ import (
 // (and by embedded.inject, which writes into a session directly): a
 // message is added when it enters the table and removed when it leaves,
 // and a packet id reused replaces the old entry as in mochi's table.
+//
+// Notifications wait in a per-watcher queue (Server's serializer) before
+// they reach the in-flight table, one at a time, and the hand-over blocks
+// while the watcher's socket is full: a watcher that stops reading piles
+// them up there. They are counted from the moment they are queued, by
+// client id (the queue knows no connection), and count towards the limit
+// of the client holding that id.
 type outputs struct {
-	limit int64
-	mu    sync.Mutex
-	by    map[*mqtt.Client]*clientOutput
+	limit  int64
+	mu     sync.Mutex
+	by     map[*mqtt.Client]*clientOutput
+	queued map[string]*queuedOutput
+}
+
+type queuedOutput struct {
+	bytes int64
+	n     int
 }
 
 type clientOutput struct {
@@ -33,7 +48,7 @@ type clientOutput struct {
 }
 
 func newOutputs(limit int64) *outputs {
-	return &outputs{limit: limit, by: map[*mqtt.Client]*clientOutput{}}
+	return &outputs{limit: limit, by: map[*mqtt.Client]*clientOutput{}, queued: map[string]*queuedOutput{}}
 }
 
 // messageCost approximates what a PUBLISH held in a client's in-flight
@@ -61,11 +76,57 @@ func (o *outputs) add(cl *mqtt.Client, id uint16, size int64) bool {
 	}
 	c.total += size - c.sizes[id]
 	c.sizes[id] = size
-	if c.kicked || o.limit <= 0 || c.total <= o.limit || len(c.sizes) < 2 {
+	return o.over(cl, c)
+}
+
+// over marks c kicked and reports true the first time cl's messages, held
+// and queued, go over the limit in more than one message. Called with
+// o.mu held.
+func (o *outputs) over(cl *mqtt.Client, c *clientOutput) bool {
+	total, n := c.total, len(c.sizes)
+	if q := o.queued[cl.ID]; q != nil {
+		total, n = total+q.bytes, n+q.n
+	}
+	if c.kicked || o.limit <= 0 || total <= o.limit || n < 2 {
 		return false
 	}
 	c.kicked = true
 	return true
+}
+
+// enqueue counts a notification queued for client id, held by cl (nil
+// when no client holds the id), and reports whether cl is now over.
+func (o *outputs) enqueue(cl *mqtt.Client, id string, size int64) bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	q := o.queued[id]
+	if q == nil {
+		q = &queuedOutput{}
+		o.queued[id] = q
+	}
+	q.bytes += size
+	q.n++
+	if cl == nil {
+		return false
+	}
+	c := o.by[cl]
+	if c == nil {
+		c = &clientOutput{sizes: map[uint16]int64{}}
+		o.by[cl] = c
+	}
+	return o.over(cl, c)
+}
+
+// dequeue uncounts a notification leaving the queue of client id.
+func (o *outputs) dequeue(id string, size int64) {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if q := o.queued[id]; q != nil {
+		q.bytes -= size
+		if q.n--; q.n <= 0 {
+			delete(o.queued, id)
+		}
+	}
 }
 
 // remove records a message leaving cl's in-flight table.
@@ -138,8 +199,18 @@ func (o *outputs) kicked(cl *mqtt.Client) bool {
 func (o *outputs) held(cl *mqtt.Client) int64 {
 	o.mu.Lock()
 	defer o.mu.Unlock()
+	var n int64
 	if c := o.by[cl]; c != nil {
-		return c.total
+		n = c.total
 	}
-	return 0
+	if q := o.queued[cl.ID]; q != nil {
+		n += q.bytes
+	}
+	return n
+}
+
+// notificationCost approximates a queued notification: its payload, key
+// and the PUBLISH it becomes.
+func notificationCost(n *engine.Notification) int64 {
+	return int64(len(n.Payload)+len(n.Key)) + 512
 }

@@ -78,7 +78,14 @@ func New(opts Options) (*Server, error) {
 		MaxValueBytes:       opts.Limits.MaxValueBytes,
 		MaxWatchesPerClient: opts.Limits.MaxWatchesPerClient,
 
-		OnNotify: func(n engine.Notification) { s.fan.push(n.Client, n) },
+		OnNotify: func(n engine.Notification) {
+			if q, ok := s.tr.(interface {
+				queued(engine.Notification) bool
+			}); ok && !q.queued(n) {
+				return // the embedded broker is cutting the watcher off for its output
+			}
+			s.fan.push(n.Client, n)
+		},
 	}
 	// Opened last: nothing built above holds resources before Start, so
 	// a store that fails to open or load leaves nothing to release.
