@@ -409,7 +409,10 @@ func encodeRecord(r engine.Record) ([]byte, error) {
 // text's CRC-32C in 8 hex digits.
 func encodeFloor(h hlc.HLC) []byte {
 	t := h.String()
-	return fmt.Appendf(nil, "%s %08x", t, crc32.Checksum([]byte(t), castagnoli))
+	var sum [4]byte
+	binary.BigEndian.PutUint32(sum[:], crc32.Checksum([]byte(t), castagnoli))
+	b := make([]byte, 0, len(t)+1+2*len(sum))
+	return hex.AppendEncode(append(append(b, t...), ' '), sum[:])
 }
 
 // decodeFloor reads a stored clock floor (absent: zero). With verify it is
