@@ -34,6 +34,8 @@ type Client struct {
 	watches registry
 	calls   sync.Pool // of *call
 
+	patterns patternHub // WatchPattern iterations, told of reconnects and own writes
+
 	st counters
 }
 

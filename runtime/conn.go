@@ -355,6 +355,7 @@ func (c *Client) setConn(cn *conn) {
 	c.mu.Unlock()
 	c.sem.setLimit(cn.recvMax)
 	c.watches.connected(cn)
+	c.patterns.connected()
 }
 
 func (c *Client) clearConn(cn *conn) {

@@ -121,6 +121,7 @@ func (c *Client) Set(ctx context.Context, key, value []byte, opts SetOptions) (h
 	}
 	switch {
 	case r.val.Kind == resp3.KindSimple && string(r.val.Str) == "OK":
+		c.patterns.wrote(key) // a pattern watch picks up its own client's new keys at once
 		return r.version, nil
 	case r.val.Kind == resp3.KindInteger && r.val.Int == -1:
 		return hlc.HLC{}, ErrConditionNotMet

@@ -70,6 +70,7 @@ func Generate(s *schema.Schema, opts Options) ([]File, error) {
 		for _, l := range g.Locks {
 			emitLock(f, groupRecv(g, shadow), l)
 		}
+		emitGroupLister(f, g)
 	}
 	emitParamCheck(f, s)
 

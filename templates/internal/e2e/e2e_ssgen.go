@@ -11,9 +11,11 @@
 package e2e
 
 import (
+	"context"
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/runtime/codec"
 	"github.com/vmihailenco/msgpack/v5"
+	"iter"
 	"regexp"
 	"strconv"
 	"time"
@@ -22,7 +24,7 @@ import (
 // This file needs a runtime that supports this generator's output. If the
 // constant is undefined, update github.com/ssgen/ssgen or regenerate with an
 // ssgen matching the runtime in go.mod.
-const _ = runtime.SupportPackageIsVersion1
+const _ = runtime.SupportPackageIsVersion2
 
 // Mode is an enum of the schema.
 //
@@ -221,6 +223,52 @@ func (g *Thermostat) Owner() *runtime.Lock {
 	return runtime.NewLock(g.s.c, []byte(g.prefix+"/owner"), 10*time.Second)
 }
 
+// ThermostatParams are the parameters of a Thermostat, as a listing or a watch
+// reads them back from a key under "thermostats/{id}".
+type ThermostatParams struct {
+	Id string
+}
+
+// thermostatTemplate is the shape of the keys and locks of a Thermostat.
+var thermostatTemplate = runtime.NewTemplate(
+	"thermostats/{id}",
+	runtime.TemplateMember{Name: "SetPoint", Path: "setPoint"},
+	runtime.TemplateMember{Name: "Reading", Path: "reading"},
+	runtime.TemplateMember{Name: "Counter", Path: "counter"},
+	runtime.TemplateMember{Name: "Label", Path: "label"},
+	runtime.TemplateMember{Name: "Mode", Path: "mode"},
+	runtime.TemplateMember{Name: "Firmware", Path: "firmware"},
+	runtime.TemplateMember{Name: "Owner", Path: "owner"},
+)
+
+// parseThermostat reads the parameter values thermostatTemplate matched (in
+// path order) into a Thermostat's parameters and handle, refusing what the
+// accessor would.
+func (s *Store) parseThermostat(v []string) (p ThermostatParams, h *Thermostat, err error) {
+	p.Id = v[0]
+	h, err = s.Thermostat(p.Id)
+	return
+}
+
+// ListThermostats lists every Thermostat that has a key or lock under
+// "thermostats/{id}", each once however many it has; range over All, whose
+// items hold the Thermostat's Params and Handle. Keys under that path whose
+// parameters the accessor would refuse, or that are none of the group's keys
+// and locks, are skipped. opts.From resumes a listing at the Cursor of an
+// earlier one.
+func (s *Store) ListThermostats(opts runtime.ListOptions) *runtime.GroupListing[ThermostatParams, *Thermostat] {
+	return runtime.ListGroup(s.c, thermostatTemplate, opts, s.parseThermostat)
+}
+
+// WatchThermostats watches every key and lock of every Thermostat
+// (runtime.WatchPattern): first an EventResync per existing key, then each
+// change, with the Thermostat's parameters, handle and the member's name.
+// Instances created by other clients are found at each rescan (opts.Rescan,
+// default runtime.DefaultRescan), those this client writes at once.
+func (s *Store) WatchThermostats(ctx context.Context, opts runtime.PatternWatchOptions) iter.Seq2[runtime.GroupEvent[ThermostatParams, *Thermostat], error] {
+	return runtime.WatchGroup(ctx, s.c, thermostatTemplate, opts, s.parseThermostat)
+}
+
 // Zone is the handle of the keys and locks under "zones/{n}/{mode}".
 type Zone struct {
 	s      *Store
@@ -245,6 +293,50 @@ func (s *Store) Zone(n uint16, mode Mode) (*Zone, error) {
 // type string, stored as text.
 func (g *Zone) Name() *runtime.Key[string] {
 	return runtime.NewKey[string](g.s.c, []byte(g.prefix+"/name"), codec.String[string]{})
+}
+
+// ZoneParams are the parameters of a Zone, as a listing or a watch reads them
+// back from a key under "zones/{n}/{mode}".
+type ZoneParams struct {
+	N    uint16
+	Mode Mode
+}
+
+// zoneTemplate is the shape of the keys and locks of a Zone.
+var zoneTemplate = runtime.NewTemplate(
+	"zones/{n}/{mode}",
+	runtime.TemplateMember{Name: "Name", Path: "name"},
+)
+
+// parseZone reads the parameter values zoneTemplate matched (in path order)
+// into a Zone's parameters and handle, refusing what the accessor would.
+func (s *Store) parseZone(v []string) (p ZoneParams, h *Zone, err error) {
+	if p.N, err = runtime.ParseUintParam[uint16]("n", v[0]); err != nil {
+		return
+	}
+	if p.Mode, err = ParseMode(v[1]); err != nil {
+		return
+	}
+	h, err = s.Zone(p.N, p.Mode)
+	return
+}
+
+// ListZones lists every Zone that has a key or lock under "zones/{n}/{mode}",
+// each once however many it has; range over All, whose items hold the Zone's
+// Params and Handle. Keys under that path whose parameters the accessor would
+// refuse, or that are none of the group's keys and locks, are skipped.
+// opts.From resumes a listing at the Cursor of an earlier one.
+func (s *Store) ListZones(opts runtime.ListOptions) *runtime.GroupListing[ZoneParams, *Zone] {
+	return runtime.ListGroup(s.c, zoneTemplate, opts, s.parseZone)
+}
+
+// WatchZones watches every key and lock of every Zone (runtime.WatchPattern):
+// first an EventResync per existing key, then each change, with the Zone's
+// parameters, handle and the member's name. Instances created by other clients
+// are found at each rescan (opts.Rescan, default runtime.DefaultRescan), those
+// this client writes at once.
+func (s *Store) WatchZones(ctx context.Context, opts runtime.PatternWatchOptions) iter.Seq2[runtime.GroupEvent[ZoneParams, *Zone], error] {
+	return runtime.WatchGroup(ctx, s.c, zoneTemplate, opts, s.parseZone)
 }
 
 // Patterns of the parameters that declare one, anchored to the whole value.

@@ -11,8 +11,10 @@
 package params
 
 import (
+	"context"
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/runtime/codec"
+	"iter"
 	"regexp"
 	"strconv"
 	"time"
@@ -21,7 +23,7 @@ import (
 // This file needs a runtime that supports this generator's output. If the
 // constant is undefined, update github.com/ssgen/ssgen or regenerate with an
 // ssgen matching the runtime in go.mod.
-const _ = runtime.SupportPackageIsVersion1
+const _ = runtime.SupportPackageIsVersion2
 
 // Store is the typed view of the state store keys declared in the schema. It
 // holds no state besides the client and is safe for concurrent use; handles it
@@ -101,6 +103,52 @@ func (g *Site) Writer(sParam string) (*runtime.Lock, error) {
 	return runtime.NewLock(g.s.c, []byte(g.prefix+"/writer/"+sParam), 250*time.Millisecond), nil
 }
 
+// SiteParams are the parameters of a Site, as a listing or a watch reads them
+// back from a key under "sites/{site}/areas/{area}".
+type SiteParams struct {
+	// The site slug.
+	Site string
+	Area int16
+}
+
+// siteTemplate is the shape of the keys and locks of a Site.
+var siteTemplate = runtime.NewTemplate(
+	"sites/{site}/areas/{area}",
+	runtime.TemplateMember{Name: "Name", Path: "name"},
+	runtime.TemplateMember{Name: "Sensor", Path: "sensors/{name}/{n}"},
+	runtime.TemplateMember{Name: "Writer", Path: "writer/{s}"},
+)
+
+// parseSite reads the parameter values siteTemplate matched (in path order)
+// into a Site's parameters and handle, refusing what the accessor would.
+func (s *Store) parseSite(v []string) (p SiteParams, h *Site, err error) {
+	p.Site = v[0]
+	if p.Area, err = runtime.ParseIntParam[int16]("area", v[1]); err != nil {
+		return
+	}
+	h, err = s.Site(p.Site, p.Area)
+	return
+}
+
+// ListSites lists every Site that has a key or lock under
+// "sites/{site}/areas/{area}", each once however many it has; range over All,
+// whose items hold the Site's Params and Handle. Keys under that path whose
+// parameters the accessor would refuse, or that are none of the group's keys
+// and locks, are skipped. opts.From resumes a listing at the Cursor of an
+// earlier one.
+func (s *Store) ListSites(opts runtime.ListOptions) *runtime.GroupListing[SiteParams, *Site] {
+	return runtime.ListGroup(s.c, siteTemplate, opts, s.parseSite)
+}
+
+// WatchSites watches every key and lock of every Site (runtime.WatchPattern):
+// first an EventResync per existing key, then each change, with the Site's
+// parameters, handle and the member's name. Instances created by other clients
+// are found at each rescan (opts.Rescan, default runtime.DefaultRescan), those
+// this client writes at once.
+func (s *Store) WatchSites(ctx context.Context, opts runtime.PatternWatchOptions) iter.Seq2[runtime.GroupEvent[SiteParams, *Site], error] {
+	return runtime.WatchGroup(ctx, s.c, siteTemplate, opts, s.parseSite)
+}
+
 // Shard is the handle of the keys and locks under
 // "shards/{a}/{b}/{c}/{d}/{e}/{f}/{g}".
 //
@@ -124,6 +172,71 @@ func (s *Store) Shard(a int, b int8, c int32, d int64, e uint, f uint32, gParam 
 // encoded as MessagePack.
 func (g *Shard) Count() *runtime.Key[uint64] {
 	return runtime.NewKey[uint64](g.s.c, []byte(g.prefix+"/count"), codec.MsgPack[uint64]{})
+}
+
+// ShardParams are the parameters of a Shard, as a listing or a watch reads them
+// back from a key under "shards/{a}/{b}/{c}/{d}/{e}/{f}/{g}".
+type ShardParams struct {
+	A int
+	B int8
+	C int32
+	D int64
+	E uint
+	F uint32
+	G uint64
+}
+
+// shardTemplate is the shape of the keys and locks of a Shard.
+var shardTemplate = runtime.NewTemplate(
+	"shards/{a}/{b}/{c}/{d}/{e}/{f}/{g}",
+	runtime.TemplateMember{Name: "Count", Path: "count"},
+)
+
+// parseShard reads the parameter values shardTemplate matched (in path order)
+// into a Shard's parameters and handle, refusing what the accessor would.
+func (s *Store) parseShard(v []string) (p ShardParams, h *Shard, err error) {
+	if p.A, err = runtime.ParseIntParam[int]("a", v[0]); err != nil {
+		return
+	}
+	if p.B, err = runtime.ParseIntParam[int8]("b", v[1]); err != nil {
+		return
+	}
+	if p.C, err = runtime.ParseIntParam[int32]("c", v[2]); err != nil {
+		return
+	}
+	if p.D, err = runtime.ParseIntParam[int64]("d", v[3]); err != nil {
+		return
+	}
+	if p.E, err = runtime.ParseUintParam[uint]("e", v[4]); err != nil {
+		return
+	}
+	if p.F, err = runtime.ParseUintParam[uint32]("f", v[5]); err != nil {
+		return
+	}
+	if p.G, err = runtime.ParseUintParam[uint64]("g", v[6]); err != nil {
+		return
+	}
+	h = s.Shard(p.A, p.B, p.C, p.D, p.E, p.F, p.G)
+	return
+}
+
+// ListShards lists every Shard that has a key or lock under
+// "shards/{a}/{b}/{c}/{d}/{e}/{f}/{g}", each once however many it has; range
+// over All, whose items hold the Shard's Params and Handle. Keys under that
+// path whose parameters the accessor would refuse, or that are none of the
+// group's keys and locks, are skipped. opts.From resumes a listing at the
+// Cursor of an earlier one.
+func (s *Store) ListShards(opts runtime.ListOptions) *runtime.GroupListing[ShardParams, *Shard] {
+	return runtime.ListGroup(s.c, shardTemplate, opts, s.parseShard)
+}
+
+// WatchShards watches every key and lock of every Shard (runtime.WatchPattern):
+// first an EventResync per existing key, then each change, with the Shard's
+// parameters, handle and the member's name. Instances created by other clients
+// are found at each rescan (opts.Rescan, default runtime.DefaultRescan), those
+// this client writes at once.
+func (s *Store) WatchShards(ctx context.Context, opts runtime.PatternWatchOptions) iter.Seq2[runtime.GroupEvent[ShardParams, *Shard], error] {
+	return runtime.WatchGroup(ctx, s.c, shardTemplate, opts, s.parseShard)
 }
 
 // Patterns of the parameters that declare one, anchored to the whole value.

@@ -11,16 +11,18 @@
 package thermostat
 
 import (
+	"context"
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/runtime/codec"
 	"github.com/vmihailenco/msgpack/v5"
+	"iter"
 	"time"
 )
 
 // This file needs a runtime that supports this generator's output. If the
 // constant is undefined, update github.com/ssgen/ssgen or regenerate with an
 // ssgen matching the runtime in go.mod.
-const _ = runtime.SupportPackageIsVersion1
+const _ = runtime.SupportPackageIsVersion2
 
 // Mode is an enum of the schema.
 //
@@ -185,4 +187,46 @@ func (g *Thermostat) Reading() *runtime.Key[float64] {
 // the fencing token of the keys the lock guards.
 func (g *Thermostat) Owner() *runtime.Lock {
 	return runtime.NewLock(g.s.c, []byte(g.prefix+"/owner"), 10*time.Second)
+}
+
+// ThermostatParams are the parameters of a Thermostat, as a listing or a watch
+// reads them back from a key under "thermostats/{id}".
+type ThermostatParams struct {
+	Id string
+}
+
+// thermostatTemplate is the shape of the keys and locks of a Thermostat.
+var thermostatTemplate = runtime.NewTemplate(
+	"thermostats/{id}",
+	runtime.TemplateMember{Name: "SetPoint", Path: "setPoint"},
+	runtime.TemplateMember{Name: "Reading", Path: "reading"},
+	runtime.TemplateMember{Name: "Owner", Path: "owner"},
+)
+
+// parseThermostat reads the parameter values thermostatTemplate matched (in
+// path order) into a Thermostat's parameters and handle, refusing what the
+// accessor would.
+func (s *Store) parseThermostat(v []string) (p ThermostatParams, h *Thermostat, err error) {
+	p.Id = v[0]
+	h, err = s.Thermostat(p.Id)
+	return
+}
+
+// ListThermostats lists every Thermostat that has a key or lock under
+// "thermostats/{id}", each once however many it has; range over All, whose
+// items hold the Thermostat's Params and Handle. Keys under that path whose
+// parameters the accessor would refuse, or that are none of the group's keys
+// and locks, are skipped. opts.From resumes a listing at the Cursor of an
+// earlier one.
+func (s *Store) ListThermostats(opts runtime.ListOptions) *runtime.GroupListing[ThermostatParams, *Thermostat] {
+	return runtime.ListGroup(s.c, thermostatTemplate, opts, s.parseThermostat)
+}
+
+// WatchThermostats watches every key and lock of every Thermostat
+// (runtime.WatchPattern): first an EventResync per existing key, then each
+// change, with the Thermostat's parameters, handle and the member's name.
+// Instances created by other clients are found at each rescan (opts.Rescan,
+// default runtime.DefaultRescan), those this client writes at once.
+func (s *Store) WatchThermostats(ctx context.Context, opts runtime.PatternWatchOptions) iter.Seq2[runtime.GroupEvent[ThermostatParams, *Thermostat], error] {
+	return runtime.WatchGroup(ctx, s.c, thermostatTemplate, opts, s.parseThermostat)
 }
