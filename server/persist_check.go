@@ -24,6 +24,16 @@ import (
 // past the last page in use, uint64), the transaction id (uint64) and an
 // FNV-64a checksum (uint64) of the 56 bytes before it. Integers are in the
 // machine's byte order, as bbolt writes them.
+//
+// bbolt's own consistency check (Tx.Check) is not run at start: it walks
+// the file in a goroutine of its own, where the assertion panics a damaged
+// page causes cannot be recovered, so on exactly the files it is for it
+// would end the process instead of reporting. What the start does
+// instead: these checks, then the load, which reads every page of the
+// keys bucket under recover (bbolt checks each page's header as it reads
+// it) and every record's checksum. Not caught: a freelist that lists a
+// live page as free (a later write may then overwrite it; the record
+// checksums catch that at the next start).
 const (
 	boltMagic         = 0xED0CDAED
 	boltVersion       = 2

@@ -94,7 +94,7 @@ func BenchmarkStartup(b *testing.B) {
 
 // BenchmarkBoltCheck measures bbolt's own consistency check (Tx.Check) on
 // the same store, the cost a check at every start would add. (The server
-// does not run it: see durableStore's package notes in persist_check.go.)
+// does not run it; persist_check.go says why.)
 func BenchmarkBoltCheck(b *testing.B) {
 	dir := b.TempDir()
 	writeBenchStore(b, dir, benchStoreKeys(b))
