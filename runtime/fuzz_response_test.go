@@ -71,6 +71,9 @@ func FuzzDecodeResponse(f *testing.F) {
 			if h, perr := hlc.Parse(last); seen && perr == nil && h != ver {
 				t.Fatalf("version %v, response __ts %q", ver, last)
 			}
+			if v.Kind == resp3.KindSimple && string(v.Str) == "OK" && ver.Wall == 0 {
+				t.Fatalf("a stored SET decoded with version %v (response __ts %q, present %v)", ver, last, seen)
+			}
 			return
 		}
 		var rpc *runtime.RPCError
@@ -95,7 +98,7 @@ func FuzzDecodeResponse(f *testing.F) {
 // FuzzNotification feeds arbitrary PUBLISHes on the client's notification
 // topics to the dispatcher. It must not panic or block, and a watcher sees
 // an event only for a payload that parses as a notification of its own
-// key: a Set carrying the notified value, or a Delete.
+// key, with a valid __ts: a Set carrying the notified value, or a Delete.
 func FuzzNotification(f *testing.F) {
 	ts := fuzzTS()
 	keyHex := "6B"
@@ -128,6 +131,9 @@ func FuzzNotification(f *testing.F) {
 			n, err := resp3.ParseNotification([]byte(payload))
 			if err != nil {
 				t.Fatalf("event %+v from an unparsable payload %q", ev, payload)
+			}
+			if ev.Version.Wall == 0 {
+				t.Fatalf("event %+v delivered without a version (properties %q)", ev, props)
 			}
 			if string(ev.Key) != "k" {
 				t.Fatalf("event for key %q reached the watcher of k", ev.Key)
