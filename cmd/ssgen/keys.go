@@ -75,7 +75,7 @@ func runKeys(ctx context.Context, env *cliEnv, args []string) error {
 		_, err = fmt.Fprintf(out, "%s\n", line)
 	} else {
 		err = out.Flush()
-		fmt.Fprintf(env.stderr, "more keys: resume with --cursor %s\n", l.Cursor())
+		fmt.Fprintf(env.stderr, "more keys: resume with --cursor %q\n", l.Cursor())
 	}
 	if err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("write: %w", err)}

@@ -15,8 +15,8 @@ func TestKeysListsMatchingKeysAndResumesFromACursor(t *testing.T) {
 	srv := servertest.New(t)
 	url := srv.URL()
 	var want []string
-	for i := range 250 {
-		k := fmt.Sprintf("dev/%03d", i)
+	for i := range 1200 { // more than one page (500 keys)
+		k := fmt.Sprintf("dev/%04d", i)
 		want = append(want, k)
 		if err := srv.Engine().Put([]byte(k), []byte("v"), engine.PutOptions{}); err != nil {
 			t.Fatal(err)
@@ -38,7 +38,7 @@ func TestKeysListsMatchingKeysAndResumesFromACursor(t *testing.T) {
 
 	// --limit stops early and names the cursor; --cursor resumes without
 	// skipping a key.
-	first := run(t, url, "keys", "dev/*", "--limit", "120", "--json")
+	first := run(t, url, "keys", "dev/*", "--limit", "700", "--json")
 	first.want(t, exitOK, nil)
 	seen := map[string]bool{}
 	var cursor string
@@ -53,8 +53,8 @@ func TestKeysListsMatchingKeysAndResumesFromACursor(t *testing.T) {
 			seen[m["key"]] = true
 		}
 	}
-	if len(seen) != 120 || cursor == "" {
-		t.Fatalf("--limit 120 listed %d keys, cursor %q", len(seen), cursor)
+	if len(seen) != 700 || cursor == "" {
+		t.Fatalf("--limit 700 listed %d keys, cursor %q", len(seen), cursor)
 	}
 	rest := run(t, url, "keys", "dev/*", "--cursor", cursor)
 	rest.want(t, exitOK, nil)
