@@ -1,0 +1,248 @@
+package runtime_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/ssgen/ssgen/internal/brokertest"
+	"github.com/ssgen/ssgen/runtime"
+	"github.com/ssgen/ssgen/server"
+	"github.com/ssgen/ssgen/server/engine"
+	"github.com/ssgen/ssgen/server/servertest"
+)
+
+// patternRec is one item a WatchPattern yielded.
+type patternRec struct {
+	ev  runtime.Event
+	err error
+}
+
+// watchPattern ranges over a WatchPattern in the background; the channel
+// closes when the iteration ends.
+func watchPattern(t *testing.T, ctx context.Context, c *runtime.Client, pattern string, opts runtime.PatternWatchOptions) <-chan patternRec {
+	t.Helper()
+	ch := make(chan patternRec, 1024)
+	ctx, cancel := context.WithCancel(ctx)
+	done := make(chan struct{})
+	t.Cleanup(func() { cancel(); <-done })
+	go func() {
+		defer close(done)
+		defer close(ch)
+		for ev, err := range c.WatchPattern(ctx, pattern, opts) {
+			ch <- patternRec{ev, err}
+		}
+	}()
+	return ch
+}
+
+// expectEvent waits for an event of kind on key, skipping others, and
+// returns it; an error or the end of the watch fails the test.
+func expectEvent(t *testing.T, ch <-chan patternRec, kind runtime.EventKind, key string) runtime.Event {
+	t.Helper()
+	for {
+		r, ok := receiveOK(t, ch)
+		if !ok {
+			t.Fatalf("watch ended waiting for %s %s", kind, key)
+		}
+		if r.err != nil {
+			t.Fatalf("waiting for %s %s: %v", kind, key, r.err)
+		}
+		if r.ev.Kind == kind && string(r.ev.Key) == key {
+			return r.ev
+		}
+	}
+}
+
+// receiveOK receives from ch within the usual generous bound.
+func receiveOK(t *testing.T, ch <-chan patternRec) (patternRec, bool) {
+	t.Helper()
+	type item struct {
+		r  patternRec
+		ok bool
+	}
+	got := make(chan item, 1)
+	go func() { r, ok := <-ch; got <- item{r, ok} }()
+	it := receive(t, "a pattern watch event", got)
+	return it.r, it.ok
+}
+
+func put(t *testing.T, env *typedEnv, key, value string) {
+	t.Helper()
+	if err := env.srv.Engine().Put([]byte(key), []byte(value), engine.PutOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestWatchPatternReportsInitialStateThenChangesAndDeletes(t *testing.T) {
+	forEachTypedBackend(t, func(t *testing.T, env *typedEnv) {
+		put(t, env, "pw/a", "1")
+		put(t, env, "pw/b", "1")
+		put(t, env, "other", "1")
+		c, other := typedDial(t, env.url), typedDial(t, env.url)
+		ctx := typedCtx(t)
+		ch := watchPattern(t, ctx, c, "pw/*", runtime.PatternWatchOptions{Rescan: -1})
+
+		seen := map[string]bool{}
+		for len(seen) < 2 {
+			r, ok := receiveOK(t, ch)
+			if !ok || r.err != nil {
+				t.Fatalf("initial state: %v (ended: %v)", r.err, !ok)
+			}
+			if r.ev.Kind != runtime.EventResync || !r.ev.Found || string(r.ev.Value) != "1" || r.ev.Version.IsZero() {
+				t.Fatalf("initial event %+v, want a Resync with the value", r.ev)
+			}
+			if k := string(r.ev.Key); k != "pw/a" && k != "pw/b" || seen[k] {
+				t.Fatalf("initial event for %q (seen %v)", k, seen)
+			}
+			seen[string(r.ev.Key)] = true
+		}
+
+		if _, err := other.Set(ctx, []byte("pw/a"), []byte("2"), runtime.SetOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if ev := expectEvent(t, ch, runtime.EventSet, "pw/a"); string(ev.Value) != "2" {
+			t.Fatalf("Set event %+v", ev)
+		}
+		if _, _, err := other.Del(ctx, []byte("pw/b"), runtime.DelOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		expectEvent(t, ch, runtime.EventDelete, "pw/b")
+		// A deleted key's registration goes with it.
+		waitFor(t, "pw/b's registration to go", func() bool { return c.Stats().WatchedKeys == 1 })
+	})
+}
+
+func TestWatchPatternFindsOtherClientsKeysAtARescan(t *testing.T) {
+	forEachTypedBackend(t, func(t *testing.T, env *typedEnv) {
+		put(t, env, "pw/seed", "s")
+		c, other := typedDial(t, env.url), typedDial(t, env.url)
+		ctx := typedCtx(t)
+		trigger := make(chan struct{})
+		ch := watchPattern(t, ctx, c, "pw/*", runtime.PatternWatchOptions{Rescan: -1, Trigger: trigger})
+		expectEvent(t, ch, runtime.EventResync, "pw/seed") // the first listing is done
+
+		if _, err := other.Set(ctx, []byte("pw/new"), []byte("n"), runtime.SetOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := other.Set(ctx, []byte("elsewhere"), []byte("n"), runtime.SetOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case trigger <- struct{}{}:
+		case <-ctx.Done():
+			t.Fatal("the watch never took the trigger")
+		}
+		if ev := expectEvent(t, ch, runtime.EventSet, "pw/new"); !ev.Found || string(ev.Value) != "n" || ev.Version.IsZero() {
+			t.Fatalf("found key's event %+v", ev)
+		}
+		// From then on it is watched like the others.
+		if _, err := other.Set(ctx, []byte("pw/new"), []byte("n2"), runtime.SetOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if ev := expectEvent(t, ch, runtime.EventSet, "pw/new"); string(ev.Value) != "n2" {
+			t.Fatalf("later Set %+v", ev)
+		}
+	})
+}
+
+func TestWatchPatternPicksUpThisClientsWritesWithoutARescan(t *testing.T) {
+	forEachTypedBackend(t, func(t *testing.T, env *typedEnv) {
+		put(t, env, "pw/seed", "s")
+		c := typedDial(t, env.url)
+		ctx := typedCtx(t)
+		// No timer, no trigger: only the client's own Set can tell the watch.
+		ch := watchPattern(t, ctx, c, "pw/*", runtime.PatternWatchOptions{Rescan: -1})
+		expectEvent(t, ch, runtime.EventResync, "pw/seed")
+		if _, err := c.Set(ctx, []byte("pw/mine"), []byte("m"), runtime.SetOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if ev := expectEvent(t, ch, runtime.EventSet, "pw/mine"); string(ev.Value) != "m" {
+			t.Fatalf("own write %+v", ev)
+		}
+		if _, _, err := c.Del(ctx, []byte("pw/mine"), runtime.DelOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		expectEvent(t, ch, runtime.EventDelete, "pw/mine")
+		// Set again after its delete: found again.
+		if _, err := c.Set(ctx, []byte("pw/mine"), []byte("again"), runtime.SetOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		if ev := expectEvent(t, ch, runtime.EventSet, "pw/mine"); string(ev.Value) != "again" {
+			t.Fatalf("own write after delete %+v", ev)
+		}
+	})
+}
+
+func TestWatchPatternEndsWithTheQuotaError(t *testing.T) {
+	for _, b := range typedBackends {
+		t.Run(b.name, func(t *testing.T) {
+			env := b.start(t, servertest.WithOptions(func(o *server.Options) { o.Limits.MaxWatchesPerClient = 2 }))
+			for _, k := range []string{"pw/1", "pw/2", "pw/3"} {
+				put(t, env, k, "v")
+			}
+			c := typedDial(t, env.url)
+			ch := watchPattern(t, typedCtx(t), c, "pw/*", runtime.PatternWatchOptions{Rescan: -1})
+			var last error
+			for {
+				r, ok := receiveOK(t, ch)
+				if !ok {
+					break
+				}
+				if r.err != nil {
+					last = r.err
+				}
+			}
+			if !errors.Is(last, runtime.ErrQuotaExceeded) {
+				t.Fatalf("the watch ended with %v, want ErrQuotaExceeded", last)
+			}
+		})
+	}
+}
+
+func TestWatchPatternResyncsAndRescansAfterAReconnect(t *testing.T) {
+	b := brokertest.Start(t)
+	srv := servertest.NewExternal(t, b.URL())
+	env := &typedEnv{url: b.URL(), srv: srv}
+	put(t, env, "pw/a", "before")
+	put(t, env, "pw/gone", "x")
+	c := typedDial(t, env.url)
+	ctx := typedCtx(t)
+	ch := watchPattern(t, ctx, c, "pw/*", runtime.PatternWatchOptions{Rescan: -1})
+	for range 2 { // the initial state, in either order
+		if r, ok := receiveOK(t, ch); !ok || r.err != nil || r.ev.Kind != runtime.EventResync {
+			t.Fatalf("initial state: %+v, %v (ended: %v)", r.ev, r.err, !ok)
+		}
+	}
+
+	b.Stop()
+	waitFor(t, "the client to notice", func() bool { return !c.Stats().Connected })
+	// Changed while the client is away: only a Resync and a rescan can tell.
+	put(t, env, "pw/a", "during")
+	put(t, env, "pw/born", "new")
+	if !srv.Engine().Delete([]byte("pw/gone")) {
+		t.Fatal("pw/gone was not there to delete")
+	}
+	b.Restart()
+
+	want := map[string]bool{"a": false, "born": false, "gone": false}
+	for !want["a"] || !want["born"] || !want["gone"] {
+		r, ok := receiveOK(t, ch)
+		if !ok || r.err != nil {
+			t.Fatalf("after the reconnect: %v (ended: %v)", r.err, !ok)
+		}
+		switch k := string(r.ev.Key); {
+		case k == "pw/a" && r.ev.Kind == runtime.EventResync:
+			if !r.ev.Found || string(r.ev.Value) != "during" {
+				t.Fatalf("Resync %+v, want the value set during the outage", r.ev)
+			}
+			want["a"] = true
+		case k == "pw/born" && r.ev.Kind == runtime.EventSet && string(r.ev.Value) == "new":
+			want["born"] = true
+		case k == "pw/gone" && r.ev.Kind == runtime.EventResync && !r.ev.Found:
+			want["gone"] = true
+		default:
+			t.Fatalf("unexpected event %s %s %q", r.ev.Kind, k, r.ev.Value)
+		}
+	}
+}
