@@ -44,7 +44,7 @@ func TestTemplateMatchReadsParametersAndMember(t *testing.T) {
 		{"sites/north/areas/7/name", []string{"north", "7"}, "Name"},
 		{"sites/north/areas/-3/sensors/t/2", []string{"north", "-3"}, "Sensor"},
 		{"sites/a*b/areas/x/writer/me", []string{"a*b", "x"}, "Writer"}, // shape only: types are the parser's
-		{"sites/north/areas/7", nil, ""},                                 // the group itself is no key
+		{"sites/north/areas/7", nil, ""},                                // the group itself is no key
 		{"sites/north/areas/7/", nil, ""},
 		{"sites//areas/7/name", nil, ""},
 		{"sites/north/zones/7/name", nil, ""},
