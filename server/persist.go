@@ -132,6 +132,9 @@ type durableStore struct {
 	db   *bolt.DB
 	path string
 
+	// isNew: the file holds no transaction of ours (just created by
+	// bbolt), so missing buckets are to be created, not a loss.
+	isNew bool
 	// What the open verified, kept for the engine's Restore (taken once).
 	loaded []engine.Record
 	floor  hlc.HLC
@@ -168,14 +171,15 @@ func openStore(dir string, o storeOptions) (*durableStore, error) {
 
 // openChecked is open plus every check, without repair.
 func openChecked(path string) (*durableStore, error) {
-	if err := checkDataFile(path); err != nil {
+	isNew, err := checkDataFile(path)
+	if err != nil {
 		return nil, err
 	}
 	db, err := openBolt(path)
 	if err != nil {
 		return nil, err
 	}
-	s := &durableStore{db: db, path: path}
+	s := &durableStore{db: db, path: path, isNew: isNew}
 	if err := guarded(path, s.prepare); err != nil {
 		_ = db.Close()
 		return nil, err
@@ -241,19 +245,25 @@ func (s *durableStore) prepare() error {
 	fresh := false
 	err := s.db.View(func(tx *bolt.Tx) error {
 		meta, keys := tx.Bucket(bucketMeta), tx.Bucket(bucketKeys)
-		if meta == nil && keys == nil {
+		if meta == nil && keys == nil && s.isNew {
 			fresh = true
 			return nil
 		}
-		if meta == nil || keys == nil {
-			return &DamageError{Path: s.path, Reason: "the keys or the meta bucket is missing"}
+		if meta != nil {
+			format = bytes.Clone(meta.Get(metaFormat))
 		}
-		format = bytes.Clone(meta.Get(metaFormat))
-		if !bytes.Equal(format, formatValue) && !bytes.Equal(format, formatV1) {
-			if len(format) == 0 || strings.Trim(string(format), "0123456789") != "" {
-				return &DamageError{Path: s.path, Reason: fmt.Sprintf("format number %q", format)}
-			}
+		known := bytes.Equal(format, formatValue) || bytes.Equal(format, formatV1)
+		switch {
+		case !known && len(format) > 0 && strings.Trim(string(format), "0123456789") == "":
+			// A later build's file, not a damaged one: repair must not
+			// rewrite it.
 			return fmt.Errorf("%w: %s: unknown format %q (this build reads %q and %q)", ErrStore, s.path, format, formatV1, formatValue)
+		case meta == nil || keys == nil:
+			// A root page emptied by damage looks like this; only a file
+			// bbolt has just created may lack the buckets.
+			return &DamageError{Path: s.path, Reason: "the keys or the meta bucket is missing"}
+		case !known:
+			return &DamageError{Path: s.path, Reason: fmt.Sprintf("format number %q", format)}
 		}
 		var err error
 		s.loaded, s.floor, err = s.read(tx, format)

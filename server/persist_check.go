@@ -196,25 +196,28 @@ func checkBoltFile(r io.ReaderAt, size int64) (boltMeta, error) {
 }
 
 // checkDataFile runs checkBoltFile on the data file at path, if there is
-// one to check (bbolt initialises a missing or empty file).
-func checkDataFile(path string) error {
+// one to check, and reports whether the file is new: missing or empty
+// (bbolt initialises it), or holding only bbolt's initial transactions
+// (meta pages 0 and 1 as bbolt first writes them).
+func checkDataFile(path string) (isNew bool, err error) {
 	f, err := os.Open(path)
 	if isNotExist(err) {
-		return nil
+		return true, nil
 	}
 	if err != nil {
-		return fmt.Errorf("%w: open %s: %v", ErrStore, path, err)
+		return false, fmt.Errorf("%w: open %s: %v", ErrStore, path, err)
 	}
 	defer f.Close()
 	fi, err := f.Stat()
 	if err != nil {
-		return fmt.Errorf("%w: %s: %v", ErrStore, path, err)
+		return false, fmt.Errorf("%w: %s: %v", ErrStore, path, err)
 	}
 	if fi.Size() == 0 {
-		return nil
+		return true, nil
 	}
-	if _, err := checkBoltFile(f, fi.Size()); err != nil {
-		return &DamageError{Path: path, Reason: err.Error()}
+	m, err := checkBoltFile(f, fi.Size())
+	if err != nil {
+		return false, &DamageError{Path: path, Reason: err.Error()}
 	}
-	return nil
+	return m.txid <= 1, nil
 }

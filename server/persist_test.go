@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -181,8 +182,12 @@ func TestPersistenceRefusesAStoreOfAnotherFormat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := New(Options{DataDir: dir, Logger: quietLog}); !errors.Is(err, ErrStore) {
-		t.Fatalf("New: %v, want ErrStore", err)
+	// Not damage: a later build's file is refused, and not repaired.
+	for _, repair := range []bool{false, true} {
+		_, err := New(Options{DataDir: dir, Repair: repair, Logger: quietLog})
+		if !errors.Is(err, ErrStore) || errors.As(err, new(*DamageError)) || !strings.Contains(err.Error(), "unknown format") {
+			t.Fatalf("New (repair %v): %v, want ErrStore for an unknown format", repair, err)
+		}
 	}
 }
 
