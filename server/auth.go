@@ -2,8 +2,12 @@ package server
 
 import (
 	"bytes"
+	"crypto/rand"
 	"crypto/tls"
+	"encoding/hex"
 	"log/slog"
+	"sync"
+	"time"
 
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
@@ -26,28 +30,91 @@ type guard struct {
 	// connack sends a refusing CONNACK (mochi sends none for an OnConnect
 	// error).
 	connack func(cl *mqtt.Client, reason packets.Code, present bool, props *packets.Properties) error
+
+	// mu makes mayTakeOver's check and claim of a client id one step:
+	// between it and mochi registering the session, the id is held in
+	// claims, so two identities cannot both pass for one id and the later
+	// take over the earlier's fresh session.
+	mu     sync.Mutex
+	claims map[string]claim
 }
+
+// claim is an id that passed mayTakeOver and whose session mochi has not
+// registered yet; it lapses at until if the connection never gets there.
+type claim struct {
+	who   identity
+	until time.Time
+}
+
+// claimTTL bounds how long an id stays claimed by a connection that never
+// completes; connections that do complete release it at once.
+const claimTTL = 30 * time.Second
 
 func (*guard) ID() string { return "ssgen-guard" }
 
 func (*guard) Provides(b byte) bool {
-	return bytes.Contains([]byte{mqtt.OnConnect, mqtt.OnConnectAuthenticate, mqtt.OnACLCheck, mqtt.OnWill}, []byte{b})
+	return bytes.Contains([]byte{
+		mqtt.OnConnect, mqtt.OnConnectAuthenticate, mqtt.OnSessionEstablished,
+		mqtt.OnACLCheck, mqtt.OnPublish, mqtt.OnWill,
+	}, []byte{b})
 }
 
-// OnConnect refuses a will the client could not publish itself: a will is
-// published by the broker, not through a PUBLISH, so it would otherwise
-// escape the topic rule (a forged notification, a retained message in
-// another client's topics). The refusal is CONNACK 0x87 (not authorized).
+// OnConnect settles what mochi parsed from CONNECT before anything else
+// looks at it:
+//   - an id mochi assigned (the client sent none) is replaced by a random
+//     one: mochi's are sequential, so another client could predict and
+//     claim the next ones;
+//   - a will must be one the client could publish itself: a will is
+//     published by the broker, not through a PUBLISH, so it would
+//     otherwise escape the topic rule (a forged notification). Refused
+//     with CONNACK 0x87 (not authorized), or 0x9A (retain not supported)
+//     for a retained will under "clients/" (see OnPublish);
+//   - a will's delay ends with the session: without that, a will delayed
+//     past a session that ended at disconnect waits under the bare id,
+//     and whoever connects with that id next cancels it.
 func (g *guard) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
-	if !pk.Connect.WillFlag || protocol.MayPublish(cl.ID, pk.Connect.WillTopic) {
+	if pk.Connect.ClientIdentifier == "" {
+		var b [12]byte
+		_, _ = rand.Read(b[:])
+		cl.ID = "ssgen-" + hex.EncodeToString(b[:])
+		cl.Properties.Props.AssignedClientID = cl.ID
+	}
+	if !pk.Connect.WillFlag {
 		return nil
 	}
-	g.log.Warn("connection refused: will topic in another client's topics", "client", cl.ID,
-		"topic", pk.Connect.WillTopic, "remote", cl.Net.Remote)
-	if g.connack != nil {
-		_ = g.connack(cl, packets.ErrNotAuthorized, false, nil)
+	code := packets.CodeSuccess
+	switch _, inClients := protocol.TopicOwner(pk.Connect.WillTopic); {
+	case !protocol.MayPublish(cl.ID, pk.Connect.WillTopic):
+		code = packets.ErrNotAuthorized
+	case pk.Connect.WillRetain && inClients:
+		code = packets.ErrRetainNotSupported
 	}
-	return packets.ErrNotAuthorized
+	if code == packets.CodeSuccess {
+		if w := &cl.Properties.Will; w.WillDelayInterval > cl.Properties.Props.SessionExpiryInterval {
+			w.WillDelayInterval = cl.Properties.Props.SessionExpiryInterval
+		}
+		return nil
+	}
+	g.log.Warn("connection refused: will", "client", cl.ID, "topic", pk.Connect.WillTopic,
+		"retain", pk.Connect.WillRetain, "reason", code.Reason, "remote", cl.Net.Remote)
+	if g.connack != nil {
+		_ = g.connack(cl, code, false, nil)
+	}
+	return code
+}
+
+// OnPublish refuses the retain flag under "clients/" (PUBACK 0x9A, retain
+// not supported). A retained message outlives the session that published
+// it, and a client's topics are its own only while its id is: the next
+// connection with that id, under another identity, would read it or plant
+// one for the owner to find. The ACL check has already refused anything
+// outside the client's own topics.
+func (g *guard) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
+	if _, inClients := protocol.TopicOwner(pk.TopicName); inClients && pk.FixedHeader.Retain && !cl.Net.Inline {
+		g.log.Warn("publish refused: retained under clients/", "client", cl.ID, "topic", pk.TopicName)
+		return pk, packets.ErrRetainNotSupported
+	}
+	return pk, nil
 }
 
 // OnWill checks the will again as it fires. A will that passed OnConnect
@@ -78,6 +145,11 @@ func (g *guard) OnConnectAuthenticate(cl *mqtt.Client, pk packets.Packet) bool {
 // topic rules trust the client id. Without authentication every identity
 // is the same (empty), so any client may take over any id, as in MQTT.
 // The service's own id is never available.
+//
+// The check and the claim of the id are one step under g.mu (see claims):
+// mochi registers the session only after its OnSessionEstablish hooks, so
+// without the claim two identities could both pass for a free id and the
+// later take over the earlier's session.
 func (g *guard) mayTakeOver(cl *mqtt.Client) bool {
 	if cl.ID == serviceClientID {
 		g.log.Warn("connection refused: reserved client id", "client", cl.ID, "remote", cl.Net.Remote)
@@ -86,15 +158,43 @@ func (g *guard) mayTakeOver(cl *mqtt.Client) bool {
 	if g.session == nil {
 		return true
 	}
-	old, ok := g.session(cl.ID)
-	if !ok || old == cl {
-		return true
+	me := g.identityOf(cl)
+	now := time.Now()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	held := false
+	if old, ok := g.session(cl.ID); ok && old != cl {
+		if a := g.identityOf(old); !a.same(&me) {
+			held = true
+		}
 	}
-	if a, b := g.identityOf(old), g.identityOf(cl); !a.same(&b) {
+	if c, ok := g.claims[cl.ID]; ok && now.Before(c.until) && !c.who.same(&me) {
+		held = true
+	}
+	if held {
 		g.log.Warn("connection refused: client id held by another identity", "client", cl.ID, "remote", cl.Net.Remote)
 		return false
 	}
+	if g.claims == nil {
+		g.claims = map[string]claim{}
+	}
+	if len(g.claims) >= 1024 {
+		for id, c := range g.claims {
+			if !now.Before(c.until) {
+				delete(g.claims, id)
+			}
+		}
+	}
+	g.claims[cl.ID] = claim{who: me, until: now.Add(claimTTL)}
 	return true
+}
+
+// OnSessionEstablished releases the claim: mochi's client table now holds
+// the id, and mayTakeOver finds it there.
+func (g *guard) OnSessionEstablished(cl *mqtt.Client, _ packets.Packet) {
+	g.mu.Lock()
+	delete(g.claims, cl.ID)
+	g.mu.Unlock()
 }
 
 func (g *guard) authenticate(cl *mqtt.Client, pk packets.Packet) bool {

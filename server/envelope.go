@@ -221,6 +221,10 @@ func responseTopicProblem(topic string) string {
 		return "response topic is the request topic"
 	case strings.HasPrefix(topic, NotifyPrefix):
 		return "response topic is in the service's notification space"
+	case strings.HasPrefix(topic, "$"):
+		// No client may publish there ($SYS is the broker's); the service's
+		// own client is not checked, so it must not be made to.
+		return "response topic starts with $"
 	case strings.ContainsAny(topic, "+#"):
 		return "response topic has a wildcard"
 	case strings.ContainsRune(topic, 0):

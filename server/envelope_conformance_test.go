@@ -89,6 +89,7 @@ var forbiddenResponseTopics = []struct{ name, topic string }{
 	{"a multi-level wildcard", "clients/x/#"},
 	{"an empty level", "clients//response"},
 	{"another client's topics", "clients/someone-else/response"},
+	{"a $ topic", "$SYS/broker/clients/connected"},
 }
 
 // The real service disconnects a client that asks for a response on a

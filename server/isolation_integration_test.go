@@ -220,3 +220,24 @@ func TestExternalModeNeverExecutesARetainedRequest(t *testing.T) {
 		t.Fatal("the retained request was replayed to the restarted service")
 	}
 }
+
+// Found by the attacker's review: a retained message under a client's own
+// topics outlived its session, so the next connection with that id, under
+// another user, read it or planted one for the owner. Retain is refused
+// under "clients/" (PUBACK or CONNACK 0x9A).
+func TestNothingIsRetainedUnderClients(t *testing.T) {
+	e := isolationEnv(t)
+	alice := mustConnect(t, e, "victim-app", nil, "victim", "v")
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	res, err := alice.pc.Publish(ctx, &paho.Publish{QoS: 1, Retain: true, Topic: "clients/victim-app/config", Payload: []byte("secret")})
+	if err == nil || res == nil || res.ReasonCode != 0x9A {
+		t.Fatalf("retained publish under clients/: %+v %v, want PUBACK 0x9A", res, err)
+	}
+	_, ack, err := connectAs(t, e, "dropper", nil, "attacker", "a", func(c *paho.Connect) {
+		c.WillMessage = &paho.WillMessage{Topic: "clients/dropper/gone", Payload: []byte("x"), QoS: 1, Retain: true}
+	})
+	if err == nil || connackCode(ack) != 0x9A {
+		t.Fatalf("retained will under clients/: %v, want CONNACK 0x9A", err)
+	}
+}

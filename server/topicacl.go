@@ -19,8 +19,8 @@ var notifySubPath = strings.TrimPrefix(NotifyPrefix, protocol.ClientsRoot+protoc
 // notification prefix with a wildcard or another id) is refused. Shared
 // subscriptions are judged by their filter. It allocates nothing.
 func subscribeAllowed(client, filter string) bool {
-	if rest, ok := strings.CutPrefix(filter, "$share/"); ok {
-		_, f, ok := strings.Cut(rest, "/")
+	if len(filter) > len("$share/") && strings.EqualFold(filter[:len("$share/")], "$share/") { // mochi ignores its case
+		_, f, ok := strings.Cut(filter[len("$share/"):], "/")
 		if !ok {
 			return true // mochi refuses it as invalid anyway
 		}

@@ -36,6 +36,8 @@ func TestSubscribeAllowedOnlyUnderTheClientsOwnLevels(t *testing.T) {
 		{"+/c1/x", true},
 		{"app/telemetry/#", true},
 		{"$share/g/clients/c2/x", false},
+		{"$SHARE/g/clients/c2/x", false}, // mochi reads the prefix in any case
+		{"$Share/g/#", false},
 		{"$share/g/app/x", true},
 		{"$SYS/#", true},
 	} {
