@@ -17,6 +17,10 @@ func TestNamesTheGeneratedCodeDeclaresAreRefused(t *testing.T) {
 		{"a type named New", "types:\n  New: {enum: [a]}\n", "type New"},
 		{"a parser name taken by a type", "types:\n  Mode: {enum: [a]}\n  ParseMode: {fields: {a: int}}\n", "type ParseMode"},
 		{"a top-level key named Client", "keys:\n  Client: {path: c, type: int}\n", "key Client"},
+		{"a lister name taken by a key", "keys:\n  ListZones: {path: l, type: int}\ngroups:\n  Zone: {path: \"z/{n}\", params: {n: int}, keys: {K: {path: k, type: int}}}\n", "key ListZones"},
+		{"a watcher name taken by a group", "groups:\n  WatchZones: {path: w, keys: {K: {path: k, type: int}}}\n  Zone: {path: \"z/{n}\", params: {n: int}, keys: {K: {path: k, type: int}}}\n", "group WatchZones"},
+		{"a Params struct name taken by a type", "types:\n  ZoneParams: {fields: {a: int}}\ngroups:\n  Zone: {path: \"z/{n}\", params: {n: int}, keys: {K: {path: k, type: int}}}\n", "type ZoneParams"},
+		{"two parameters with one field name", "groups:\n  Zone: {path: \"z/{n}/{N}\", params: {n: int, N: int}, keys: {K: {path: k, type: int}}}\n", "parameter N"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
