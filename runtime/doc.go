@@ -140,6 +140,24 @@
 // cursor; a continuation token the service repeats ends the listing with a
 // *ProtocolError instead of looping.
 //
+// ListGroup, with a Template (a group's path and the paths of its keys),
+// lists a group's instances: each listed key is read back into the
+// group's typed parameters, keys that do not fit are skipped and each
+// instance is yielded once. Generated List<Group>s methods call it.
+//
+// # Watching a pattern
+//
+// WatchPattern watches every key matching a glob: an EventResync per key
+// listed (the initial state), then each key's changes through the same
+// per-key registrations as Watch, and an EventSet for each key found
+// later, at once for keys this client sets and otherwise at a rescan
+// (PatternWatchOptions.Rescan, every DefaultRescan; after each reconnect;
+// on Trigger). A deleted key stops being watched until it is found again.
+// A registration the service refuses (ErrQuotaExceeded: each key takes
+// one of the per-client watches) ends the iteration with that error.
+// WatchGroup, behind the generated Watch<Group>s, adds the group's
+// parameters and handle to each event.
+//
 // # Observability
 //
 // Config.Logger receives connection events and anomalies (nothing is
