@@ -72,7 +72,11 @@
 // development VM, against 6,000-9,000 in memory; see docs/reliability.md).
 // On start, records whose deadline has passed are dropped silently and the
 // clock moves past every stored version, so new versions sort after the
-// old ones. Open and load failures are ErrStore.
+// old ones. Open and load failures are ErrStore. A data file that fails a
+// check on open (a lost meta page, a truncated file, a bad page, a record
+// whose CRC-32C does not match) makes New fail with a *DamageError naming
+// the file and the way out; Options.Repair salvages the readable keys into
+// a new file and keeps the damaged one as StoreFile.damaged-<time>.
 //
 // # Behaviour the wire contract leaves open
 //
@@ -115,8 +119,10 @@
 // Receive Maximum still bounds how many are unacknowledged, and a PUBACK
 // that refuses one (reason code >= 0x80) is logged. Notifications to one
 // watcher go out in the order the changes happened, through one queue per
-// watching client, so a slow client holds up only itself; the queues are
-// unbounded rather than lossy.
+// watching client, so a slow client holds up only itself; in embedded
+// mode the bytes held for one client, queued or unacknowledged, are
+// bounded by Limits.MaxClientOutputBytes, and a client over it is
+// disconnected (0x97) rather than sent a gap.
 //
 // Embedded delivery of a notification: it is published through the
 // broker's routing, which reaches every subscriber of its topic; if the
@@ -183,11 +189,13 @@
 // packet is read — and its surplus requests wait in the TCP socket, not in
 // the server's memory, and are answered in order. So the limit bounds a
 // client's pipelining depth and therefore its share of the service; it
-// never produces an -ERR. Not bounded by it: responses queued for a
-// client that does not read them (mochi's outbound queue, 16384 packets,
-// then dropped and counted) and notifications (unbounded per-watcher
-// queues, see above). In external mode the other broker's Receive Maximum
-// applies; MaxPacketBytes and MaxInflight there are invalid options.
+// never produces an -ERR. The bytes held for a client are bounded by
+// MaxClientOutputBytes instead. Connections (in total and per address),
+// the time and bytes before CONNECT, session expiry and the number of kept
+// sessions have limits of their own (see Limits; docs/reliability.md,
+// "Under attack", says why each default). In external mode the other
+// broker's limits apply, and the embedded broker's limits there are
+// invalid options.
 //
 // # Security
 //
