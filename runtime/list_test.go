@@ -71,7 +71,7 @@ func TestListKeysPagesThroughEveryMatchingKeyOnce(t *testing.T) {
 
 func TestListKeysResumesFromASavedCursorWithoutSkipping(t *testing.T) {
 	env := typedBackends[0].start(t)
-	want := seedKeys(t, env, 530)
+	want := seedKeys(t, env, 1300) // pages of 500: the break falls inside the second
 	c := typedDial(t, env.url)
 	ctx := typedCtx(t)
 	seen := map[string]bool{}
@@ -83,12 +83,12 @@ func TestListKeysResumesFromASavedCursorWithoutSkipping(t *testing.T) {
 		}
 		seen[string(k)] = true
 		saved = l.Cursor()
-		if len(seen) == 250 { // "crash" in the middle of a page
+		if len(seen) == 700 { // "crash" in the middle of a page
 			break
 		}
 	}
 	if saved == "" {
-		t.Fatal("no cursor after 250 keys")
+		t.Fatal("no cursor after 700 keys")
 	}
 	for _, k := range collect(t, c.ListKeys("dev/*", runtime.ListOptions{From: saved}), ctx) {
 		seen[k] = true
@@ -119,7 +119,7 @@ func TestListKeysEscapesLiteralParts(t *testing.T) {
 
 func TestListKeysStopsAtContextEnd(t *testing.T) {
 	env := typedBackends[0].start(t)
-	seedKeys(t, env, 500)
+	seedKeys(t, env, 1500) // three pages: the cancel is seen when the second is asked for
 	c := typedDial(t, env.url)
 	ctx, cancel := context.WithCancel(typedCtx(t))
 	defer cancel()
@@ -133,7 +133,7 @@ func TestListKeysStopsAtContextEnd(t *testing.T) {
 		n++
 		cancel()
 	}
-	if !errors.Is(last, context.Canceled) || n == 0 || n >= 500 {
+	if !errors.Is(last, context.Canceled) || n == 0 || n >= 1500 {
 		t.Fatalf("after cancel: %d keys, error %v", n, last)
 	}
 }
