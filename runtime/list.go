@@ -1,8 +1,10 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"hash/maphash"
 	"iter"
 	"time"
 
@@ -46,7 +48,8 @@ const listRetryDelay = 50 * time.Millisecond
 //	}
 //
 // Within one listing each key is yielded once, even if the service repeats
-// it on a later page. Under concurrent writers, every key that exists for
+// it on a later page (see keySet for the one exception, which needs a
+// service that lists keys out of order and a 64-bit hash collision). Under concurrent writers, every key that exists for
 // the whole listing is yielded at least once; keys created or deleted
 // while it runs may or may not be. A Listing is not safe for concurrent
 // use, and All may be ranged over once.
@@ -57,8 +60,42 @@ type Listing struct {
 	cursor  Cursor
 	done    bool
 	started bool
-	seen    map[string]struct{} // keys yielded: exactly once across pages
 	tokens  map[Cursor]struct{} // tokens used: a repeated one would loop
+	dedup   keySet              // keys yielded: each once across pages
+}
+
+// keySet remembers the keys a listing yielded, so that one the service
+// lists again (on a later page) is not yielded twice. While keys arrive in
+// strictly ascending order, as ssgen's service sends them, a key above the
+// last one is new for certain and costs no lookup. Only a key at or below
+// it is looked up, by a 64-bit hash of the key: keeping the keys
+// themselves would cost a copy of every key listed. Two different keys
+// with the same hash would make the second look like a repeat; for a
+// million keys that is about one chance in 10^7, and only with a service
+// that lists keys out of order.
+type keySet struct {
+	seed   maphash.Seed
+	hashes map[uint64]struct{}
+	last   []byte
+	sorted bool // every key so far came after the one before
+}
+
+// add reports whether key is new, and remembers it.
+func (s *keySet) add(key []byte) bool {
+	if s.hashes == nil {
+		s.seed, s.hashes, s.sorted = maphash.MakeSeed(), map[uint64]struct{}{}, true
+	}
+	h := maphash.Bytes(s.seed, key)
+	ascending := s.last == nil || bytes.Compare(key, s.last) > 0
+	if !(s.sorted && ascending) {
+		if _, dup := s.hashes[h]; dup {
+			return false
+		}
+	}
+	s.hashes[h] = struct{}{}
+	s.sorted = s.sorted && ascending
+	s.last = key
+	return true
 }
 
 // ListKeys returns a Listing of the keys matching pattern, a glob in the
@@ -73,10 +110,7 @@ func (c *Client) ListKeys(pattern string, opts ListOptions) *Listing {
 	case retries < 0:
 		retries = 0
 	}
-	return &Listing{
-		c: c, pattern: []byte(pattern), retries: retries, cursor: opts.From,
-		seen: map[string]struct{}{}, tokens: map[Cursor]struct{}{},
-	}
+	return &Listing{c: c, pattern: []byte(pattern), retries: retries, cursor: opts.From, tokens: map[Cursor]struct{}{}}
 }
 
 // Cursor is where a new listing of the same pattern resumes to yield every
@@ -123,8 +157,7 @@ func (l *Listing) All(ctx context.Context) iter.Seq2[[]byte, error] {
 			}
 			fresh := keys[:0]
 			for _, k := range keys {
-				if _, dup := l.seen[string(k)]; !dup {
-					l.seen[string(k)] = struct{}{}
+				if l.dedup.add(k) {
 					fresh = append(fresh, k)
 				}
 			}
@@ -202,12 +235,21 @@ func parseScanPage(v resp3.Value) ([][]byte, Cursor, error) {
 	if list.Kind != resp3.KindArray {
 		return nil, "", bad("key list is a " + list.Kind.String())
 	}
-	keys := make([][]byte, len(list.Elems))
-	for i, e := range list.Elems {
+	size := 0
+	for _, e := range list.Elems {
 		if e.Kind != resp3.KindBulk {
 			return nil, "", bad("key is a " + e.Kind.String())
 		}
-		keys[i] = append([]byte(nil), e.Str...)
+		size += len(e.Str)
+	}
+	// One copy for the page's keys; each key is capped at its own length,
+	// so appending to one never overwrites the next.
+	buf := make([]byte, 0, size)
+	keys := make([][]byte, len(list.Elems))
+	for i, e := range list.Elems {
+		start := len(buf)
+		buf = append(buf, e.Str...)
+		keys[i] = buf[start:len(buf):len(buf)]
 	}
 	var next Cursor
 	if len(v.Elems) == 2 {

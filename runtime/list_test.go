@@ -203,6 +203,16 @@ func TestListKeysAgainstAScriptedService(t *testing.T) {
 			t.Fatalf("got %q", got)
 		}
 	})
+	t.Run("keys out of order, repeated across pages", func(t *testing.T) {
+		cfg, _, _ := scriptedService(t, map[string]func(int) *string{
+			"":   page([]string{"c", "a"}, "t1"),
+			"t1": page([]string{"b", "a", "c", "d"}, ""),
+		})
+		got := collect(t, coreDial(t, cfg).ListKeys("*", runtime.ListOptions{}), coreCtx(t))
+		if !slices.Equal(got, []string{"c", "a", "b", "d"}) {
+			t.Fatalf("got %q", got)
+		}
+	})
 	t.Run("a token given twice ends the listing", func(t *testing.T) {
 		cfg, _, _ := scriptedService(t, map[string]func(int) *string{
 			"":   page([]string{"a"}, "t1"),
