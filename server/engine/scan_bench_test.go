@@ -28,8 +28,8 @@ func scanAll(tb testing.TB, e *Engine, pattern string) (listed, requests int) {
 	}
 }
 
-// benchKeys is an engine holding n keys "key/%07d".
-func benchKeys(b *testing.B, n int) *Engine {
+// keyedEngine is an engine holding n keys "key/%07d".
+func keyedEngine(b *testing.B, n int) *Engine {
 	e := benchEngine(b, Config{})
 	for i := range n {
 		e.Handle(benchReq("SET", fmt.Sprintf("key/%07d", i), "v"))
@@ -40,7 +40,7 @@ func benchKeys(b *testing.B, n int) *Engine {
 // BenchmarkScanAll100k pages through every one of 100,000 keys; one
 // iteration is the whole walk.
 func BenchmarkScanAll100k(b *testing.B) {
-	e := benchKeys(b, 100_000)
+	e := keyedEngine(b, 100_000)
 	b.ReportAllocs()
 	var requests int
 	for b.Loop() {
@@ -55,7 +55,7 @@ func BenchmarkScanAll100k(b *testing.B) {
 // BenchmarkScanNoMatch100k walks 100,000 keys none of which matches: the
 // cost of examining keys, without listing them.
 func BenchmarkScanNoMatch100k(b *testing.B) {
-	e := benchKeys(b, 100_000)
+	e := keyedEngine(b, 100_000)
 	b.ReportAllocs()
 	var requests int
 	for b.Loop() {
@@ -101,7 +101,7 @@ func benchScanOneKey(b *testing.B, pattern string) {
 func BenchmarkScanPage(b *testing.B) {
 	for _, n := range []int{1_000, 100_000, 1_000_000} {
 		b.Run(fmt.Sprintf("keys=%d", n), func(b *testing.B) {
-			e := benchKeys(b, n)
+			e := keyedEngine(b, n)
 			from := fmt.Sprintf("%x", fmt.Sprintf("key/%07d", n/2-scanPage))
 			b.ReportAllocs()
 			for b.Loop() {
