@@ -11,13 +11,13 @@ import (
 // counters are the embedded broker's refusal and limit counters behind
 // Server.Stats.
 type counters struct {
-	acceptErrors     atomic.Int64
-	refused          atomic.Int64 // connections over a connection limit (0x97 or closed at accept)
-	connectTimeouts  atomic.Int64
-	connectTooLarge  atomic.Int64
-	outputKicks      atomic.Int64
-	sessionsEvicted  atomic.Int64
-	sessionsReclaimd atomic.Int64 // expired sessions whose subscriptions and messages were freed
+	acceptErrors    atomic.Int64
+	refused         atomic.Int64 // connections over a connection limit (0x97 or closed at accept)
+	connectTimeouts atomic.Int64
+	connectTooLarge atomic.Int64
+	outputKicks     atomic.Int64
+	sessionsEvicted atomic.Int64
+	sessionsExpired atomic.Int64 // expired sessions whose subscriptions and messages were freed
 }
 
 type admission int
@@ -90,11 +90,11 @@ func (c *connLimits) release(ip netip.Addr) {
 	}
 }
 
-// counts are the open connections, in total and from the busiest address.
-func (c *connLimits) counts() (open, addresses int) {
+// openConns is the number of open connections.
+func (c *connLimits) openConns() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return c.open, len(c.perIP)
+	return c.open
 }
 
 // errConnectTooLarge ends a connection whose first packet declares more

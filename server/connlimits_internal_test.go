@@ -153,7 +153,7 @@ func TestConnLimitsAdmission(t *testing.T) {
 		c.release(a)
 	}
 	c.release(b)
-	if open, addrs := c.counts(); open != 0 || addrs != 0 {
+	if open, addrs := c.openConns(), len(c.perIP); open != 0 || addrs != 0 {
 		t.Fatalf("after release: %d open from %d addresses", open, addrs)
 	}
 }

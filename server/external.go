@@ -248,6 +248,10 @@ func (x *external) handle(p *paho.Publish) {
 	}
 }
 
+// queued admits every notification: the other broker bounds what it holds
+// for a client.
+func (x *external) queued(engine.Notification) bool { return true }
+
 // deliver publishes a notification; only clients subscribed to its topic
 // receive it.
 func (x *external) deliver(n engine.Notification) {

@@ -46,10 +46,14 @@ type acceptTracker struct {
 	log   *slog.Logger
 	tls   *tls.Config // set: connections are served over TLS (see tlsConn)
 	// sleep waits d, or less when stopped closes; tests replace it.
-	sleep   func(d time.Duration, stopped <-chan struct{})
-	errLog  logLimiter
-	stopped chan struct{}
-	stopMu  sync.Once
+	sleep  func(d time.Duration, stopped <-chan struct{})
+	errLog logLimiter
+	// closeLog limits the lines for connections closed before CONNECT (no
+	// CONNECT in time, a first packet too large): a flood of them is one
+	// line per period.
+	closeLog logLimiter
+	stopped  chan struct{}
+	stopMu   sync.Once
 
 	mu      sync.Mutex
 	pending map[*trackedConn]struct{}
@@ -68,11 +72,12 @@ func newAcceptTracker(l net.Listener, lim *connLimits, stats *counters, log *slo
 	}
 	return &acceptTracker{
 		Listener: l, lim: lim, stats: stats, log: log,
-		sleep:   sleepUnlessStopped,
-		errLog:  logLimiter{every: 10 * time.Second},
-		stopped: make(chan struct{}),
-		pending: map[*trackedConn]struct{}{},
-		settled: make(chan struct{}),
+		sleep:    sleepUnlessStopped,
+		errLog:   logLimiter{every: 10 * time.Second},
+		closeLog: logLimiter{every: 10 * time.Second},
+		stopped:  make(chan struct{}),
+		pending:  map[*trackedConn]struct{}{},
+		settled:  make(chan struct{}),
 	}
 }
 
@@ -240,8 +245,10 @@ func (c *trackedConn) Read(p []byte) (int, error) {
 	}
 	if err != nil && !c.connected.Load() && isTimeout(err) {
 		c.a.stats.connectTimeouts.Add(1)
-		c.a.log.Warn("connection closed: no CONNECT before the deadline", "remote", c.RemoteAddr().String(),
-			"timeout", c.a.lim.connectTimeout)
+		if ok, skipped := c.a.closeLog.allow(time.Now()); ok {
+			c.a.log.Warn("connection closed: no CONNECT before the deadline", "remote", c.RemoteAddr().String(),
+				"timeout", c.a.lim.connectTimeout, "similar_not_logged", skipped)
+		}
 	}
 	return n, err
 }
@@ -254,8 +261,10 @@ func (c *trackedConn) checkFirst(p []byte) error {
 	err := c.first.see(p)
 	if err != nil && !c.first.logged {
 		c.first.logged = true
-		c.a.log.Warn("connection closed: first packet larger than the CONNECT limit", "remote", c.RemoteAddr().String(),
-			"limit", c.a.lim.maxConnectBytes)
+		if ok, skipped := c.a.closeLog.allow(time.Now()); ok {
+			c.a.log.Warn("connection closed: first packet larger than the CONNECT limit", "remote", c.RemoteAddr().String(),
+				"limit", c.a.lim.maxConnectBytes, "similar_not_logged", skipped)
+		}
 	}
 	return err
 }

@@ -17,6 +17,10 @@ type transport interface {
 	addr() string
 	close() error
 	deliver(engine.Notification)
+	// queued is told of a notification before it enters its watcher's
+	// queue; false drops it (the embedded broker is cutting that watcher
+	// off for its output).
+	queued(engine.Notification) bool
 }
 
 // Server is a state store: the protocol engine behind either an embedded
@@ -79,12 +83,9 @@ func New(opts Options) (*Server, error) {
 		MaxWatchesPerClient: opts.Limits.MaxWatchesPerClient,
 
 		OnNotify: func(n engine.Notification) {
-			if q, ok := s.tr.(interface {
-				queued(engine.Notification) bool
-			}); ok && !q.queued(n) {
-				return // the embedded broker is cutting the watcher off for its output
+			if s.tr.queued(n) {
+				s.fan.push(n.Client, n)
 			}
-			s.fan.push(n.Client, n)
 		},
 	}
 	// Opened last: nothing built above holds resources before Start, so
@@ -213,7 +214,6 @@ func (s *Server) Stats() Stats {
 	if !ok {
 		return Stats{}
 	}
-	open, _ := e.lim.counts()
 	return Stats{
 		Dropped:            e.dropped.Load(),
 		AcceptErrors:       e.stats.acceptErrors.Load(),
@@ -222,8 +222,8 @@ func (s *Server) Stats() Stats {
 		ConnectTooLarge:    e.stats.connectTooLarge.Load(),
 		OutputDisconnects:  e.stats.outputKicks.Load(),
 		SessionsEvicted:    e.stats.sessionsEvicted.Load(),
-		SessionsExpired:    e.stats.sessionsReclaimd.Load(),
-		Connections:        open,
+		SessionsExpired:    e.stats.sessionsExpired.Load(),
+		Connections:        e.lim.openConns(),
 		KeptSessions:       e.sessions.kept(),
 	}
 }

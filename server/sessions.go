@@ -86,10 +86,8 @@ func (s *sessions) expired(cl *mqtt.Client) {
 	if cur, ok := s.broker.Clients.Get(cl.ID); !ok || cur != cl || !cl.Closed() {
 		return // a new connection has the id: mochi's deletion races it, leave its state alone
 	}
-	cl.ClearInflights()
-	s.broker.UnsubscribeClient(cl)
-	s.out.clear(cl)
-	s.stats.sessionsReclaimd.Add(1)
+	s.free(cl)
+	s.stats.sessionsExpired.Add(1)
 }
 
 // end ends cl's session now, connected or not: its messages and
