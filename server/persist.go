@@ -321,23 +321,29 @@ func (s *durableStore) read(tx *bolt.Tx, format []byte) ([]engine.Record, hlc.HL
 // transaction: a crash meanwhile leaves the format 1 file as it was.
 func (s *durableStore) upgrade() error {
 	return s.db.Update(func(tx *bolt.Tx) error {
-		keys, meta := tx.Bucket(bucketKeys), tx.Bucket(bucketMeta)
-		for _, r := range s.loaded {
-			v, err := encodeRecord(r)
-			if err != nil {
-				return err
-			}
-			if err := keys.Put([]byte(r.Key), v); err != nil {
-				return err
-			}
-		}
-		if !s.floor.IsZero() {
-			if err := meta.Put(metaClock, encodeFloor(s.floor)); err != nil {
-				return err
-			}
-		}
-		return meta.Put(metaFormat, formatValue)
+		return writeAll(tx.Bucket(bucketMeta), tx.Bucket(bucketKeys), s.loaded, s.floor)
 	})
+}
+
+// writeAll stores recs, the clock floor (when set) and the format number
+// in the current format: the upgrade of a format 1 file and the file a
+// repair writes.
+func writeAll(meta, keys *bolt.Bucket, recs []engine.Record, floor hlc.HLC) error {
+	for _, r := range recs {
+		v, err := encodeRecord(r)
+		if err != nil {
+			return err
+		}
+		if err := keys.Put([]byte(r.Key), v); err != nil {
+			return err
+		}
+	}
+	if !floor.IsZero() {
+		if err := meta.Put(metaClock, encodeFloor(floor)); err != nil {
+			return err
+		}
+	}
+	return meta.Put(metaFormat, formatValue)
 }
 
 // takeLoaded hands the records verified at open to the engine, once.
@@ -345,28 +351,6 @@ func (s *durableStore) takeLoaded() ([]engine.Record, hlc.HLC) {
 	recs, floor := s.loaded, s.floor
 	s.loaded = nil
 	return recs, floor
-}
-
-// load reads and verifies every stored record again, and the highest
-// version the store ever accepted (deleted keys included).
-func (s *durableStore) load() ([]engine.Record, hlc.HLC, error) {
-	var recs []engine.Record
-	var floor hlc.HLC
-	err := guarded(s.path, func() error {
-		return s.db.View(func(tx *bolt.Tx) error {
-			var err error
-			recs, floor, err = s.read(tx, formatValue)
-			return err
-		})
-	})
-	if err != nil {
-		var damage *DamageError
-		if errors.As(err, &damage) {
-			return nil, hlc.HLC{}, err
-		}
-		return nil, hlc.HLC{}, fmt.Errorf("%w: load %s: %v", ErrStore, s.path, err)
-	}
-	return recs, floor, nil
 }
 
 // errChecksum is a record or floor whose checksum does not match.

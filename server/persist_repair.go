@@ -313,24 +313,7 @@ func writeSalvaged(path string, got salvaged) error {
 		if err != nil {
 			return err
 		}
-		if err := meta.Put(metaFormat, formatValue); err != nil {
-			return err
-		}
-		if !floor.IsZero() {
-			if err := meta.Put(metaClock, encodeFloor(floor)); err != nil {
-				return err
-			}
-		}
-		for _, r := range got.recs {
-			v, err := encodeRecord(r)
-			if err != nil {
-				return err
-			}
-			if err := keys.Put([]byte(r.Key), v); err != nil {
-				return err
-			}
-		}
-		return nil
+		return writeAll(meta, keys, got.recs, floor)
 	})
 	return errors.Join(err, db.Close())
 }
