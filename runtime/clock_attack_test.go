@@ -6,8 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net"
-	"net/url"
 	"slices"
 	"strconv"
 	"strings"
@@ -33,41 +31,19 @@ type coreClockAttacker struct {
 
 func coreNewClockAttacker(t testing.TB, brokerURL, id string) *coreClockAttacker {
 	t.Helper()
-	u, err := url.Parse(brokerURL)
-	if err != nil {
-		t.Fatal(err)
-	}
-	nc, err := net.Dial("tcp", u.Host)
-	if err != nil {
-		t.Fatal(err)
-	}
 	a := &coreClockAttacker{id: id, waiting: make(map[string]chan *paho.Publish)}
-	a.pc = paho.NewClient(paho.ClientConfig{
-		Conn: nc,
-		OnPublishReceived: []func(paho.PublishReceived) (bool, error){func(pr paho.PublishReceived) (bool, error) {
-			p := pr.Packet
-			if p.Properties == nil {
-				return true, nil
-			}
-			a.mu.Lock()
-			ch := a.waiting[string(p.Properties.CorrelationData)]
-			delete(a.waiting, string(p.Properties.CorrelationData))
-			a.mu.Unlock()
-			if ch != nil {
-				ch <- p
-			}
-			return true, nil
-		}},
+	a.pc = coreRawClient(t, brokerURL, id, runtime.ResponseTopic(id), func(_ *paho.Client, p *paho.Publish) {
+		if p.Properties == nil {
+			return
+		}
+		a.mu.Lock()
+		ch := a.waiting[string(p.Properties.CorrelationData)]
+		delete(a.waiting, string(p.Properties.CorrelationData))
+		a.mu.Unlock()
+		if ch != nil {
+			ch <- p
+		}
 	})
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if _, err := a.pc.Connect(ctx, &paho.Connect{ClientID: id, CleanStart: true, KeepAlive: 30}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = a.pc.Disconnect(&paho.Disconnect{}) })
-	if _, err := a.pc.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: runtime.ResponseTopic(id), QoS: 1}}}); err != nil {
-		t.Fatal(err)
-	}
 	return a
 }
 

@@ -25,6 +25,32 @@ type coreRawPeer struct {
 // it runs outside paho's callback, so it may block.
 func coreRawResponder(t *testing.T, brokerURL string, reply func(req *paho.Publish) *paho.Publish) *coreRawPeer {
 	t.Helper()
+	p := &coreRawPeer{got: make(chan *paho.Publish, 100)}
+	p.pc = coreRawClient(t, brokerURL, "raw-peer", runtime.RequestTopic, func(pc *paho.Client, req *paho.Publish) {
+		select {
+		case p.got <- req:
+		default:
+		}
+		if reply != nil {
+			go func() {
+				if resp := reply(req); resp != nil {
+					ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+					defer cancel()
+					_, _ = pc.Publish(ctx, resp)
+				}
+			}()
+		}
+	})
+	return p
+}
+
+// coreRawClient connects a bare paho client with id to the broker at
+// brokerURL, subscribed at QoS 1 to topic, handing every PUBLISH it gets
+// to received with the client (in paho's callback: it must not block; the
+// first may come before coreRawClient returns). It disconnects when the
+// test ends.
+func coreRawClient(t testing.TB, brokerURL, id, topic string, received func(*paho.Client, *paho.Publish)) *paho.Client {
+	t.Helper()
 	u, err := url.Parse(brokerURL)
 	if err != nil {
 		t.Fatal(err)
@@ -33,37 +59,24 @@ func coreRawResponder(t *testing.T, brokerURL string, reply func(req *paho.Publi
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := &coreRawPeer{got: make(chan *paho.Publish, 100)}
-	p.pc = paho.NewClient(paho.ClientConfig{
+	var pc *paho.Client
+	pc = paho.NewClient(paho.ClientConfig{
 		Conn: nc,
 		OnPublishReceived: []func(paho.PublishReceived) (bool, error){func(pr paho.PublishReceived) (bool, error) {
-			req := pr.Packet
-			select {
-			case p.got <- req:
-			default:
-			}
-			if reply != nil {
-				go func() {
-					if resp := reply(req); resp != nil {
-						ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-						defer cancel()
-						_, _ = p.pc.Publish(ctx, resp)
-					}
-				}()
-			}
+			received(pc, pr.Packet)
 			return true, nil
 		}},
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := p.pc.Connect(ctx, &paho.Connect{ClientID: "raw-peer", CleanStart: true, KeepAlive: 30}); err != nil {
+	if _, err := pc.Connect(ctx, &paho.Connect{ClientID: id, CleanStart: true, KeepAlive: 30}); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { _ = p.pc.Disconnect(&paho.Disconnect{}) })
-	if _, err := p.pc.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: runtime.RequestTopic, QoS: 1}}}); err != nil {
+	t.Cleanup(func() { _ = pc.Disconnect(&paho.Disconnect{}) })
+	if _, err := pc.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: topic, QoS: 1}}}); err != nil {
 		t.Fatal(err)
 	}
-	return p
+	return pc
 }
 
 // coreReply answers req with payload and the given user properties.

@@ -79,10 +79,7 @@ func (s *sessions) disconnected(cl *mqtt.Client, expire bool) {
 func (s *sessions) expired(cl *mqtt.Client) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if el, ok := s.at[cl.ID]; ok && el.Value.(*mqtt.Client) == cl {
-		s.order.Remove(el)
-		delete(s.at, cl.ID)
-	}
+	s.unlist(cl)
 	if cur, ok := s.broker.Clients.Get(cl.ID); !ok || cur != cl || !cl.Closed() {
 		return // a new connection has the id: mochi's deletion races it, leave its state alone
 	}
@@ -95,11 +92,17 @@ func (s *sessions) expired(cl *mqtt.Client) {
 func (s *sessions) end(cl *mqtt.Client) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	s.unlist(cl)
+	s.free(cl)
+}
+
+// unlist takes cl's session off the list, if cl is the one listed under
+// its id: called with s.mu held.
+func (s *sessions) unlist(cl *mqtt.Client) {
 	if el, ok := s.at[cl.ID]; ok && el.Value.(*mqtt.Client) == cl {
 		s.order.Remove(el)
 		delete(s.at, cl.ID)
 	}
-	s.free(cl)
 }
 
 // free releases cl's session: called with s.mu held.
