@@ -65,6 +65,17 @@ func (ent *entry) setFence(token hlc.HLC) {
 // given version, fencing token and optional deadline, keeping the byte
 // count and the deadline heap in step, then notifies the key's watchers.
 func (e *Engine) store(key string, value []byte, version, fence hlc.HLC, deadline time.Time, hasTTL, durable bool) {
+	e.place(key, value, version, fence, deadline, hasTTL, durable)
+	e.notifySet(key, version, value)
+}
+
+// notifySet notifies the watchers of key of its new value, stamped version.
+func (e *Engine) notifySet(key string, version hlc.HLC, value []byte) {
+	e.notify(key, version, func(dst []byte) []byte { return resp3.AppendNotifySet(dst, value) })
+}
+
+// place is store without the notification.
+func (e *Engine) place(key string, value []byte, version, fence hlc.HLC, deadline time.Time, hasTTL, durable bool) {
 	ent, ok := e.keys[key]
 	if !ok {
 		ent = &entry{key: key}
@@ -76,7 +87,6 @@ func (e *Engine) store(key string, value []byte, version, fence hlc.HLC, deadlin
 	ent.setFence(fence)
 	e.bytes += ent.size()
 	e.setDeadline(ent, deadline, hasTTL)
-	e.notify(key, version, func(dst []byte) []byte { return resp3.AppendNotifySet(dst, value) })
 }
 
 // remove deletes ent (which must be stored) and notifies its watchers with
