@@ -25,8 +25,8 @@ type Limits struct {
 // unknown entry fields, each entry's encodings, versions, fencing token
 // and ttl, empty keys. It returns the first problem, wrapping ErrInvalid
 // (and an *engine.ItemError for a problem in an entry, naming it as
-// keys[i] with its key), or, wrapping engine.ErrQuotaExceeded, a snapshot
-// beyond lim. What depends on the store (limits of one key, duplicates,
+// keys[i] with its key); a snapshot beyond lim, wrapping
+// engine.ErrQuotaExceeded; or the error of r itself. What depends on the store (limits of one key, duplicates,
 // stamps ahead of its clock, quotas of the result) is checked by
 // engine.Import.
 //
@@ -55,7 +55,8 @@ func Read(r io.Reader, lim Limits) (engine.Snapshot, error) {
 		case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF):
 			return engine.Snapshot{}, fmt.Errorf("%w: the file ends early (at byte %d)", ErrInvalid, dec.InputOffset())
 		}
-		return engine.Snapshot{}, fmt.Errorf("%w: %v", ErrInvalid, err)
+		// The reader's own failure, not the file's.
+		return engine.Snapshot{}, fmt.Errorf("reading the snapshot: %w", err)
 	}
 	if err := expectDelim(dec, '{', "a JSON object"); err != nil {
 		return fail(err)
