@@ -1,13 +1,17 @@
 package main
 
 import (
+	"bufio"
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
+	"os"
 	"runtime/debug"
 
 	"github.com/ssgen/ssgen/server"
+	"github.com/ssgen/ssgen/server/engine"
 )
 
 func init() {
@@ -19,7 +23,7 @@ func init() {
 }
 
 func runServe(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet(env, "serve", "[--listen HOST:PORT | --broker mqtt://HOST:PORT] [--max-keys N] [--max-bytes N] [--data-dir DIR [--persist-all] [--repair]] [limits] [security] [--log-level LEVEL]")
+	fs := newFlagSet(env, "serve", "[--listen HOST:PORT | --broker mqtt://HOST:PORT] [--max-keys N] [--max-bytes N] [--data-dir DIR [--persist-all] [--repair]] [limits] [security] [--seed FILE] [--log-level LEVEL] [--log-format text|json]")
 	listen := fs.String("listen", server.DefaultListen, "address of the embedded MQTT 5 broker (port 0 picks a free one)")
 	broker := fs.String("broker", "", "attach to this MQTT 5 broker instead of embedding one (mqtt://host:port)")
 	maxKeys := fs.Int("max-keys", 0, "key quota (0 = unlimited)")
@@ -46,7 +50,9 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	passwordFile := fs.String("password-file", "", "embedded: authenticate by user name and password, lines username:bcrypt-hash")
 	allowAnonymous := fs.Bool("allow-anonymous", false, "embedded: let clients without credentials in even with --password-file or --tls-client-ca")
 	authzFile := fs.String("authz-file", "", "embedded: YAML state store authorization rules (who may read or write which keys)")
-	logLevel := fs.String("log-level", "info", "debug, info, warn or error")
+	seed := fs.String("seed", "", "start from this snapshot file (ssgen export); the store must be empty (a --data-dir holding keys is refused)")
+	logLevel := fs.String("log-level", "info", "debug (adds every refused request), info, warn or error")
+	logFormat := fs.String("log-format", "text", "text (key=value lines) or json (one JSON object per line)")
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return err
 	}
@@ -68,7 +74,16 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return usageErrorf("--log-level %q: want debug, info, warn or error", *logLevel)
 	}
-	logger := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level}))
+	var handler slog.Handler
+	switch *logFormat {
+	case "text":
+		handler = slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: level})
+	case "json":
+		handler = slog.NewJSONHandler(env.stderr, &slog.HandlerOptions{Level: level})
+	default:
+		return usageErrorf("--log-format %q: want text or json", *logFormat)
+	}
+	logger := slog.New(handler)
 	if env.getenv("GOGC") == "" {
 		// The service's live heap is the store, while every request leaves
 		// ~40 KB of garbage (mostly paho's and mochi's packet copies): at
@@ -93,6 +108,12 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	srv, err := server.New(opts)
 	if err != nil {
 		return usageErrorf("%v", err)
+	}
+	if *seed != "" {
+		if err := seedServer(srv, *seed); err != nil {
+			_ = srv.Close()
+			return usageErrorf("--seed %s: %v", *seed, err)
+		}
 	}
 	if err := srv.Start(); err != nil {
 		return &exitError{code: exitUsage, err: err}
@@ -131,4 +152,19 @@ func serveSecurity(cert, key, clientCA, passwordFile, authzFile string, anonymou
 		}
 	}
 	return sec, nil
+}
+
+// seedServer loads the snapshot file at path into srv, which has not
+// started yet.
+func seedServer(srv *server.Server, path string) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	_, err = srv.ReadSnapshot(bufio.NewReader(f), engine.ImportEmpty)
+	if errors.Is(err, engine.ErrNotEmpty) {
+		return fmt.Errorf("the data dir already holds %d keys, and --seed starts only an empty store (start without --seed, or with an empty --data-dir; ssgen import --merge or --replace loads into a running store)", srv.Engine().Len())
+	}
+	return err
 }

@@ -1,0 +1,250 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ssgen/ssgen/runtime/hlc"
+	"github.com/ssgen/ssgen/runtime/resp3"
+	"github.com/ssgen/ssgen/server"
+	"github.com/ssgen/ssgen/server/engine"
+	"github.com/ssgen/ssgen/server/servertest"
+	"github.com/ssgen/ssgen/server/snapshot"
+)
+
+// snapshotHTTP serves srv's snapshots where ssgen serve --http serves
+// them and returns the base URL.
+func snapshotHTTP(t *testing.T, srv *server.Server) string {
+	mux := http.NewServeMux()
+	mux.Handle(snapshotPath, srv.SnapshotHandler(server.SnapshotHTTP{}))
+	hs := httptest.NewServer(mux)
+	t.Cleanup(hs.Close)
+	return hs.URL
+}
+
+// runVerb runs the CLI in-process and returns its exit code, stdout and
+// stderr.
+func runVerb(t *testing.T, stdin string, args ...string) (int, string, string) {
+	t.Helper()
+	var out, errb bytes.Buffer
+	env := &cliEnv{stdin: strings.NewReader(stdin), stdout: &out, stderr: &errb, getenv: func(string) string { return "" }}
+	code := runCLI(context.Background(), env, args)
+	return code, out.String(), errb.String()
+}
+
+func seedKeys(t *testing.T, srv *server.Server) {
+	t.Helper()
+	e := srv.Engine()
+	fence := hlc.HLC{Wall: uint64(time.Now().Add(-time.Second).UnixMilli()), Node: "holder"}
+	for _, p := range []struct {
+		k, v string
+		o    engine.PutOptions
+	}{
+		{"greeting", "hello", engine.PutOptions{}},
+		{"lock", "holder", engine.PutOptions{FencingToken: fence, TTL: time.Minute}},
+		{"bin\x00", "\xff\x00", engine.PutOptions{}},
+	} {
+		if err := e.Put([]byte(p.k), []byte(p.v), p.o); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestExportImportEndToEnd(t *testing.T) {
+	src := servertest.New(t)
+	seedKeys(t, src)
+	file := filepath.Join(t.TempDir(), "snap.json")
+	if code, out, errs := runVerb(t, "", "export", "--http", snapshotHTTP(t, src), "-o", file); code != 0 || out != "" {
+		t.Fatalf("export: %d %q %q", code, out, errs)
+	}
+	dst := servertest.New(t)
+	dstURL := snapshotHTTP(t, dst)
+	code, out, errs := runVerb(t, "", "import", "--http", dstURL, file)
+	if code != 0 || out != "stored 3 keys, deleted 0\n" {
+		t.Fatalf("import: %d %q %q", code, out, errs)
+	}
+	for _, k := range src.Engine().Keys() {
+		a, _ := src.Engine().Lookup([]byte(k))
+		b, ok := dst.Engine().Lookup([]byte(k))
+		if !ok || !bytes.Equal(a.Value, b.Value) || a.Version != b.Version || a.FencingToken != b.FencingToken || a.Deadline.IsZero() != b.Deadline.IsZero() {
+			t.Errorf("%q: %+v, want %+v", k, b, a)
+		}
+	}
+
+	// Again: the store is no longer empty (exit 1); --replace from stdin
+	// loads it; stdout export is the same file.
+	code, _, errs = runVerb(t, "", "import", "--http", strings.TrimPrefix(dstURL, "http://"), file)
+	if code != exitNegative || !strings.Contains(errs, "409 Conflict: the store is not empty") {
+		t.Fatalf("second import: %d %q", code, errs)
+	}
+	snap, _ := os.ReadFile(file)
+	if code, out, errs := runVerb(t, string(snap), "import", "--replace", "--http", dstURL, "-"); code != 0 || out != "stored 3 keys, deleted 0\n" {
+		t.Fatalf("--replace: %d %q %q", code, out, errs)
+	}
+	if code, out, _ := runVerb(t, "", "export", "--http", dstURL); code != 0 || !json.Valid([]byte(out)) || !strings.Contains(out, `"key":"greeting"`) {
+		t.Fatalf("export to stdout: %d %q", code, out)
+	}
+}
+
+func TestImportNamesTheBadEntryAndChangesNothing(t *testing.T) {
+	srv := servertest.New(t)
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"format":"ssgen-snapshot","version":1,"keys":[
+		{"key":"a","value":"1"},
+		{"key":"b","value":"2","version":"yesterday"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runVerb(t, "", "import", "--http", snapshotHTTP(t, srv), bad)
+	want := `ssgen import: ` + bad + `: 400 Bad Request: invalid snapshot: keys[1] (key "b"): "version" "yesterday": want an HLC`
+	if code != exitUsage || out != "" || !strings.HasPrefix(errs, want) || strings.Count(errs, "\n") != 1 {
+		t.Fatalf("%d %q %q, want exit 2 and %q", code, out, errs, want)
+	}
+	if srv.Engine().Len() != 0 {
+		t.Fatal("a refused import stored keys")
+	}
+}
+
+func TestExportImportUsage(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"export"}, "want one of --http URL"},
+		{[]string{"export", "--http", "h:1", "--data-dir", "d"}, "want one of --http URL"},
+		{[]string{"export", "--http", "ftp://h"}, `--http "ftp://h": want http://HOST:PORT`},
+		{[]string{"export", "--http", "h:1", "extra"}, `unexpected argument "extra"`},
+		{[]string{"export", "--data-dir", "/nonexistent/dir"}, "/nonexistent/dir holds no state store (statestore.db)"},
+		{[]string{"import", "f.json"}, "--http URL is required"},
+		{[]string{"import", "--http", "h:1"}, "want one snapshot FILE"},
+		{[]string{"import", "--http", "h:1", "--merge", "--replace", "f"}, "--merge and --replace exclude each other"},
+		{[]string{"import", "--http", "h:1", "/nonexistent.json"}, "no such file"},
+		{[]string{"import", "--http", "127.0.0.1:1", "-"}, "connect: connection refused"},
+	} {
+		code, _, errs := runVerb(t, "{}", tc.args...)
+		if code != exitUsage || !strings.Contains(errs, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q, want 2 and %q", tc.args, code, errs, tc.want)
+		}
+	}
+}
+
+func TestExportDataDir(t *testing.T) {
+	dir := t.TempDir()
+	srv, err := server.New(server.Options{Listen: "127.0.0.1:0", DataDir: dir, PersistAll: true, Logger: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seedKeys(t, srv)
+	// Held by a server: refused, pointing at --http.
+	code, _, errs := runVerb(t, "", "export", "--data-dir", dir)
+	if code != exitUsage || !strings.Contains(errs, "locked by another process") || !strings.Contains(errs, "use --http") {
+		t.Fatalf("export of a held data dir: %d %q", code, errs)
+	}
+	want := srv.Engine().Export(nil)
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	code, out, errs := runVerb(t, "", "export", "--data-dir", dir)
+	if code != 0 {
+		t.Fatalf("export: %d %q", code, errs)
+	}
+	got, err := snapshot.Read(strings.NewReader(out), snapshot.Limits{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got.Items) != len(want.Items) {
+		t.Fatalf("exported %d keys, want %d", len(got.Items), len(want.Items))
+	}
+	for i, it := range got.Items {
+		w := want.Items[i]
+		if it.Key != w.Key || !bytes.Equal(it.Value, w.Value) || it.Version != w.Version || it.Fence != w.Fence || !it.Persist || (it.TTL > 0) != (w.TTL > 0) {
+			t.Errorf("exported %+v, want %+v", it, w)
+		}
+	}
+}
+
+func quietLog() *slog.Logger { return slog.New(slog.NewTextHandler(io.Discard, nil)) }
+
+// The CLI side of --seed: the server starts with the snapshot's keys.
+func TestServeSeed(t *testing.T) {
+	dir := t.TempDir()
+	snap := filepath.Join(dir, "seed.json")
+	if err := os.WriteFile(snap, []byte(`{"format":"ssgen-snapshot","version":1,"keys":[{"key":"k","value":"seeded"}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	outR, outW := io.Pipe()
+	stderr := &serveLog{}
+	env := &cliEnv{stdin: strings.NewReader(""), stdout: outW, stderr: stderr, getenv: func(string) string { return "" }}
+	done := make(chan int, 1)
+	go func() {
+		done <- runCLI(ctx, env, []string{"serve", "--listen", "127.0.0.1:0", "--seed", snap, "--log-format", "json"})
+		outW.Close()
+	}()
+	lines := bufio.NewScanner(outR)
+	if !lines.Scan() {
+		t.Fatalf("no URL printed; stderr:\n%s", stderr)
+	}
+	host := strings.TrimPrefix(lines.Text(), "mqtt://")
+	if got := serveRequest(t, host, resp3.AppendCommand(nil, []byte("GET"), []byte("k"))); got != "$6\r\nseeded\r\n" {
+		t.Fatalf("GET k answered %q", got)
+	}
+	stopServe(t, cancel, done, stderr)
+	for _, l := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil || m["msg"] == "" {
+			t.Errorf("--log-format json wrote %q", l)
+		}
+	}
+	if !strings.Contains(stderr.String(), `"msg":"snapshot loaded","mode":"empty","keys":1`) {
+		t.Errorf("no snapshot line in\n%s", stderr)
+	}
+}
+
+func TestServeSeedRefusals(t *testing.T) {
+	dir := t.TempDir()
+	bad := filepath.Join(dir, "bad.json")
+	if err := os.WriteFile(bad, []byte(`{"format":"ssgen-snapshot","version":1,"keys":[{"key":"","value":""}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	good := filepath.Join(dir, "good.json")
+	if err := os.WriteFile(good, []byte(`{"format":"ssgen-snapshot","version":1,"keys":[{"key":"k","value":"v","persist":true}]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	data := filepath.Join(dir, "data")
+	srv, err := server.New(server.Options{DataDir: data, Logger: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.ReadSnapshot(strings.NewReader(`{"format":"ssgen-snapshot","version":1,"keys":[{"key":"old","value":"v","persist":true}]}`), engine.ImportEmpty); err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--seed", bad}, "--seed " + bad + ": invalid snapshot: keys[0]: the key length is zero"},
+		{[]string{"--seed", filepath.Join(dir, "missing.json")}, "no such file"},
+		{[]string{"--seed", good, "--data-dir", data}, "the data dir already holds 1 keys, and --seed starts only an empty store"},
+		{[]string{"--log-format", "xml"}, `--log-format "xml": want text or json`},
+	} {
+		code, _, errs := runVerb(t, "", append([]string{"serve", "--listen", "127.0.0.1:0"}, tc.args...)...)
+		if code != exitUsage || !strings.Contains(errs, tc.want) {
+			t.Errorf("%q: exit %d, stderr %q, want 2 and %q", tc.args, code, errs, tc.want)
+		}
+	}
+}

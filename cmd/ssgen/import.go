@@ -1,0 +1,90 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+
+	"github.com/ssgen/ssgen/server/engine"
+)
+
+func init() {
+	register(verb{name: "import", summary: "load a snapshot file into a running server", run: runImport})
+}
+
+func runImport(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newFlagSet(env, "import", "--http URL [--merge | --replace] FILE [flags]\n\n"+
+		"Loads a snapshot (ssgen export; docs/snapshots.md) into a running ssgen serve\n"+
+		"--http, all or nothing: a snapshot with any problem is refused, naming it,\n"+
+		"and the store is left as it was. FILE - reads stdin. By default the store\n"+
+		"must be empty; --merge writes the snapshot's keys over the store's, keeping\n"+
+		"the others; --replace also deletes the keys the snapshot lacks. Prints what\n"+
+		"was stored and deleted.\n\nflags:")
+	var hf httpFlags
+	hf.register(fs)
+	merge := fs.Bool("merge", false, "load into a store with keys: replace those of the same name, keep the others")
+	replace := fs.Bool("replace", false, "make the store exactly the snapshot: delete the keys it does not hold")
+	pos, _, help, err := parseArgs(fs, args, 0)
+	if help || err != nil {
+		return err
+	}
+	switch {
+	case len(pos) != 1:
+		return usageErrorf("want one snapshot FILE (- for stdin), got %d arguments", len(pos))
+	case hf.addr == "":
+		return usageErrorf("--http URL is required: the HTTP address of the running ssgen serve --http (to start a server from a snapshot, use ssgen serve --seed FILE)")
+	case *merge && *replace:
+		return usageErrorf("--merge and --replace exclude each other")
+	}
+	mode := engine.ImportEmpty
+	if *merge {
+		mode = engine.ImportMerge
+	} else if *replace {
+		mode = engine.ImportReplace
+	}
+	var body io.Reader = env.stdin
+	if pos[0] != "-" {
+		f, err := os.Open(pos[0])
+		if err != nil {
+			return usageErrorf("%v", err)
+		}
+		defer f.Close()
+		body = f
+	}
+	u, err := hf.url(snapshotPath + "?mode=" + mode.String())
+	if err != nil {
+		return err
+	}
+	req, err := http.NewRequest(http.MethodPost, u, bufio.NewReader(body))
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := hf.do(ctx, env, req)
+	var refused *httpStatusError
+	if errors.As(err, &refused) {
+		code := exitUsage
+		if refused.status == http.StatusConflict {
+			code = exitNegative // the store holds keys: the condition of the default mode
+		}
+		return &exitError{code: code, err: fmt.Errorf("%s: %s", pos[0], refused.msg)}
+	}
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	var res struct {
+		Stored  int `json:"stored"`
+		Deleted int `json:"deleted"`
+	}
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 4096)).Decode(&res); err != nil {
+		return &exitError{code: exitUsage, err: fmt.Errorf("the server's answer: %w", err)}
+	}
+	fmt.Fprintf(env.stdout, "stored %d keys, deleted %d\n", res.Stored, res.Deleted)
+	return nil
+}
