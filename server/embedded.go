@@ -66,7 +66,7 @@ func newEmbedded(s *Server) *embedded {
 	broker := mqtt.New(&mqtt.Options{
 		InlineClient: true,
 		Capabilities: caps,
-		Logger:       slog.New(minLevel{s.log.Handler(), slog.LevelWarn}).With("component", "mochi"),
+		Logger:       slog.New(mochiLog{s.log.Handler()}).With("component", "mochi"),
 		// $SYS topics are of no use to a state store; publish them rarely.
 		SysTopicResendInterval: 3600,
 	})

@@ -88,7 +88,13 @@ type outcome struct {
 	Action     action
 	Reason     string
 	StoreError string
-	Reply      reply
+	// Args are the parsed request, verb first (nil when it was refused
+	// before parsing or did not parse). They alias the PUBLISH payload:
+	// valid only while the transport handles the request.
+	Args [][]byte
+	// Refusal says why the state store answered StoreError (see refuse).
+	Refusal refusal
+	Reply   reply
 }
 
 // process applies the envelope rules of wire contract §2 and §4 to in and,
@@ -170,9 +176,10 @@ func process(eng *engine.Engine, in *inbound) outcome {
 		r.User = append(r.User, userProp{propTimestamp, res.Version.String()})
 	}
 	r.User = append(r.User, userProp{propProtVer, protocolVersion})
-	out := outcome{Action: actReply, Reply: r}
+	out := outcome{Action: actReply, Reply: r, Args: args}
 	if r.Payload[0] == '-' {
 		out.StoreError = strings.TrimSuffix(string(r.Payload[1:]), "\r\n")
+		out.Refusal = refuse(out.StoreError, args, &req)
 	}
 	return out
 }

@@ -2,33 +2,224 @@ package server
 
 import (
 	"context"
+	"encoding/base64"
+	"errors"
+	"io"
 	"log/slog"
+	"net"
+	"os"
+	"strconv"
+	"strings"
+	"syscall"
+	"unicode/utf8"
+
+	mqtt "github.com/mochi-mqtt/server/v2"
+	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/ssgen/ssgen/server/engine"
 )
 
-// minLevel passes on records at or above level only: mochi logs every
-// connection at Info, which the service already reports in its own words.
-type minLevel struct {
-	h     slog.Handler
-	level slog.Level
+// refusal says why the state store refused a request (answered -ERR):
+// Class is one word (authorization, fencing, quota, timestamp, syntax,
+// arguments, command, key, persistence), Detail what of the request
+// decided it, when the request tells.
+type refusal struct {
+	Class  string
+	Detail string
 }
 
-func (m minLevel) Enabled(ctx context.Context, l slog.Level) bool {
-	return l >= m.level && m.h.Enabled(ctx, l)
+// refuse classifies the -ERR answer storeError ("ERR text") to args,
+// which req carried.
+func refuse(storeError string, args [][]byte, req *engine.Request) refusal {
+	switch engine.Error(strings.TrimPrefix(storeError, "ERR ")) {
+	case engine.ErrNotAuthorized:
+		need := "Write"
+		if len(args) > 0 && (string(args[0]) == "GET" || string(args[0]) == "KEYNOTIFY") {
+			need = "Read"
+		}
+		return refusal{"authorization", "no rule grants this client " + need + " on the key"}
+	case engine.ErrFencingTokenRequired:
+		return refusal{"fencing", "the key is fenced and the request has no __ft"}
+	case engine.ErrFencingTokenLower:
+		return refusal{"fencing", "the request's __ft " + clip(req.FencingToken, 64) + " is lower than the key's fencing token"}
+	case engine.ErrFencingTokenDrift:
+		return refusal{"fencing", "the request's __ft " + clip(req.FencingToken, 64) + " is too far ahead of the server's clock"}
+	case engine.ErrMissingTimestamp:
+		return refusal{"timestamp", "SET without __ts"}
+	case engine.ErrMalformedTimestamp:
+		return refusal{"timestamp", "__ts " + clip(req.Timestamp, 64) + ", __ft " + clip(req.FencingToken, 64)}
+	case engine.ErrRequestTimestampDrift:
+		return refusal{"timestamp", "the request's __ts " + clip(req.Timestamp, 64) + " is too far ahead of the server's clock"}
+	case engine.ErrQuotaExceeded:
+		return refusal{Class: "quota"}
+	case engine.ErrSyntax:
+		return refusal{Class: "syntax"}
+	case engine.ErrWrongArgs:
+		return refusal{Class: "arguments"}
+	case engine.ErrUnknownCommand:
+		return refusal{Class: "command"}
+	case engine.ErrKeyLengthZero:
+		return refusal{Class: "key"}
+	case engine.ErrPersistence:
+		return refusal{Class: "persistence"}
+	}
+	return refusal{Class: "error"}
 }
-func (m minLevel) Handle(ctx context.Context, r slog.Record) error { return m.h.Handle(ctx, r) }
-func (m minLevel) WithAttrs(a []slog.Attr) slog.Handler {
-	return minLevel{m.h.WithAttrs(a), m.level}
-}
-func (m minLevel) WithGroup(name string) slog.Handler { return minLevel{m.h.WithGroup(name), m.level} }
 
-// logAnswer reports a request that was answered with a refusal (400, 505:
-// a warning, the client is broken) or a state store error (information:
-// a failed condition or a stale fencing token is ordinary traffic).
+// logAnswer reports a refused request: one the envelope rules refused
+// (400, 505) as a warning, the client is broken; one the state store
+// answered -ERR at debug level with its client, verb, key, error and
+// reason: a stale fencing token or a full quota is ordinary traffic.
 func logAnswer(log *slog.Logger, client string, out *outcome) {
 	switch {
 	case out.Reason != "":
 		log.Warn("request refused", "client", client, "reason", out.Reason)
 	case out.StoreError != "":
-		log.Info("request failed", "client", client, "error", out.StoreError)
+		ctx := context.Background()
+		if !log.Enabled(ctx, slog.LevelDebug) {
+			return
+		}
+		attrs := make([]slog.Attr, 0, 6)
+		attrs = append(attrs, slog.String("client", client))
+		if len(out.Args) > 0 {
+			attrs = append(attrs, slog.String("verb", logBytes(out.Args[0], 32)))
+		}
+		if len(out.Args) > 1 {
+			name := "key"
+			if string(out.Args[0]) == "SCAN" {
+				name = "pattern"
+			}
+			attrs = append(attrs, slog.String(name, logBytes(out.Args[1], 200)))
+		}
+		attrs = append(attrs, slog.String("error", strings.TrimPrefix(out.StoreError, "ERR ")), slog.String("reason", out.Refusal.Class))
+		if out.Refusal.Detail != "" {
+			attrs = append(attrs, slog.String("detail", out.Refusal.Detail))
+		}
+		log.LogAttrs(ctx, slog.LevelDebug, "request refused", attrs...)
 	}
+}
+
+// logBytes shows a key, pattern or verb in a log line: as text when it is
+// text (the handler quotes what needs quoting), else "base64:…"; longer
+// than max bytes, cut there with its length.
+func logBytes(b []byte, max int) string {
+	n := len(b)
+	if n > max {
+		b = b[:max]
+		for i := 1; i < utf8.UTFMax && !utf8.Valid(b); i++ {
+			b = b[:len(b)-1]
+		}
+	}
+	s := string(b)
+	if !engine.IsText(b) {
+		s = "base64:" + base64.StdEncoding.EncodeToString(b)
+	}
+	if n > max {
+		s += "…(" + strconv.Itoa(n) + " bytes)"
+	}
+	return s
+}
+
+// clip bounds a request-controlled string for a log line.
+func clip(s string, max int) string {
+	if s == "" {
+		return "(none)"
+	}
+	return logBytes([]byte(s), max)
+}
+
+// mochiLog is the embedded broker's logger: it maps mochi's records to
+// the service's levels and words. The service reports connections and
+// refusals itself, so mochi's chatter goes down a level or two:
+//
+//   - Info and Debug (hooks added, listener attached, started, stopped,
+//     client disconnected, session taken over) become Debug;
+//   - the empty-message record mochi's listener writes for every
+//     connection that ends with an error becomes "connection ended", at
+//     Debug when the end was ordinary (EOF, reset, closed, timed out, a
+//     normal DISCONNECT, a refusal the service has logged already: bad
+//     credentials, not authorized, over a limit, server busy or shutting
+//     down, session taken over) and Info otherwise (a protocol violation
+//     or malformed packet from the client, a TLS failure);
+//   - "error processing packet" (a client's bad packet) becomes Info, and
+//     the keepalive advice (a client asking for a short or no keepalive)
+//     Debug;
+//   - other warnings and errors (a client's queue or packet ids
+//     exhausted) keep their level.
+//
+// A packet attribute is reduced to the packet's type: mochi would print
+// the whole packet, payload included.
+type mochiLog struct{ h slog.Handler }
+
+func (m mochiLog) Enabled(ctx context.Context, l slog.Level) bool {
+	if l < slog.LevelWarn {
+		return m.h.Enabled(ctx, slog.LevelDebug)
+	}
+	return m.h.Enabled(ctx, l) // lowered, maybe; never raised
+}
+
+func (m mochiLog) Handle(ctx context.Context, r slog.Record) error {
+	level, msg := mochiLevel(r)
+	if !m.h.Enabled(ctx, level) {
+		return nil
+	}
+	out := slog.NewRecord(r.Time, level, msg, r.PC)
+	r.Attrs(func(a slog.Attr) bool {
+		if pk, ok := a.Value.Any().(packets.Packet); ok {
+			a = slog.String(a.Key, packets.PacketNames[pk.FixedHeader.Type])
+		}
+		out.AddAttrs(a)
+		return true
+	})
+	return m.h.Handle(ctx, out)
+}
+
+func (m mochiLog) WithAttrs(a []slog.Attr) slog.Handler { return mochiLog{m.h.WithAttrs(a)} }
+func (m mochiLog) WithGroup(name string) slog.Handler   { return mochiLog{m.h.WithGroup(name)} }
+
+// mochiLevel is the level and message of a mochi record (see mochiLog).
+func mochiLevel(r slog.Record) (slog.Level, string) {
+	switch {
+	case r.Level < slog.LevelWarn:
+		return slog.LevelDebug, r.Message
+	case r.Message == "":
+		var err error
+		r.Attrs(func(a slog.Attr) bool {
+			if e, ok := a.Value.Any().(error); ok && a.Key == "error" {
+				err = e
+				return false
+			}
+			return true
+		})
+		if ordinaryEnd(err) {
+			return slog.LevelDebug, "connection ended"
+		}
+		return slog.LevelInfo, "connection ended"
+	case r.Message == "error processing packet":
+		return slog.LevelInfo, r.Message
+	case r.Message == mqtt.ErrMinimumKeepalive.Error():
+		return slog.LevelDebug, r.Message
+	}
+	return r.Level, r.Message
+}
+
+// ordinaryEnd reports whether a connection's end needs nobody's attention:
+// the client went away, or the service ended it and said so already.
+func ordinaryEnd(err error) bool {
+	if err == nil || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.ECONNABORTED) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, os.ErrDeadlineExceeded) {
+		return true
+	}
+	var code packets.Code
+	if !errors.As(err, &code) {
+		return false
+	}
+	switch code.Code {
+	case packets.ErrBadUsernameOrPassword.Code, packets.ErrNotAuthorized.Code, packets.ErrQuotaExceeded.Code,
+		packets.ErrServerBusy.Code, packets.ErrServerShuttingDown.Code, packets.ErrKeepAliveTimeout.Code,
+		packets.ErrSessionTakenOver.Code:
+		return true
+	}
+	return code.Code < 0x80
 }
