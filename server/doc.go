@@ -78,6 +78,30 @@
 // the file and the way out; Options.Repair salvages the readable keys into
 // a new file and keeps the damaged one as StoreFile.damaged-<time>.
 //
+// # Snapshots
+//
+// WriteSnapshot writes the whole store as one JSON file (package
+// snapshot; docs/snapshots.md): every key with value, version, fencing
+// token, time left to live and durability, and the clock. ReadSnapshot
+// loads one, all or nothing: a file or key with any problem is refused
+// with an error naming it (errors.Is snapshot.ErrInvalid, errors.As
+// *engine.ItemError) and nothing changes. Both are safe while serving;
+// ReadSnapshot between New and Start starts a server from a snapshot.
+// SnapshotHandler serves both over HTTP for mounting behind an
+// authenticating mux (`ssgen serve --http`, `ssgen export`, `ssgen
+// import`).
+//
+// # Logging
+//
+// Options.Logger receives the service's log. Requests the state store
+// refuses (-ERR) are logged at Debug as "request refused" with client,
+// verb, key, error, reason (authorization, fencing, quota, timestamp,
+// syntax, ...) and a detail from the request; requests the envelope rules
+// refuse or drop at Warn. The embedded broker's own records are mapped to
+// the service's levels: its routine messages at Debug, a connection that
+// ends without a DISCONNECT at Debug (Info when the client sent something
+// broken), never a record without a message.
+//
 // # Behaviour the wire contract leaves open
 //
 // Envelope rules run in this order; the first that applies decides:

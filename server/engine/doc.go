@@ -113,6 +113,17 @@
 //     the whole walk is listed exactly once, keys added behind the cursor
 //     are skipped, none is listed twice.
 //
+// # Snapshots
+//
+// Export takes every key (value, version, fencing token, time left,
+// durability) and the clock at one instant; Import loads such a Snapshot
+// all or nothing: every item and the resulting store are checked against
+// the limits, quotas and accept window first, and the first problem is
+// returned (an *ItemError names the item) with nothing changed. Imported
+// keys keep their versions and tokens, expire their TTL after the import,
+// and the clock moves past everything the snapshot holds; watchers are
+// notified with a fresh version.
+//
 // Payloads of fixed answers and the key/payload of the notifications of one
 // change are shared read-only buffers: a caller publishes them and must not
 // modify them.
