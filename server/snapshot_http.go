@@ -13,8 +13,12 @@ import (
 )
 
 // DefaultMaxSnapshotBody bounds an uploaded snapshot unless
-// SnapshotHTTP.MaxBodyBytes says otherwise.
-const DefaultMaxSnapshotBody = 1 << 30
+// SnapshotHTTP.MaxBodyBytes says otherwise: 256 MiB, a few million keys.
+// Decoded, a snapshot of tiny keys takes about five times its size in
+// memory (a million 8-byte keys with empty values: 28 MB of JSON, 147 MB
+// read), so the bound is what bounds memory when the server has no quotas
+// (Options.MaxKeys and MaxBytes stop a read earlier).
+const DefaultMaxSnapshotBody = 256 << 20
 
 // SnapshotHTTP configures SnapshotHandler.
 type SnapshotHTTP struct {
