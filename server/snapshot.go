@@ -35,6 +35,10 @@ func (s *Server) ReadSnapshot(r io.Reader, mode engine.ImportMode) (engine.Impor
 }
 
 func (s *Server) readSnapshot(r io.Reader, opts engine.ImportOptions) (engine.ImportResult, error) {
+	if opts.Mode == engine.ImportEmpty && s.eng.Len() > 0 {
+		// Before reading the file; Import checks again under the lock.
+		return engine.ImportResult{}, engine.ErrNotEmpty
+	}
 	snap, err := snapshot.Read(r, snapshot.Limits{MaxKeys: s.opts.MaxKeys, MaxBytes: s.opts.MaxBytes})
 	if err != nil {
 		return engine.ImportResult{}, err

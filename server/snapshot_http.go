@@ -91,9 +91,10 @@ func (h *snapshotHandler) export(w http.ResponseWriter, r *http.Request, readabl
 		return
 	}
 	if err := snapshot.Write(w, snap); err != nil {
-		// The status line is gone; the client sees a truncated file,
-		// which Read refuses.
-		h.s.log.Warn("snapshot export cut short", "remote", r.RemoteAddr, "error", err)
+		// The status line is gone: abort the response, so that the client
+		// sees a broken transfer rather than a complete-looking one.
+		h.s.log.Info("snapshot export cut short", "remote", r.RemoteAddr, "error", err)
+		panic(http.ErrAbortHandler)
 	}
 }
 

@@ -297,3 +297,38 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
+
+// brokenWriter is a ResponseWriter whose connection fails after the
+// headers and n bytes.
+type brokenWriter struct {
+	h http.Header
+	n int
+}
+
+func (b *brokenWriter) Header() http.Header { return b.h }
+func (b *brokenWriter) WriteHeader(int)     {}
+func (b *brokenWriter) Write(p []byte) (int, error) {
+	if len(p) > b.n {
+		return 0, errors.New("connection reset")
+	}
+	b.n -= len(p)
+	return len(p), nil
+}
+
+// TestSnapshotExportAbortsABrokenTransfer: once the status line is sent,
+// a failing write aborts the response (http.ErrAbortHandler), so the
+// client sees a broken transfer instead of a well-ended, truncated file.
+func TestSnapshotExportAbortsABrokenTransfer(t *testing.T) {
+	e := newEnv(t, "", nil)
+	for i := 0; i < 2000; i++ {
+		must(t, e.srv.Engine().Put([]byte(fmt.Sprintf("key/%04d", i)), bytes.Repeat([]byte("v"), 100), engine.PutOptions{}))
+	}
+	h := e.srv.SnapshotHandler(server.SnapshotHTTP{})
+	defer func() {
+		if p := recover(); p != http.ErrAbortHandler {
+			t.Fatalf("recovered %v, want http.ErrAbortHandler", p)
+		}
+	}()
+	h.ServeHTTP(&brokenWriter{h: http.Header{}, n: 1000}, httptest.NewRequest(http.MethodGet, "/", nil))
+	t.Fatal("the export ended normally")
+}

@@ -228,16 +228,23 @@ func (e *Engine) Import(s Snapshot, opts ImportOptions) (ImportResult, error) {
 	if err != nil {
 		return ImportResult{}, err
 	}
-	var gone []*entry // ImportReplace: stored keys the snapshot lacks
+	var gone []*entry // ImportReplace: stored keys the snapshot lacks, in key order
+	var denied *entry
 	if opts.Mode == ImportReplace {
-		for _, ent := range e.keys {
-			if _, ok := in[ent.key]; !ok {
-				if opts.Writable != nil && !opts.Writable([]byte(ent.key)) {
-					return ImportResult{}, fmt.Errorf("replace would delete key %s: %w", DisplayKey([]byte(ent.key)), ErrNotAuthorized)
-				}
-				gone = append(gone, ent)
+		e.order.seek("", func(ent *entry) bool {
+			if _, ok := in[ent.key]; ok {
+				return true
 			}
-		}
+			if opts.Writable != nil && !opts.Writable([]byte(ent.key)) {
+				denied = ent
+				return false
+			}
+			gone = append(gone, ent)
+			return true
+		})
+	}
+	if denied != nil {
+		return ImportResult{}, fmt.Errorf("replace would delete key %s: %w", DisplayKey([]byte(denied.key)), ErrNotAuthorized)
 	}
 	if err := e.checkQuotas(s.Items, gone); err != nil {
 		return ImportResult{}, err
