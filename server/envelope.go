@@ -88,13 +88,14 @@ type outcome struct {
 	Action     action
 	Reason     string
 	StoreError string
+	// Why says what of the request decided StoreError (see refusalWhy);
+	// empty when the error says it all.
+	Why string
 	// Args are the parsed request, verb first (nil when it was refused
 	// before parsing or did not parse). They alias the PUBLISH payload:
 	// valid only while the transport handles the request.
-	Args [][]byte
-	// Refusal says why the state store answered StoreError (see refuse).
-	Refusal refusal
-	Reply   reply
+	Args  [][]byte
+	Reply reply
 }
 
 // process applies the envelope rules of wire contract §2 and §4 to in and,
@@ -179,7 +180,7 @@ func process(eng *engine.Engine, in *inbound) outcome {
 	out := outcome{Action: actReply, Reply: r, Args: args}
 	if r.Payload[0] == '-' {
 		out.StoreError = strings.TrimSuffix(string(r.Payload[1:]), "\r\n")
-		out.Refusal = refuse(out.StoreError, args, &req)
+		out.Why = refusalWhy(out.StoreError, args, &req)
 	}
 	return out
 }

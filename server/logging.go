@@ -19,51 +19,57 @@ import (
 	"github.com/ssgen/ssgen/server/engine"
 )
 
-// refusal says why the state store refused a request (answered -ERR):
-// Class is one word (authorization, fencing, quota, timestamp, syntax,
-// arguments, command, key, persistence), Detail what of the request
-// decided it, when the request tells.
-type refusal struct {
-	Class  string
-	Detail string
+// refusalClass is the reason word of a refusal: authorization, fencing,
+// quota, timestamp, syntax, arguments, command, key or persistence.
+func refusalClass(storeError string) string {
+	switch engine.Error(strings.TrimPrefix(storeError, "ERR ")) {
+	case engine.ErrNotAuthorized:
+		return "authorization"
+	case engine.ErrFencingTokenRequired, engine.ErrFencingTokenLower, engine.ErrFencingTokenDrift:
+		return "fencing"
+	case engine.ErrMissingTimestamp, engine.ErrMalformedTimestamp, engine.ErrRequestTimestampDrift:
+		return "timestamp"
+	case engine.ErrQuotaExceeded:
+		return "quota"
+	case engine.ErrSyntax:
+		return "syntax"
+	case engine.ErrWrongArgs:
+		return "arguments"
+	case engine.ErrUnknownCommand:
+		return "command"
+	case engine.ErrKeyLengthZero:
+		return "key"
+	case engine.ErrPersistence:
+		return "persistence"
+	}
+	return "error"
 }
 
-// refuse classifies the -ERR answer storeError ("ERR text") to args,
-// which req carried.
-func refuse(storeError string, args [][]byte, req *engine.Request) refusal {
+// refusalWhy says what of the request decided the -ERR answer storeError
+// ("ERR text") to args, which req carried: the access an authorization
+// refusal lacked, the request's stamps; "" when the error says it all.
+func refusalWhy(storeError string, args [][]byte, req *engine.Request) string {
 	switch engine.Error(strings.TrimPrefix(storeError, "ERR ")) {
 	case engine.ErrNotAuthorized:
 		need := "Write"
 		if len(args) > 0 && (string(args[0]) == "GET" || string(args[0]) == "KEYNOTIFY") {
 			need = "Read"
 		}
-		return refusal{"authorization", "no rule grants this client " + need + " on the key"}
+		return "no rule grants this client " + need + " on the key"
 	case engine.ErrFencingTokenRequired:
-		return refusal{"fencing", "the key is fenced and the request has no __ft"}
+		return "the key is fenced and the request has no __ft"
 	case engine.ErrFencingTokenLower:
-		return refusal{"fencing", "the request's __ft " + clip(req.FencingToken, 64) + " is lower than the key's fencing token"}
+		return "the request's __ft " + clip(req.FencingToken, 64) + " is lower than the key's fencing token"
 	case engine.ErrFencingTokenDrift:
-		return refusal{"fencing", "the request's __ft " + clip(req.FencingToken, 64) + " is too far ahead of the server's clock"}
+		return "the request's __ft " + clip(req.FencingToken, 64) + " is too far ahead of the server's clock"
 	case engine.ErrMissingTimestamp:
-		return refusal{"timestamp", "SET without __ts"}
+		return "SET without __ts"
 	case engine.ErrMalformedTimestamp:
-		return refusal{"timestamp", "__ts " + clip(req.Timestamp, 64) + ", __ft " + clip(req.FencingToken, 64)}
+		return "__ts " + clip(req.Timestamp, 64) + ", __ft " + clip(req.FencingToken, 64)
 	case engine.ErrRequestTimestampDrift:
-		return refusal{"timestamp", "the request's __ts " + clip(req.Timestamp, 64) + " is too far ahead of the server's clock"}
-	case engine.ErrQuotaExceeded:
-		return refusal{Class: "quota"}
-	case engine.ErrSyntax:
-		return refusal{Class: "syntax"}
-	case engine.ErrWrongArgs:
-		return refusal{Class: "arguments"}
-	case engine.ErrUnknownCommand:
-		return refusal{Class: "command"}
-	case engine.ErrKeyLengthZero:
-		return refusal{Class: "key"}
-	case engine.ErrPersistence:
-		return refusal{Class: "persistence"}
+		return "the request's __ts " + clip(req.Timestamp, 64) + " is too far ahead of the server's clock"
 	}
-	return refusal{Class: "error"}
+	return ""
 }
 
 // logAnswer reports a refused request: one the envelope rules refused
@@ -91,9 +97,9 @@ func logAnswer(log *slog.Logger, client string, out *outcome) {
 			}
 			attrs = append(attrs, slog.String(name, logBytes(out.Args[1], 200)))
 		}
-		attrs = append(attrs, slog.String("error", strings.TrimPrefix(out.StoreError, "ERR ")), slog.String("reason", out.Refusal.Class))
-		if out.Refusal.Detail != "" {
-			attrs = append(attrs, slog.String("detail", out.Refusal.Detail))
+		attrs = append(attrs, slog.String("error", strings.TrimPrefix(out.StoreError, "ERR ")), slog.String("reason", refusalClass(out.StoreError)))
+		if out.Why != "" {
+			attrs = append(attrs, slog.String("detail", out.Why))
 		}
 		log.LogAttrs(ctx, slog.LevelDebug, "request refused", attrs...)
 	}
@@ -105,10 +111,7 @@ func logAnswer(log *slog.Logger, client string, out *outcome) {
 func logBytes(b []byte, max int) string {
 	n := len(b)
 	if n > max {
-		b = b[:max]
-		for i := 1; i < utf8.UTFMax && !utf8.Valid(b); i++ {
-			b = b[:len(b)-1]
-		}
+		b = cutText(b, max)
 	}
 	s := string(b)
 	if !engine.IsText(b) {
@@ -118,6 +121,17 @@ func logBytes(b []byte, max int) string {
 		s += "…(" + strconv.Itoa(n) + " bytes)"
 	}
 	return s
+}
+
+// cutText is b[:max], shortened by up to three bytes when that keeps
+// text from ending in part of a character.
+func cutText(b []byte, max int) []byte {
+	for i := 0; i < utf8.UTFMax && i <= max; i++ {
+		if utf8.Valid(b[:max-i]) {
+			return b[:max-i]
+		}
+	}
+	return b[:max]
 }
 
 // clip bounds a request-controlled string for a log line.

@@ -131,10 +131,15 @@ func DisplayKey(k []byte) string {
 	suffix := ""
 	if len(k) > show {
 		suffix = fmt.Sprintf("... (%d bytes)", len(k))
-		k = k[:show]
-		// Do not cut a character in two.
-		for i := 1; i < utf8.UTFMax && !utf8.Valid(k); i++ {
-			k = k[:len(k)-1]
+		cut := k[:show]
+		// Do not cut a character of a text key in two.
+		for i := 1; i < utf8.UTFMax && !utf8.Valid(cut); i++ {
+			cut = k[:show-i]
+		}
+		if utf8.Valid(cut) {
+			k = cut
+		} else {
+			k = k[:show]
 		}
 	}
 	if IsText(k) {

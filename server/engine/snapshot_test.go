@@ -1,6 +1,8 @@
 package engine
 
 import (
+	"bytes"
+	"encoding/base64"
 	"errors"
 	"reflect"
 	"strings"
@@ -336,6 +338,7 @@ func TestDisplayKey(t *testing.T) {
 		{"\xff", "base64:/w=="},
 		{strings.Repeat("é", 150), `"` + strings.Repeat("é", 100) + `"... (300 bytes)`},
 		{"a" + strings.Repeat("é", 150), `"a` + strings.Repeat("é", 99) + `"... (301 bytes)`}, // not cut inside a character
+		{strings.Repeat("\xff", 300), "base64:" + base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{0xff}, 200)) + "... (300 bytes)"},
 	} {
 		if got := DisplayKey([]byte(tc.in)); got != tc.want {
 			t.Errorf("DisplayKey(%q) = %s, want %s", tc.in, got, tc.want)
