@@ -128,4 +128,3 @@ func TestLogBytes(t *testing.T) {
 		t.Error(`clip("") is not "(none)"`)
 	}
 }
-
