@@ -248,3 +248,45 @@ func TestServeSeedRefusals(t *testing.T) {
 		}
 	}
 }
+
+// TestExportAuthenticates: --token and SSGEN_TOKEN are sent as a Bearer
+// token, USER:PASSWORD@ in --http as HTTP Basic; a refusal names the
+// server's status and reason.
+func TestExportAuthenticates(t *testing.T) {
+	srv := servertest.New(t)
+	snap := srv.SnapshotHandler(server.SnapshotHTTP{})
+	hs := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		u, p, basic := r.BasicAuth()
+		if r.Header.Get("Authorization") != "Bearer s3cret" && !(basic && u == "alice" && p == "pw") {
+			http.Error(w, "sign in", http.StatusUnauthorized)
+			return
+		}
+		snap.ServeHTTP(w, r)
+	}))
+	t.Cleanup(hs.Close)
+	host := strings.TrimPrefix(hs.URL, "http://")
+	if code, _, errs := runVerb(t, "", "export", "--http", hs.URL); code != exitUsage || !strings.Contains(errs, "401 Unauthorized: sign in") {
+		t.Fatalf("without credentials: %d %q", code, errs)
+	}
+	for _, args := range [][]string{
+		{"--http", hs.URL, "--token", "s3cret"},
+		{"--http", "http://alice:pw@" + host},
+	} {
+		if code, out, errs := runVerb(t, "", append([]string{"export"}, args...)...); code != 0 || !strings.Contains(out, `"format": "ssgen-snapshot"`) {
+			t.Errorf("%q: %d %q", args, code, errs)
+		}
+	}
+	var out, errb bytes.Buffer
+	env := &cliEnv{stdin: strings.NewReader(""), stdout: &out, stderr: &errb, getenv: func(k string) string {
+		if k == "SSGEN_TOKEN" {
+			return "s3cret"
+		}
+		return ""
+	}}
+	if code := runCLI(context.Background(), env, []string{"export", "--http", hs.URL}); code != 0 {
+		t.Errorf("SSGEN_TOKEN: %d %q", code, errb.String())
+	}
+	if code, _, errs := runVerb(t, "", "export", "--http", "http://alice:wrong@"+host); code != exitUsage || strings.Contains(errs, "wrong") {
+		t.Errorf("a refused password: %d %q (the password must not be echoed)", code, errs)
+	}
+}
