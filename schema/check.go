@@ -8,8 +8,10 @@ import (
 // check runs the rules that span declarations, once everything is decoded.
 func (l *loader) check() {
 	l.checkNames()
+	l.checkReserved()
 	l.checkCycles()
 	l.checkCollisions()
+	l.checkGrants()
 }
 
 // namespace reports a name declared twice where generated Go code would

@@ -52,7 +52,7 @@ func (l *loader) group(p pair) *Group {
 	return g
 }
 
-var keyFields = []string{"doc", "path", "params", "type", "encoding", "ttl", "guard"}
+var keyFields = []string{"doc", "path", "params", "type", "encoding", "ttl", "guard", "persist"}
 
 func (l *loader) keys(g *Group, n *yaml.Node) []*Key {
 	var out []*Key
@@ -82,6 +82,8 @@ func (l *loader) keys(g *Group, n *yaml.Node) []*Key {
 				k.TTL = l.ttl(q.val, what)
 			case "guard":
 				guardN = q.val
+			case "persist":
+				k.Persist, _ = l.boolean(q.val, what+": persist")
 			}
 		}
 		if p.val.Kind != yaml.MappingNode {
@@ -233,7 +235,8 @@ func (l *loader) paramType(n *yaml.Node, what string) *Type {
 		}
 		return &Type{Kind: KindEnum, Def: td, Pos: l.pos(n)}
 	}
-	l.errorf(n, "%s: type %q: a parameter is a string, an integer type or an enum", what, v)
+	l.errorf(n, "%s: type %q: a parameter is a string, an integer type or an enum%s", what, v,
+		didYouMean(v, l.typeNames(func(k Kind) bool { return k == KindString || k.IsInteger() || k == KindEnum })))
 	return nil
 }
 
@@ -350,10 +353,19 @@ func (l *loader) guard(k *Key, n *yaml.Node) *Lock {
 		}
 	}
 	if lk == nil {
+		var names []string
 		if k.Group != nil {
-			l.errorf(n, "%s: guard %q: no lock %s in group %s or at the top level", what, v, v, k.Group.Name)
+			for _, x := range k.Group.Locks {
+				names = append(names, x.Name)
+			}
+		}
+		for _, x := range l.s.Locks {
+			names = append(names, x.Name)
+		}
+		if k.Group != nil {
+			l.errorf(n, "%s: guard %q: no lock %s in group %s or at the top level%s", what, v, v, k.Group.Name, didYouMean(v, names))
 		} else {
-			l.errorf(n, "%s: guard %q: no top-level lock %s", what, v, v)
+			l.errorf(n, "%s: guard %q: no top-level lock %s%s", what, v, v, didYouMean(v, names))
 		}
 		return nil
 	}

@@ -72,6 +72,7 @@ func TestJSONSchemaRejectsShapeErrors(t *testing.T) {
 		"field-unknown-option", "field-optional-not-bool", "field-wire-name-invalid",
 		"key-type-missing", "key-path-missing", "lock-ttl-missing", "ttl-without-unit",
 		"type-name-not-exported", "key-name-not-exported", "path-empty", "go-type-without-import-path",
+		"role-names-nobody", "role-grants-nothing", "role-bad-principals", "role-bad-name", "persist-not-bool",
 	} {
 		f := filepath.Join("testdata/errors", name+".yaml")
 		if err := sch.Validate(yamlInstance(t, f)); err == nil {

@@ -124,7 +124,11 @@ func (l *loader) mapping(n *yaml.Node, what string, allowed ...string) []pair {
 		}
 		seen[k.Value] = k
 		if allowed != nil && !contains(allowed, k.Value) {
-			l.errorf(k, "%s: unknown field %q (want one of: %s)", what, k.Value, strings.Join(allowed, ", "))
+			if hint := didYouMean(k.Value, allowed); hint != "" {
+				l.errorf(k, "%s: unknown field %q%s", what, k.Value, hint)
+			} else {
+				l.errorf(k, "%s: unknown field %q (want one of: %s)", what, k.Value, strings.Join(allowed, ", "))
+			}
 			continue
 		}
 		out = append(out, pair{key: k, val: v, name: k.Value})
@@ -185,12 +189,12 @@ func contains(list []string, s string) bool {
 	return false
 }
 
-var topFields = []string{"version", "package", "doc", "encoding", "types", "groups", "keys", "locks"}
+var topFields = []string{"version", "package", "doc", "encoding", "types", "groups", "keys", "locks", "roles"}
 
 func (l *loader) top(root *yaml.Node) {
 	s := l.s
 	s.Encoding = EncodingMsgpack
-	var typesN, groupsN, keysN, locksN *yaml.Node
+	var typesN, groupsN, keysN, locksN, rolesN *yaml.Node
 	haveVersion, havePackage := false, false
 	for _, p := range l.mapping(root, "schema", topFields...) {
 		switch p.name {
@@ -219,6 +223,8 @@ func (l *loader) top(root *yaml.Node) {
 			keysN = p.val
 		case "locks":
 			locksN = p.val
+		case "roles":
+			rolesN = p.val
 		}
 	}
 	if root.Kind != yaml.MappingNode {
@@ -253,6 +259,9 @@ func (l *loader) top(root *yaml.Node) {
 			}
 		}
 	}
+	if rolesN != nil {
+		s.Roles = l.roles(rolesN)
+	}
 	l.check()
 }
 
@@ -279,7 +288,11 @@ func (l *loader) encoding(n *yaml.Node) (Encoding, bool) {
 			return e, true
 		}
 	}
-	l.errorf(n, "encoding %q: want msgpack, json, string or bytes", v)
+	var names []string
+	for _, e := range encodings {
+		names = append(names, string(e))
+	}
+	l.errorf(n, "encoding %q: want msgpack, json, string or bytes%s", v, didYouMean(v, names))
 	return "", false
 }
 

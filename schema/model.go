@@ -20,6 +20,7 @@ type Schema struct {
 	Groups []*Group   // groups of keys sharing a path prefix and its parameters
 	Keys   []*Key     // top-level keys (not in any group)
 	Locks  []*Lock    // top-level locks (not in any group)
+	Roles  []*Role    // who may read and write which keys and locks
 }
 
 // Type returns the declared type with the given name, or nil.
@@ -291,7 +292,10 @@ type Key struct {
 	EncodingSet bool
 	TTL         time.Duration // expiry of every Set; 0 when the key persists
 	Guard       *Lock         // lock whose fencing token protects writes; nil when none
-	Pos         Pos
+	// Persist asks the broker to keep every write of the key on disk
+	// (the aio-persistence user property).
+	Persist bool
+	Pos     Pos
 }
 
 // FullPath returns the group's path followed by the key's own.

@@ -110,7 +110,7 @@ func TestErrorListExposesEachError(t *testing.T) {
 	if !errors.As(err, &e) || e.Pos != (Pos{"f.yaml", 3, 1}) {
 		t.Fatalf("errors.As found %v in %v", e, err)
 	}
-	if err.Error() != `f.yaml:3:1: schema: unknown field "bogus" (want one of: version, package, doc, encoding, types, groups, keys, locks)` {
+	if err.Error() != `f.yaml:3:1: schema: unknown field "bogus" (want one of: version, package, doc, encoding, types, groups, keys, locks, roles)` {
 		t.Fatalf("message %q", err)
 	}
 }

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"sort"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -343,6 +344,24 @@ func (l *loader) parseTypeString(n *yaml.Node, what, v string, depth int) *Type 
 		}
 		return &Type{Kind: td.Kind, Def: td, Pos: p}
 	}
-	l.errorf(n, "%s: unknown type %q", what, v)
+	l.errorf(n, "%s: unknown type %q%s", what, v, didYouMean(v, l.typeNames(nil)))
 	return nil
+}
+
+// typeNames is every value type name a schema may write (the scalars and
+// the declared types), or only those keep accepts: for suggestions.
+func (l *loader) typeNames(keep func(Kind) bool) []string {
+	var out []string
+	for name, k := range scalarKinds {
+		if keep == nil || keep(k) {
+			out = append(out, name)
+		}
+	}
+	sort.Strings(out) // map order must not pick between equally close names
+	for _, t := range l.s.Types {
+		if keep == nil || keep(t.Kind) {
+			out = append(out, t.Name)
+		}
+	}
+	return out
 }

@@ -50,7 +50,7 @@ func emitEnum(f *jen.File, t *schema.TypeDef) {
 		})
 	}
 
-	parse := "Parse" + name
+	parse := t.ParserName()
 	comment(f, parse+" returns the "+name+" spelled s, or a *runtime.EnumError when s is not one of its declared values.")
 	f.Func().Id(parse).Params(jen.Id("s").String()).Params(jen.Id(name), jen.Error()).Block(
 		jen.If(jen.Id(r).Op(":=").Id(name).Call(jen.Id("s")), jen.Id(r).Dot("Valid").Call()).Block(

@@ -2,7 +2,6 @@ package templates
 
 import (
 	"bytes"
-	"errors"
 	"fmt"
 
 	"github.com/dave/jennifer/jen"
@@ -25,21 +24,14 @@ type File struct {
 	Content []byte // gofmt'd source
 }
 
-// ErrReservedName is matched by the error Generate returns when a schema
-// name collides with an identifier the generated code declares itself.
-var ErrReservedName = errors.New("templates: name reserved by the generated code")
-
 // FileName is the name of the file generated for a schema of package pkg.
 // Naming it after the package, not the schema file, makes a package rename
 // leave an orphan that the generator recognises and removes.
 func FileName(pkg string) string { return pkg + "_ssgen.go" }
 
-// Generate renders the Go source for s. It fails, writing nothing, when the
-// schema uses a name the generated code reserves.
+// Generate renders the Go source for s, a schema that schema.Load
+// accepted (which refuses names the generated code reserves).
 func Generate(s *schema.Schema, opts Options) ([]File, error) {
-	if err := checkReserved(s); err != nil {
-		return nil, err
-	}
 	shadow := fileNames(s)
 	f := jen.NewFile(s.Package)
 	f.ImportName(runtimePkg, "runtime")

@@ -9,34 +9,19 @@ import (
 	"github.com/ssgen/ssgen/schema"
 )
 
-// The names of what emitGroupLister declares for group g.
-func paramsType(g *schema.Group) string  { return g.Name + "Params" }
-func listerName(g *schema.Group) string  { return "List" + plural(g.Name) }
-func watcherName(g *schema.Group) string { return "Watch" + plural(g.Name) }
+// The names of what emitGroupLister declares for group g. The exported
+// ones are the schema's (schema/gonames.go), which refuses schema names
+// that would meet them.
+func paramsType(g *schema.Group) string  { return g.ParamsTypeName() }
+func listerName(g *schema.Group) string  { return g.ListerName() }
+func watcherName(g *schema.Group) string { return g.WatcherName() }
 func parserName(g *schema.Group) string  { return "parse" + g.Name }
 func templateVar(g *schema.Group) string {
 	return strings.ToLower(g.Name[:1]) + g.Name[1:] + "Template"
 }
 
 // paramField is the Go field of a parameter in its group's Params struct.
-func paramField(p *schema.Param) string {
-	return strings.ToUpper(p.Name[:1]) + p.Name[1:]
-}
-
-// plural is the English plural of a Go name, by the spelling rules that
-// need no dictionary: Thermostat → Thermostats, Box → Boxes, Entry →
-// Entries, Status → Statuses.
-func plural(s string) string {
-	lower := strings.ToLower(s)
-	switch {
-	case strings.HasSuffix(lower, "s"), strings.HasSuffix(lower, "x"), strings.HasSuffix(lower, "z"),
-		strings.HasSuffix(lower, "ch"), strings.HasSuffix(lower, "sh"):
-		return s + "es"
-	case len(lower) >= 2 && lower[len(lower)-1] == 'y' && !strings.ContainsRune("aeiou", rune(lower[len(lower)-2])):
-		return s[:len(s)-1] + "ies"
-	}
-	return s + "s"
-}
+func paramField(p *schema.Param) string { return p.FieldName() }
 
 // emitGroupLister declares, for a group with parameters, its Params
 // struct, its runtime.Template, a parser from a listed key's parameter
@@ -95,7 +80,7 @@ func emitGroupLister(f *jen.File, g *schema.Group) {
 			stmts = append(stmts, field.Clone().Op("=").Add(v))
 			continue
 		case k == schema.KindEnum:
-			parse = jen.Id("Parse" + p.Type.Def.Name).Call(v)
+			parse = jen.Id(p.Type.Def.ParserName()).Call(v)
 		case k.IsSigned():
 			parse = jen.Qual(runtimePkg, "ParseIntParam").Types(goType(p.Type)).Call(jen.Lit(p.Name), v)
 		default:

@@ -1,0 +1,50 @@
+package schema
+
+import "strings"
+
+// The Go names that generated code declares besides the schema's own
+// names live here, once: the generator uses them, and Load refuses a
+// schema whose names would meet them (checkReserved).
+
+// StoreTypeName and NewFuncName are the store type and its constructor
+// that every generated package declares.
+const (
+	StoreTypeName = "Store"
+	NewFuncName   = "New"
+	// ClientMethodName is the Store's accessor of its *runtime.Client.
+	ClientMethodName = "Client"
+)
+
+// ParserName is the name of an enum's generated parser ("ParseMode").
+func (t *TypeDef) ParserName() string { return "Parse" + t.Name }
+
+// ParamsTypeName is the struct generated for the parameters of a group
+// with parameters, as a listing reads them back ("ThermostatParams").
+func (g *Group) ParamsTypeName() string { return g.Name + "Params" }
+
+// ListerName is the Store method listing a group's instances
+// ("ListThermostats").
+func (g *Group) ListerName() string { return "List" + plural(g.Name) }
+
+// WatcherName is the Store method watching a group's instances
+// ("WatchThermostats").
+func (g *Group) WatcherName() string { return "Watch" + plural(g.Name) }
+
+// FieldName is the Go field of a group parameter in its Params struct:
+// the name with its first letter upper-cased ("id" → "Id").
+func (p *Param) FieldName() string { return strings.ToUpper(p.Name[:1]) + p.Name[1:] }
+
+// plural is the English plural of a Go name, by the spelling rules that
+// need no dictionary: Thermostat → Thermostats, Box → Boxes, Entry →
+// Entries, Status → Statuses.
+func plural(s string) string {
+	lower := strings.ToLower(s)
+	switch {
+	case strings.HasSuffix(lower, "s"), strings.HasSuffix(lower, "x"), strings.HasSuffix(lower, "z"),
+		strings.HasSuffix(lower, "ch"), strings.HasSuffix(lower, "sh"):
+		return s + "es"
+	case len(lower) >= 2 && lower[len(lower)-1] == 'y' && !strings.ContainsRune("aeiou", rune(lower[len(lower)-2])):
+		return s[:len(s)-1] + "ies"
+	}
+	return s + "s"
+}
