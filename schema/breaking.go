@@ -3,6 +3,7 @@ package schema
 import (
 	"encoding/json"
 	"fmt"
+	"sort"
 	"strings"
 )
 
@@ -51,6 +52,9 @@ const (
 	RuleEnumValueRemoved     = "enum-value-removed"
 	RuleTypeKindChanged      = "type-kind-changed"
 	RuleGoTypeChanged        = "go-type-changed"
+	RuleParamTypeChanged     = "param-type-changed"
+	RuleGrantWidened         = "grant-widened"
+	RuleGrantNarrowed        = "grant-narrowed"
 )
 
 // Change is one difference between two versions of a schema that breaks
@@ -92,9 +96,11 @@ func HasErrors(changes []Change) bool {
 }
 
 // Compare lists the changes from old to new that break stored data or
-// callers. Adding keys, locks, types, optional fields, enum values and
-// TTLs is not a change. The order is deterministic: the schema, then the
-// types, locks and keys in old's declaration order, then what new adds.
+// callers, or change who may do what. Adding keys, locks, types, optional
+// fields, enum values and TTLs is not a change. The changes come in file
+// order: those about the whole file first, then those in the new file by
+// position, then those located in the old file (something removed) by
+// position there.
 func Compare(old, new *Schema) []Change {
 	c := &comparer{}
 	if old.Package != new.Package {
@@ -103,7 +109,30 @@ func Compare(old, new *Schema) []Change {
 	c.types(old, new)
 	c.locks(old, new)
 	c.keys(old, new)
+	c.grants(old, new)
+	sort.SliceStable(c.out, func(i, j int) bool {
+		a, b := c.out[i].Pos, c.out[j].Pos
+		if ra, rb := fileRank(a, new), fileRank(b, new); ra != rb {
+			return ra < rb
+		}
+		if a.Line != b.Line {
+			return a.Line < b.Line
+		}
+		return a.Col < b.Col
+	})
 	return c.out
+}
+
+// fileRank orders positions: the whole file, then the new file, then the
+// old one.
+func fileRank(p Pos, new *Schema) int {
+	switch {
+	case p.Line == 0:
+		return 0
+	case p.Filename == new.Filename:
+		return 1
+	}
+	return 2
 }
 
 type comparer struct {
@@ -346,8 +375,15 @@ func (c *comparer) path(o, n entry, pathRule string) {
 		if n.group != nil && findParam(n.group.Params, np.Name) == np {
 			owner = "group " + n.group.Name
 		}
-		if !paramCompatible(op, np) && c.once(RuleKeyParamChanged, np) {
-			c.add(RuleKeyParamChanged, SeverityError, np.Pos, "%s: parameter %s changed from %s to %s; some stored keys can no longer be addressed", owner, np.Name, op.Type, np.Type)
+		switch {
+		case !paramCompatible(op, np):
+			if c.once(RuleKeyParamChanged, np) {
+				c.add(RuleKeyParamChanged, SeverityError, np.Pos, "%s: parameter %s changed from %s to %s; some stored keys can no longer be addressed", owner, np.Name, op.Type, np.Type)
+			}
+		case op.Type.String() != np.Type.String():
+			if c.once(RuleParamTypeChanged, np) {
+				c.add(RuleParamTypeChanged, SeverityWarning, np.Pos, "%s: parameter %s changed from %s to %s; stored keys stay addressable, but the generated accessors change signature, so callers must follow", owner, np.Name, op.Type, np.Type)
+			}
 		}
 		if np.Pattern != "" && np.Pattern != op.Pattern && c.once(RuleParamPatternChanged, np) {
 			c.add(RuleParamPatternChanged, SeverityWarning, np.Pos, "%s: parameter %s now must match %q; stored keys outside it can no longer be addressed", owner, np.Name, np.Pattern)
