@@ -26,7 +26,7 @@ func emitKey(f *jen.File, r recv, k *schema.Key) {
 		}
 	}
 	elem := goType(k.Type)
-	handle := newKey(goType(k.Type), r.client, pathExpr(r, r.prefix, k.Path), codecValue(k), ttl, guard)
+	handle := newKey(goType(k.Type), r.client, pathExpr(r, r.prefix, k.Path), codecValue(k), ttl, guard, k.Persist)
 	f.Func().Params(jen.Id(r.name).Op("*").Id(r.typ)).Id(k.Name).Params(paramList(r, k.Params)...).
 		Add(returns(jen.Op("*").Qual(runtimePkg, "Key").Types(elem), canFail(k.Params))).
 		Block(body(r, k.QualifiedName(), k.Params, handle)...)
@@ -45,6 +45,9 @@ func keyDoc(k *schema.Key, full string) []string {
 	}
 	if k.Guard != nil {
 		notes = append(notes, fmt.Sprintf("Writes carry the fencing token of lock %s (%q) while this client holds its lease; CompareAndSet and Update take the lease, read, compare and write under it.", k.Guard.QualifiedName(), k.Guard.FullPath().String()))
+	}
+	if k.Persist {
+		notes = append(notes, "Every write asks the broker to keep the key on disk (aio-persistence), so that it survives a restart of the broker.")
 	}
 	if canFail(k.Params) {
 		notes = append(notes, paramNote(k.Params))

@@ -10,13 +10,16 @@ import (
 // changes, this file and the SupportPackageIsVersion guard change together.
 
 // newKey builds a *runtime.Key[T] for the key stored under name.
-func newKey(elem, client, name, codecValue, ttl, guard jen.Code) *jen.Statement {
+func newKey(elem, client, name, codecValue, ttl, guard jen.Code, persist bool) *jen.Statement {
 	args := []jen.Code{client, jen.Index().Byte().Call(name), codecValue}
 	if ttl != nil {
 		args = append(args, jen.Qual(runtimePkg, "DefaultTTL").Call(ttl))
 	}
 	if guard != nil {
 		args = append(args, jen.Qual(runtimePkg, "GuardedBy").Call(guard))
+	}
+	if persist {
+		args = append(args, jen.Qual(runtimePkg, "PersistWrites").Call())
 	}
 	return jen.Qual(runtimePkg, "NewKey").Types(elem).Call(args...)
 }

@@ -216,6 +216,17 @@ func (g *Thermostat) Firmware() *runtime.Key[[]byte] {
 	return runtime.NewKey[[]byte](g.s.c, []byte(g.prefix+"/firmware"), codec.Bytes{})
 }
 
+// Calibration returns the handle of the key "thermostats/{id}/calibration",
+// holding values of type float64, encoded as MessagePack.
+//
+// Kept on disk by the broker (aio-persistence on every write).
+//
+// Every write asks the broker to keep the key on disk (aio-persistence), so
+// that it survives a restart of the broker.
+func (g *Thermostat) Calibration() *runtime.Key[float64] {
+	return runtime.NewKey[float64](g.s.c, []byte(g.prefix+"/calibration"), codec.MsgPack[float64]{}, runtime.PersistWrites())
+}
+
 // Owner returns the handle of the lock stored at "thermostats/{id}/owner". A
 // lease lasts 10s and is renewed by the runtime until released; its version is
 // the fencing token of the keys the lock guards.
@@ -238,6 +249,7 @@ var thermostatTemplate = runtime.NewTemplate(
 	runtime.TemplateMember{Name: "Label", Path: "label"},
 	runtime.TemplateMember{Name: "Mode", Path: "mode"},
 	runtime.TemplateMember{Name: "Firmware", Path: "firmware"},
+	runtime.TemplateMember{Name: "Calibration", Path: "calibration"},
 	runtime.TemplateMember{Name: "Owner", Path: "owner"},
 )
 

@@ -48,8 +48,11 @@ func (s *Store) Client() *runtime.Client {
 // Writes carry the fencing token of lock Admin ("plant/admin") while this
 // client holds its lease; CompareAndSet and Update take the lease, read,
 // compare and write under it.
+//
+// Every write asks the broker to keep the key on disk (aio-persistence), so
+// that it survives a restart of the broker.
 func (s *Store) Config() *runtime.Key[map[string]string] {
-	return runtime.NewKey[map[string]string](s.c, []byte("plant/config"), codec.JSON[map[string]string]{}, runtime.GuardedBy(s.Admin()))
+	return runtime.NewKey[map[string]string](s.c, []byte("plant/config"), codec.JSON[map[string]string]{}, runtime.GuardedBy(s.Admin()), runtime.PersistWrites())
 }
 
 // Motd returns the handle of the key "plant/motd", holding values of type
