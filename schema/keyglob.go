@@ -40,6 +40,14 @@ func (p Path) Glob() (glob string, exact bool) {
 	return b.String(), exact
 }
 
+// GlobReaches reports whether the pattern Glob returns for p matches a key
+// that q can render: what a broker rule written for p grants or persists
+// beyond p's own keys.
+func (p Path) GlobReaches(q Path) bool {
+	g, exact := p.Glob()
+	return globReaches(g, exact, q)
+}
+
 // globReaches reports whether the glob (or exact key) that Glob returned
 // matches some key the path q can render. It runs the glob and q, both
 // turned into automata over bytes, side by side, looking for a key both
