@@ -50,7 +50,7 @@ func runBreaking(ctx context.Context, env *cliEnv, args []string) error {
 	default:
 		return usageErrorf("--format %q: want text, json or github-actions", *format)
 	}
-	newS, err := loadSchema(env, file)
+	newS, err := loadSchemaFormat(env, file, *format)
 	if err != nil {
 		return err
 	}
@@ -154,15 +154,14 @@ func githubAnnotation(c schema.Change, schemaFile string) string {
 	if c.Severity == schema.SeverityWarning {
 		level = "warning"
 	}
-	props := "file=" + ghProperty(schemaFile)
+	at := schema.Pos{Filename: schemaFile}
 	msg := c.Msg
 	if c.Pos.Filename == schemaFile && c.Pos.Line > 0 {
-		props += fmt.Sprintf(",line=%d,col=%d", c.Pos.Line, c.Pos.Col)
+		at = c.Pos
 	} else if c.Pos.Line > 0 {
 		msg += fmt.Sprintf(" (declared at %s)", c.Pos)
 	}
-	props += ",title=" + ghProperty("ssgen breaking: "+c.Rule)
-	return "::" + level + " " + props + "::" + ghData(msg)
+	return ghAnnotation(level, at, "ssgen breaking: "+c.Rule, msg)
 }
 
 func ghData(s string) string {

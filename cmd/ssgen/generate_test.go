@@ -250,3 +250,30 @@ func TestCheckAgreesWithTheCommittedGeneratedPackage(t *testing.T) {
 	r := runGen(t, "check", "--schema", schemaFile)
 	r.want(t, exitOK)
 }
+
+func TestCheckAnnotatesForGitHubActions(t *testing.T) {
+	dir := t.TempDir()
+	schemaFile := filepath.Join(dir, "ssgen.yaml")
+	writeGenFile(t, schemaFile, genSchema)
+	r := runGen(t, "check", "--format", "github-actions", "--schema", schemaFile)
+	r.want(t, exitNegative)
+	if !strings.HasPrefix(r.stdout, "::error file="+filepath.ToSlash(filepath.Join(dir, "thermostat_ssgen.go"))+",title=ssgen check::") ||
+		!strings.Contains(r.stdout, "is missing; run ssgen generate") || !strings.Contains(r.stdout, "--- /dev/null\n") {
+		t.Fatalf("stdout:\n%s", r.stdout)
+	}
+
+	// Every schema problem becomes an annotation at its line and column.
+	writeGenFile(t, schemaFile, strings.Replace(genSchema, "type: SetPoint", "type: Nope\n        ttl: soon", 1))
+	r = runGen(t, "check", "--format", "github-actions", "--schema", schemaFile)
+	r.want(t, exitUsage)
+	lines := strings.Split(strings.TrimSpace(r.stdout), "\n")
+	if len(lines) != 2 {
+		t.Fatalf("want two annotations, got:\n%s", r.stdout)
+	}
+	for _, l := range lines {
+		if !strings.HasPrefix(l, "::error file="+schemaFile+",line=") || !strings.Contains(l, ",col=") {
+			t.Errorf("annotation %q", l)
+		}
+	}
+	runGen(t, "check", "--format", "xml", "--schema", schemaFile).want(t, exitUsage)
+}
