@@ -26,6 +26,7 @@ set -uo pipefail
 fail() { echo "ssgen-review: $*" >&2; exit 2; }
 
 [ -n "${SSGEN_BASE:-}" ] || fail "SSGEN_BASE is not set (the revision to compare with)"
+case "$SSGEN_BASE" in -*) fail "SSGEN_BASE=$SSGEN_BASE: a revision does not start with '-'" ;; esac
 git rev-parse --verify --quiet "${SSGEN_BASE}^{commit}" >/dev/null ||
   fail "SSGEN_BASE=$SSGEN_BASE is not a revision of this repository (fetch it: actions/checkout with fetch-depth: 0)"
 
@@ -58,6 +59,9 @@ fi
 status=0
 doc=""
 for s in "${schemas[@]}"; do
+  # A pull request chooses its file names: one starting with '-' must not
+  # read as a flag of ssgen.
+  case "$s" in -*) s="./$s" ;; esac
   [ -f "$s" ] || fail "$s: no such schema file"
   echo "::group::ssgen check --schema $s"
   "${ssgen[@]}" check --format github-actions --schema "$s"
@@ -74,7 +78,8 @@ for s in "${schemas[@]}"; do
   # The Markdown of every schema this change touches, for the reviewers.
   if [ -n "${SSGEN_DOC_FILE:-}" ] && ! git diff --quiet "$SSGEN_BASE" -- "$s"; then
     if md=$("${ssgen[@]}" doc "$s"); then
-      doc+=$'<details open><summary><code>'"$s"$'</code></summary>\n\n'"$md"$'\n\n</details>\n\n'
+      name=$(printf '%s' "$s" | sed -e 's/&/\&amp;/g' -e 's/</\&lt;/g' -e 's/>/\&gt;/g')
+      doc+=$'<details open><summary><code>'"$name"$'</code></summary>\n\n'"$md"$'\n\n</details>\n\n'
     else
       status=2
     fi

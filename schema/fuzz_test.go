@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"io"
 	"os"
 	"path/filepath"
 	"testing"
@@ -23,6 +24,16 @@ func FuzzLoad(f *testing.F) {
 				t.Fatal("nil schema without error")
 			}
 			_ = Compare(s, s)
+			if err := WriteMarkdown(io.Discard, s); err != nil {
+				t.Fatal(err)
+			}
+			for _, r := range s.Roles {
+				for _, p := range r.Permissions() {
+					if p.Access == 0 || len(p.Grants) == 0 {
+						t.Fatalf("role %s: %s without access or grants", r.Name, p.What())
+					}
+				}
+			}
 			return
 		}
 		list, ok := err.(ErrorList)

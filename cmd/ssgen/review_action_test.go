@@ -119,8 +119,24 @@ groups:
 		t.Fatalf("no schema changed since %s, yet a doc was written:\n%s", head, doc)
 	}
 
+	// A schema whose path starts with '-' is read as a file, not a flag
+	// (ssgen doc -o/ssgen.yaml would write a file wherever the pull
+	// request says).
+	evil := filepath.Join(repo, "-o")
+	writeGenFile(t, filepath.Join(evil, "ssgen.yaml"), strings.Replace(v1, "package: plant", "package: evil", 1))
+	sh(bin, "generate", "--schema", "./-o/ssgen.yaml")
+	sh("git", "add", "--", "-o")
+	sh("git", "commit", "-q", "-m", "a schema under -o")
+	code, out, doc = review(head)
+	if code != 1 || !strings.Contains(doc, "<code>./-o/ssgen.yaml</code>") || !strings.Contains(out, "./-o/ssgen.yaml") {
+		t.Fatalf("a schema under -o/: exit %d\n%s\ndoc:\n%s", code, out, doc)
+	}
+
 	// A base that does not exist is a usage error, not a pass.
 	if code, out, _ := review("no-such-branch"); code != 2 || !strings.Contains(out, "not a revision") {
 		t.Fatalf("unknown base: exit %d\n%s", code, out)
+	}
+	if code, out, _ := review("--output=" + filepath.Join(repo, "x")); code != 2 || !strings.Contains(out, "does not start with '-'") {
+		t.Fatalf("a base that is an option: exit %d\n%s", code, out)
 	}
 }
