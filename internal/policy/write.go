@@ -159,7 +159,7 @@ func principalsOf(r Rule, withAttributes bool) principals {
 func stateStore(res []Resource) []stateStoreResource {
 	var out []stateStoreResource
 	for _, r := range res {
-		out = append(out, stateStoreResource{KeyType: r.KeyType, Keys: r.Keys, Method: r.Method})
+		out = append(out, stateStoreResource(r))
 	}
 	return out
 }
