@@ -12,7 +12,7 @@ func init() {
 }
 
 func runDoc(_ context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet(env, "doc", "[-o FILE] [schema file, default ssgen.yaml]\n\nPrints a Markdown reference of the schema: every key with its full path,\nparameters, type, encoding, TTL and guard, the locks, and the types with their docs.")
+	fs := newFlagSet(env, "doc", "[-o FILE] [schema file, default ssgen.yaml]\n\nPrints a Markdown reference of the schema: a Mermaid diagram of the key tree\n(groups, keys, locks and which lock guards which key; GitHub renders it), every\nkey with its full path, parameters, type, encoding, TTL, guard and persistence,\nthe locks, the groups, the roles, and the types with their docs.")
 	out := fs.String("o", "", "write to `FILE` instead of stdout")
 	pos, help, err := interleavedArgs(fs, args)
 	if help || err != nil {
