@@ -1,0 +1,191 @@
+package schemaval
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/ssgen/ssgen/schema"
+)
+
+// Resolver finds the declared key or lock a concrete key is. Make one
+// with NewResolver; it is immutable and safe for concurrent use.
+type Resolver struct {
+	// bySegments holds the declarations by their number of path
+	// segments, the first thing a key must match.
+	bySegments map[int][]decl
+}
+
+type decl struct {
+	key    *schema.Key
+	lock   *schema.Lock
+	path   schema.Path
+	params []*schema.Param
+	codec  *Codec
+}
+
+// NewResolver indexes the keys and locks of s.
+func NewResolver(s *schema.Schema) *Resolver {
+	r := &Resolver{bySegments: map[int][]decl{}}
+	add := func(d decl) {
+		n := len(d.path.Segments)
+		r.bySegments[n] = append(r.bySegments[n], d)
+	}
+	for _, k := range s.AllKeys() {
+		add(decl{key: k, path: k.FullPath(), params: k.AllParams(), codec: ForKey(k)})
+	}
+	for _, l := range s.AllLocks() {
+		add(decl{lock: l, path: l.FullPath(), params: l.AllParams()})
+	}
+	return r
+}
+
+// Match is a concrete key read as a declaration of the schema.
+type Match struct {
+	// Key is the declared key, or nil when the key is a lock.
+	Key *schema.Key
+	// Lock is the declared lock, or nil when the key is a key.
+	Lock *schema.Lock
+	// Params are the parameter values the key holds, in the order of the
+	// accessor's arguments (the group's, then the key's own).
+	Params []Param
+
+	codec *Codec
+}
+
+// Param is one parameter value of a Match.
+type Param struct {
+	Param *schema.Param
+	// Value is the typed value: a string (string and enum parameters),
+	// an int64 or a uint64.
+	Value any
+	// Text is the value as the key spells it.
+	Text string
+}
+
+// Name is the declaration's qualified name: "Group.Key", "Key",
+// "Group.Lock" or "Lock".
+func (m *Match) Name() string {
+	if m.Lock != nil {
+		return m.Lock.QualifiedName()
+	}
+	return m.Key.QualifiedName()
+}
+
+// Codec is the codec of the key's values; nil for a lock, whose value is
+// the holder's id (plain bytes, not typed).
+func (m *Match) Codec() *Codec { return m.codec }
+
+// ParamMap returns the parameter values by name.
+func (m *Match) ParamMap() map[string]any {
+	out := make(map[string]any, len(m.Params))
+	for _, p := range m.Params {
+		out[p.Param.Name] = p.Value
+	}
+	return out
+}
+
+// GuardKey returns the concrete key of the lock that guards this key, and
+// the lock, or "" and nil when the key has no guard. The guard is a lock
+// of the key's group (so it takes the group's parameter values from this
+// key) or a top-level lock.
+func (m *Match) GuardKey() (string, *schema.Lock) {
+	if m.Key == nil || m.Key.Guard == nil {
+		return "", nil
+	}
+	values := make(map[*schema.Param]string, len(m.Params))
+	for _, p := range m.Params {
+		values[p.Param] = p.Text
+	}
+	return Render(m.Key.Guard.FullPath(), values), m.Key.Guard
+}
+
+// Render spells a path with the given parameter values (as text).
+func Render(p schema.Path, values map[*schema.Param]string) string {
+	var b strings.Builder
+	for i, s := range p.Segments {
+		if i > 0 {
+			b.WriteByte('/')
+		}
+		if s.Param != nil {
+			b.WriteString(values[s.Param])
+		} else {
+			b.WriteString(s.Literal)
+		}
+	}
+	return b.String()
+}
+
+// Resolve returns the declaration key is, with its parameter values, or
+// false when it is none. A parameter value must be one the generated
+// accessor could have rendered: a string non-empty and matching its
+// pattern, an enum one of its values, an integer in canonical decimal
+// (no sign or leading zero it would not write) within its type's range.
+// A schema that loaded declares no two paths that can render the same
+// key, so at most one declaration matches.
+func (r *Resolver) Resolve(key string) (*Match, bool) {
+	segs := strings.Split(key, "/")
+	for _, d := range r.bySegments[len(segs)] {
+		if m, ok := d.match(segs); ok {
+			return m, true
+		}
+	}
+	return nil, false
+}
+
+func (d *decl) match(segs []string) (*Match, bool) {
+	var params []Param
+	for i, s := range d.path.Segments {
+		if s.Param == nil {
+			if segs[i] != s.Literal {
+				return nil, false
+			}
+			continue
+		}
+		v, ok := ParseParam(s.Param, segs[i])
+		if !ok {
+			return nil, false
+		}
+		params = append(params, Param{Param: s.Param, Value: v, Text: segs[i]})
+	}
+	// Path order to argument order.
+	ordered := make([]Param, 0, len(params))
+	for _, p := range d.params {
+		for _, q := range params {
+			if q.Param == p {
+				ordered = append(ordered, q)
+			}
+		}
+	}
+	return &Match{Key: d.key, Lock: d.lock, Params: ordered, codec: d.codec}, true
+}
+
+// ParseParam reads one path segment as a value of parameter p, accepting
+// exactly what a generated accessor renders; see Resolver.Resolve.
+func ParseParam(p *schema.Param, seg string) (any, bool) {
+	if seg == "" || strings.Contains(seg, "/") {
+		return nil, false
+	}
+	k := p.Type.Kind
+	switch {
+	case k == schema.KindString:
+		if p.Regexp != nil && !p.Regexp.MatchString(seg) {
+			return nil, false
+		}
+		return seg, true
+	case k == schema.KindEnum:
+		return seg, declared(p.Type.Def, seg)
+	case k.IsSigned():
+		n, err := strconv.ParseInt(seg, 10, intBits(k))
+		if err != nil || strconv.FormatInt(n, 10) != seg {
+			return nil, false
+		}
+		return n, true
+	case k.IsInteger():
+		n, err := strconv.ParseUint(seg, 10, intBits(k))
+		if err != nil || strconv.FormatUint(n, 10) != seg {
+			return nil, false
+		}
+		return n, true
+	}
+	return nil, false
+}
