@@ -20,6 +20,7 @@ type call struct {
 	props   paho.PublishProperties
 	user    [7]paho.UserProperty // the five of every request, __ft, aio-persistence
 	expiry  uint32
+	format  byte // the Payload Format Indicator, always 0 (bytes)
 }
 
 // maxPooledPayload keeps one huge value from pinning its buffer forever.

@@ -32,7 +32,8 @@ type Client struct {
 	pending correlator
 	sem     *semaphore
 	watches registry
-	calls   sync.Pool // of *call
+	guards  guardTable // leases held and guarded operations' turns, per lock
+	calls   sync.Pool  // of *call
 
 	patterns patternHub // WatchPattern iterations, told of reconnects and own writes
 

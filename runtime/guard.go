@@ -14,12 +14,14 @@ var ErrNotGuarded = fmt.Errorf("%w: key has no guard lock", ErrInvalidArgument)
 
 // Guarded operations within one process also take turns locally, so that
 // goroutines sharing a Client (and so sharing a lease this client already
-// holds) do not interleave their reads and writes.
+// holds) do not interleave their reads and writes. That state lives on the
+// Client, in its guardTable, one entry per lock name while anything uses it.
 
-// guardKey names one lock as seen by one Client.
-type guardKey struct {
-	c    *Client
-	name string
+// guardTable is what a Client knows about the locks it uses: per lock name,
+// the lease it holds and the turn of guarded operations.
+type guardTable struct {
+	mu sync.Mutex
+	m  map[string]*guardState
 }
 
 // guardState is what a Client knows about one lock: the lease it holds, and
@@ -30,34 +32,31 @@ type guardState struct {
 	users int           // goroutines between enterGuard and leaveGuard, plus one while held != nil
 }
 
-var guards = struct {
-	mu sync.Mutex
-	m  map[guardKey]*guardState
-}{m: make(map[guardKey]*guardState)}
-
-func stateLocked(k guardKey) *guardState {
-	st := guards.m[k]
+func (g *guardTable) stateLocked(name string) *guardState {
+	st := g.m[name]
 	if st == nil {
+		if g.m == nil {
+			g.m = make(map[string]*guardState)
+		}
 		st = &guardState{turn: make(chan struct{}, 1)}
-		guards.m[k] = st
+		g.m[name] = st
 	}
 	return st
 }
 
-func dropIfUnusedLocked(k guardKey, st *guardState) {
+func (g *guardTable) dropIfUnusedLocked(name string, st *guardState) {
 	if st.users == 0 {
-		delete(guards.m, k)
+		delete(g.m, name)
 	}
 }
-
-func keyOf(l *Lock) guardKey { return guardKey{c: l.c, name: string(l.name)} }
 
 // hold records le as the lease its client holds on its lock, replacing an
 // older (necessarily lost) one.
 func hold(le *Lease) {
-	guards.mu.Lock()
-	defer guards.mu.Unlock()
-	st := stateLocked(keyOf(le.lock))
+	g := &le.lock.c.guards
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	st := g.stateLocked(string(le.lock.name))
 	if st.held == nil {
 		st.users++
 	}
@@ -66,22 +65,23 @@ func hold(le *Lease) {
 
 // unhold forgets le if it is still the lease held.
 func unhold(le *Lease) {
-	k := keyOf(le.lock)
-	guards.mu.Lock()
-	defer guards.mu.Unlock()
-	if st := guards.m[k]; st != nil && st.held == le {
+	g, name := &le.lock.c.guards, string(le.lock.name)
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if st := g.m[name]; st != nil && st.held == le {
 		st.held = nil
 		st.users--
-		dropIfUnusedLocked(k, st)
+		g.dropIfUnusedLocked(name, st)
 	}
 }
 
 // heldLease returns the lease l's client holds on l, or nil. A lost lease
 // is returned too, so that writes fail loudly instead of going unfenced.
 func heldLease(l *Lock) *Lease {
-	guards.mu.Lock()
-	defer guards.mu.Unlock()
-	if st := guards.m[keyOf(l)]; st != nil {
+	g := &l.c.guards
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if st := g.m[string(l.name)]; st != nil {
 		return st.held
 	}
 	return nil
@@ -89,29 +89,30 @@ func heldLease(l *Lock) *Lease {
 
 // enterGuard waits for this process's turn on l.
 func enterGuard(ctx context.Context, l *Lock) (*guardState, error) {
-	k := keyOf(l)
-	guards.mu.Lock()
-	st := stateLocked(k)
+	g, name := &l.c.guards, string(l.name)
+	g.mu.Lock()
+	st := g.stateLocked(name)
 	st.users++
-	guards.mu.Unlock()
+	g.mu.Unlock()
 	select {
 	case st.turn <- struct{}{}:
 		return st, nil
 	case <-ctx.Done():
-		guards.mu.Lock()
+		g.mu.Lock()
 		st.users--
-		dropIfUnusedLocked(k, st)
-		guards.mu.Unlock()
+		g.dropIfUnusedLocked(name, st)
+		g.mu.Unlock()
 		return nil, ctx.Err()
 	}
 }
 
 func leaveGuard(l *Lock, st *guardState) {
 	<-st.turn
-	guards.mu.Lock()
+	g := &l.c.guards
+	g.mu.Lock()
 	st.users--
-	dropIfUnusedLocked(keyOf(l), st)
-	guards.mu.Unlock()
+	g.dropIfUnusedLocked(string(l.name), st)
+	g.mu.Unlock()
 }
 
 // guarded runs op while this client holds the guard lease: the one it

@@ -6,17 +6,11 @@ import (
 	"time"
 )
 
-// guardEntries counts the registry entries of one client.
+// guardEntries counts the guard table entries of one client.
 func guardEntries(c *Client) int {
-	guards.mu.Lock()
-	defer guards.mu.Unlock()
-	n := 0
-	for k := range guards.m {
-		if k.c == c {
-			n++
-		}
-	}
-	return n
+	c.guards.mu.Lock()
+	defer c.guards.mu.Unlock()
+	return len(c.guards.m)
 }
 
 func TestGuardRegistryForgetsLocksNobodyUses(t *testing.T) {

@@ -22,8 +22,6 @@ const (
 	protocolVersion = "1.0"
 )
 
-var payloadFormatBytes = byte(0)
-
 // reqOpts are the optional parts of a request envelope.
 type reqOpts struct {
 	fencing hlc.HLC // __ft when non-zero
@@ -312,7 +310,7 @@ func (c *Client) envelope(cl *call, ts hlc.HLC, o reqOpts, deadline time.Time) *
 		CorrelationData: cl.id[:],
 		ContentType:     contentType,
 		ResponseTopic:   c.respTopic,
-		PayloadFormat:   &payloadFormatBytes,
+		PayloadFormat:   &cl.format, // 0: unspecified bytes
 		MessageExpiry:   &cl.expiry,
 		User:            user,
 	}
