@@ -6,10 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"sync"
+
+	"github.com/ssgen/ssgen/runtime/hlc"
 )
 
-// ErrNotGuarded: CompareAndSet or Update on a key that has no guard lock.
-// It matches ErrInvalidArgument too.
+// ErrNotGuarded: CompareAndSet or Update on a key that has no guard lock,
+// or SetIfVersion there with a version other than zero. It matches
+// ErrInvalidArgument too.
 var ErrNotGuarded = fmt.Errorf("%w: key has no guard lock", ErrInvalidArgument)
 
 // Guarded operations within one process also take turns locally, so that
@@ -156,6 +159,12 @@ func (k *Key[T]) guarded(ctx context.Context, op func(*Lease) error) (err error)
 // equal). swapped is false, with a nil error, when the key holds something
 // else or is absent. The key must have a guard lock (else ErrNotGuarded).
 //
+// Comparing values has the ABA problem of any value compare-and-set: a
+// value written again since it was read, or a new value equal to the old
+// one, still compares equal, so several callers that read the same value
+// can all "win" in turn. To let exactly one of them win, compare versions
+// with SetIfVersion.
+//
 // The state store has no atomic compare-and-set: it compares values only in
 // SET NEX and VDEL, never in a SET of a new value. CompareAndSet is made
 // safe by the guard lock instead: it takes the guard's lease (reusing one
@@ -198,16 +207,96 @@ func (k *Key[T]) CompareAndSet(ctx context.Context, old, new T) (swapped bool, e
 	return swapped, err
 }
 
+// SetIfVersion stores v only if the key's current version is version, the
+// one the caller read (an Entry's Version, a watch event's Version, what an
+// earlier write or Update returned), and returns the new version. The zero
+// version stands for "absent": v is stored only if the key does not exist.
+// ok is false, with a nil error, when the key has another version or is
+// absent (or exists, for the zero version): someone wrote since the caller
+// read, and nothing was written. The key's default TTL applies unless an option
+// overrides it; on a guarded key the guard lease fences the write, whatever
+// fencing option is given.
+//
+// Versions are never reused, so unlike CompareAndSet this has no ABA
+// problem: of several callers that read the same version and race to
+// write, exactly one succeeds, even if they all write the value they read.
+//
+// The state store cannot compare versions itself (its only conditional
+// writes are SET NX and NEX, and VDEL), so on a guarded key SetIfVersion
+// runs like CompareAndSet: under the guard lease it reads the version,
+// compares, and writes with the lease's fencing token, and everything
+// CompareAndSet says about that holds here. The promise covers every client
+// that writes the key through its guard (a write while holding the lease,
+// CompareAndSet, Update, SetIfVersion); once a fenced write has been made,
+// the service refuses unfenced writes to the key, so no client can write it
+// around the guard.
+//
+// On a key without a guard lock only the zero version can be checked: that
+// is SET NX, which the service applies atomically, so "store only if
+// absent" holds against every writer. Any other version fails with
+// ErrNotGuarded and sends nothing. Without a lock, a read followed by a write
+// could overwrite a change made in between, and SetIfVersion does not offer
+// that as a compare-and-set.
+func (k *Key[T]) SetIfVersion(ctx context.Context, v T, version hlc.HLC, opts ...SetOpt) (ok bool, newVersion hlc.HLC, err error) {
+	b, err := k.codec.Encode(v)
+	if err != nil {
+		return false, hlc.HLC{}, err
+	}
+	wc := k.writeConfig(opts)
+	if k.guard == nil {
+		if !version.IsZero() {
+			return false, hlc.HLC{}, fmt.Errorf("%w (key %q: only the zero version, \"absent\", can be checked without one)", ErrNotGuarded, k.name)
+		}
+		newVersion, err = k.setRaw(ctx, b, IfNotExists, wc)
+		if errors.Is(err, ErrConditionNotMet) {
+			return false, hlc.HLC{}, nil
+		}
+		return err == nil, newVersion, err
+	}
+	err = k.guarded(ctx, func(le *Lease) error {
+		_, cur, err := k.c.Get(ctx, k.name)
+		if err != nil && !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		if cur != version { // a miss has the zero version
+			return nil
+		}
+		wc.token, wc.lease = hlc.HLC{}, le
+		if newVersion, err = k.setRaw(ctx, b, Always, wc); err != nil {
+			return err
+		}
+		ok = true
+		return nil
+	})
+	if !ok {
+		newVersion = hlc.HLC{}
+	}
+	return ok, newVersion, err
+}
+
+// ErrSkipUpdate, returned by the function given to Update, leaves the key as
+// it is: Update sends no write, so no watcher is notified, and it reports
+// changed == false with a nil error. Update never returns it.
+var ErrSkipUpdate = errors.New("statestore: update skipped")
+
 // Update reads the value, passes it to fn (found is false, and cur the zero
 // value, when the key is absent) and writes what fn returns, all while
 // holding the guard lease, so that no concurrent Update in any client is
-// lost (see CompareAndSet for how the guard makes that safe). An error from fn aborts the update and is returned as is; nothing
-// is written. A stored value the codec cannot read aborts with its
-// *codec.DecodeError. The write gets the key's default TTL.
-func (k *Key[T]) Update(ctx context.Context, fn func(cur T, found bool) (T, error)) error {
-	return k.guarded(ctx, func(le *Lease) error {
+// lost (see CompareAndSet for how the guard makes that safe). It returns
+// whether it wrote, and the key's version afterwards: the new one, or the
+// one read (zero when absent) if nothing was written.
+//
+// fn decides whether to write. Returning ErrSkipUpdate leaves the key
+// alone: nothing is sent, no watcher hears of it, and Update returns
+// changed == false and a nil error. Returning a value always writes it,
+// even one equal to cur: that gives the key a new version and its default
+// TTL again, and notifies every watcher. Any other error from fn aborts the
+// update, writes nothing and is returned as is. A stored value the codec
+// cannot read aborts with its *codec.DecodeError before fn is called.
+func (k *Key[T]) Update(ctx context.Context, fn func(cur T, found bool) (T, error)) (changed bool, version hlc.HLC, err error) {
+	err = k.guarded(ctx, func(le *Lease) error {
 		var cur T
-		raw, _, err := k.c.Get(ctx, k.name)
+		raw, ver, err := k.c.Get(ctx, k.name)
 		found := err == nil
 		switch {
 		case found:
@@ -218,6 +307,10 @@ func (k *Key[T]) Update(ctx context.Context, fn func(cur T, found bool) (T, erro
 			return err
 		}
 		next, err := fn(cur, found)
+		if errors.Is(err, ErrSkipUpdate) {
+			version = ver
+			return nil
+		}
 		if err != nil {
 			return err
 		}
@@ -227,7 +320,14 @@ func (k *Key[T]) Update(ctx context.Context, fn func(cur T, found bool) (T, erro
 		}
 		wc := k.writeConfig(nil)
 		wc.lease = le
-		_, err = k.setRaw(ctx, b, Always, wc)
-		return err
+		if version, err = k.setRaw(ctx, b, Always, wc); err != nil {
+			return err
+		}
+		changed = true
+		return nil
 	})
+	if err != nil {
+		return false, hlc.HLC{}, err
+	}
+	return changed, version, nil
 }

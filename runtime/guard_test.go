@@ -60,7 +60,7 @@ func TestCompareAndSetSemantics(t *testing.T) {
 		if _, err := unguarded.CompareAndSet(ctx, 1, 2); !errors.Is(err, runtime.ErrNotGuarded) || !errors.Is(err, runtime.ErrInvalidArgument) {
 			t.Fatalf("CAS on an unguarded key: %v, want ErrNotGuarded", err)
 		}
-		if err := unguarded.Update(ctx, func(int, bool) (int, error) { return 0, nil }); !errors.Is(err, runtime.ErrNotGuarded) {
+		if _, _, err := unguarded.Update(ctx, func(int, bool) (int, error) { return 0, nil }); !errors.Is(err, runtime.ErrNotGuarded) {
 			t.Fatalf("Update on an unguarded key: %v, want ErrNotGuarded", err)
 		}
 	})
@@ -71,7 +71,7 @@ func TestUpdateSeesAbsenceAndAbortsOnError(t *testing.T) {
 		c := typedDial(t, env.url)
 		ctx := typedCtx(t)
 		k := guardedCounter(c, time.Second)
-		err := k.Update(ctx, func(cur int, found bool) (int, error) {
+		_, _, err := k.Update(ctx, func(cur int, found bool) (int, error) {
 			if found || cur != 0 {
 				t.Errorf("Update on an absent key got %d, found=%v", cur, found)
 			}
@@ -81,10 +81,10 @@ func TestUpdateSeesAbsenceAndAbortsOnError(t *testing.T) {
 			t.Fatal(err)
 		}
 		boom := errors.New("boom")
-		if err := k.Update(ctx, func(cur int, _ bool) (int, error) { return cur + 100, boom }); err != boom {
+		if _, _, err := k.Update(ctx, func(cur int, _ bool) (int, error) { return cur + 100, boom }); err != boom {
 			t.Fatalf("Update whose fn fails: %v, want the fn's error", err)
 		}
-		if err := k.Update(ctx, func(cur int, found bool) (int, error) { return cur + 1, nil }); err != nil {
+		if _, _, err := k.Update(ctx, func(cur int, found bool) (int, error) { return cur + 1, nil }); err != nil {
 			t.Fatal(err)
 		}
 		if e, err := k.Get(ctx); err != nil || e.Value != 42 {
@@ -94,7 +94,7 @@ func TestUpdateSeesAbsenceAndAbortsOnError(t *testing.T) {
 			t.Fatal(err)
 		}
 		var de *codec.DecodeError
-		if err := k.Update(ctx, func(cur int, _ bool) (int, error) { return cur + 1, nil }); !errors.As(err, &de) {
+		if _, _, err := k.Update(ctx, func(cur int, _ bool) (int, error) { return cur + 1, nil }); !errors.As(err, &de) {
 			t.Fatalf("Update over an undecodable value: %v, want a *codec.DecodeError", err)
 		}
 	})
@@ -129,7 +129,7 @@ func TestGuardedWritesUseAHeldLease(t *testing.T) {
 		}
 		uctx, cancel := context.WithTimeout(ctx, 3*time.Second)
 		defer cancel()
-		if err := k.Update(uctx, func(cur int, _ bool) (int, error) { return cur + 1, nil }); err != nil {
+		if _, _, err := k.Update(uctx, func(cur int, _ bool) (int, error) { return cur + 1, nil }); err != nil {
 			t.Fatalf("Update while holding the guard: %v", err)
 		}
 		if holder, _, err := k.Guard().Holder(ctx); err != nil || string(holder) != string(le.Holder()) {
@@ -194,7 +194,8 @@ func TestConcurrentIncrementsLoseNothing(t *testing.T) {
 
 func increment(ctx context.Context, k *runtime.Key[int], mode string) error {
 	if mode == "Update" {
-		return k.Update(ctx, func(cur int, _ bool) (int, error) { return cur + 1, nil })
+		_, _, err := k.Update(ctx, func(cur int, _ bool) (int, error) { return cur + 1, nil })
+		return err
 	}
 	for attempt := 0; ; attempt++ {
 		if attempt > 1000 {

@@ -265,3 +265,58 @@ func TestKeyWatchYieldsTypedEventsAndSurvivesDecodeErrors(t *testing.T) {
 		}
 	})
 }
+
+func TestKeyWatchWithCurrentStartsFromTheDecodedValue(t *testing.T) {
+	forEachTypedBackend(t, func(t *testing.T, env *typedEnv) {
+		c, writer := typedDial(t, env.url), typedDial(t, env.url)
+		ctx := typedCtx(t)
+		k := runtime.NewKey[thermoSetPoint](c, []byte("sp"), codec.MsgPack[thermoSetPoint]{})
+		w := runtime.NewKey[thermoSetPoint](writer, []byte("sp"), codec.MsgPack[thermoSetPoint]{})
+
+		// Absent: a Resync without a value, then the first write, missed by
+		// no gap (the Resync is read once the registration is live).
+		n := 0
+		for ev, err := range k.WatchWith(ctx, runtime.WatchOptions{Current: true, Buffer: 4}) {
+			if err != nil {
+				t.Fatal(err)
+			}
+			n++
+			if n == 1 {
+				if ev.Kind != runtime.EventResync || ev.Found || !reflect.DeepEqual(ev.Value, thermoSetPoint{}) {
+					t.Fatalf("first event %+v, want a Resync of nothing", ev)
+				}
+				if _, err := w.Set(ctx, thermoSetPoint{Celsius: 20, Mode: "heat"}); err != nil {
+					t.Fatal(err)
+				}
+				continue
+			}
+			if ev.Kind != runtime.EventSet || ev.Value.Mode != "heat" {
+				t.Fatalf("second event %+v, want the Set", ev)
+			}
+			break
+		}
+		// Present: the Resync carries the decoded value and its version.
+		e, err := k.Get(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for ev, err := range k.WatchWith(ctx, runtime.WatchOptions{Current: true}) {
+			if err != nil || ev.Kind != runtime.EventResync || !ev.Found || !reflect.DeepEqual(ev.Value, e.Value) || ev.Version != e.Version {
+				t.Fatalf("first event %+v, %v; want a Resync of %+v at %s", ev, err, e.Value, e.Version)
+			}
+			break
+		}
+		// Undecodable: the Resync comes as a decode error, and the watch
+		// goes on.
+		if _, err := writer.Set(ctx, []byte("sp"), []byte{0xc1}, runtime.SetOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		for ev, err := range k.WatchWith(ctx, runtime.WatchOptions{Current: true}) {
+			var de *codec.DecodeError
+			if !errors.As(err, &de) || ev.Kind != runtime.EventResync || !ev.Found {
+				t.Fatalf("first event %+v, %v; want a Resync with a decode error", ev, err)
+			}
+			break
+		}
+	})
+}

@@ -22,8 +22,17 @@ type KeyEvent[T any] struct {
 // *codec.DecodeError, with the event's kind and version) and the watch goes
 // on; errors from Client.Watch are passed through.
 func (k *Key[T]) Watch(ctx context.Context) iter.Seq2[KeyEvent[T], error] {
+	return k.WatchWith(ctx, WatchOptions{})
+}
+
+// WatchWith is Watch with options, those of Client.WatchWith. With
+// opts.Current the first event is an EventResync carrying the key's
+// decoded value (Found false when it is absent), read once the KEYNOTIFY
+// registration is live, so the watcher starts from a known value and
+// misses no change after it. The events are the same as Watch's.
+func (k *Key[T]) WatchWith(ctx context.Context, opts WatchOptions) iter.Seq2[KeyEvent[T], error] {
 	return func(yield func(KeyEvent[T], error) bool) {
-		for ev, err := range k.c.Watch(ctx, k.name) {
+		for ev, err := range k.c.WatchWith(ctx, k.name, opts) {
 			if err != nil {
 				if !yield(KeyEvent[T]{}, err) {
 					return

@@ -64,7 +64,7 @@ func BenchmarkUpdateUncontended(b *testing.B) {
 	k := runtime.NewKey[int](c, []byte("n"), codec.Int[int]{}, runtime.GuardedBy(lock))
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := k.Update(ctx, func(cur int, _ bool) (int, error) { return cur + 1, nil }); err != nil {
+		if _, _, err := k.Update(ctx, func(cur int, _ bool) (int, error) { return cur + 1, nil }); err != nil {
 			b.Fatal(err)
 		}
 	}
@@ -84,7 +84,7 @@ func BenchmarkUpdateWithHeldLease(b *testing.B) {
 	defer le.Release(ctx)
 	b.ReportAllocs()
 	for b.Loop() {
-		if err := k.Update(ctx, func(cur int, _ bool) (int, error) { return cur + 1, nil }); err != nil {
+		if _, _, err := k.Update(ctx, func(cur int, _ bool) (int, error) { return cur + 1, nil }); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -119,7 +119,7 @@ func ExampleKey_Update() {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			err := visits.Update(ctx, func(cur int64, found bool) (int64, error) {
+			_, _, err := visits.Update(ctx, func(cur int64, found bool) (int64, error) {
 				return cur + 1, nil // cur is 0 when the key did not exist
 			})
 			if err != nil {

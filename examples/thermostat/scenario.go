@@ -18,7 +18,7 @@ type report struct {
 	LateWriteRefused       bool // the frozen controller's runtime refused its write: lease lost
 	StaleWriteFenced       bool // the state store rejected the stale fencing token
 	SetPointChanges        int  // set-point changes the watcher saw
-	ConcurrentEditsApplied int  // CompareAndSet calls that won (exactly one of the racing two)
+	ConcurrentEditsApplied int  // SetIfVersion calls that won (exactly one of the racing two)
 }
 
 // run plays the scenario and returns what it showed.
@@ -102,10 +102,13 @@ func run(ctx context.Context, w io.Writer, opts options) (report, error) {
 		time.Sleep(100 * time.Millisecond)
 	}
 
-	// Two operators race to change the set point from the same value.
-	if err := therm("operator-1").SetPoint().Update(ctx, func(cur thermostat.SetPoint, found bool) (thermostat.SetPoint, error) {
+	// Two operators race to change the set point from the same version.
+	// The first run creates it; on later runs it exists, and Update
+	// declines to write (a write of the same value would still notify the
+	// watcher and give the key a new version).
+	if _, _, err := therm("operator-1").SetPoint().Update(ctx, func(cur thermostat.SetPoint, found bool) (thermostat.SetPoint, error) {
 		if found {
-			return cur, nil
+			return cur, runtime.ErrSkipUpdate
 		}
 		return thermostat.SetPoint{Celsius: 20, Mode: thermostat.ModeHeat, UpdatedBy: "operator-1"}, nil
 	}); err != nil {
@@ -125,15 +128,18 @@ func run(ctx context.Context, w io.Writer, opts options) (report, error) {
 		go func() {
 			defer race.Done()
 			next := thermostat.SetPoint{Celsius: op.celsius, Mode: thermostat.ModeHeat, UpdatedBy: op.role}
-			ok, err := therm(op.role).SetPoint().CompareAndSet(ctx, seen.Value, next)
+			// Written only if nobody wrote since the read: versions, unlike
+			// values, never come back, so exactly one operator wins even
+			// when a value is set again.
+			ok, _, err := therm(op.role).SetPoint().SetIfVersion(ctx, next, seen.Version)
 			switch {
 			case err != nil:
-				p.say(op.role, "compare-and-set failed: %v", err)
+				p.say(op.role, "set-if-version failed: %v", err)
 			case ok:
 				wins.add()
 				p.say(op.role, "changed the set point %.1f → %.1f", seen.Value.Celsius, op.celsius)
 			default:
-				p.say(op.role, "lost the race: the set point changed since it was read; not overwritten")
+				p.say(op.role, "lost the race: the set point changed since version %s; not overwritten", seen.Version)
 			}
 		}()
 	}

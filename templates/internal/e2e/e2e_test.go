@@ -254,7 +254,7 @@ func TestConcurrentUpdatesFromSeveralClientsLoseNothing(t *testing.T) {
 			go func() {
 				defer wg.Done()
 				for range each {
-					err := th.Counter().Update(ctx, func(cur int64, _ bool) (int64, error) { return cur + 1, nil })
+					_, _, err := th.Counter().Update(ctx, func(cur int64, _ bool) (int64, error) { return cur + 1, nil })
 					if err != nil {
 						errs <- err
 						return
