@@ -24,7 +24,8 @@ const watchUsage = "KEY... [flags]\n\n" +
 	"  RESYNC KEY VALUE VERSION   (or RESYNC KEY when absent) after changes may have been missed\n" +
 	"KEY and VALUE are printed as they are when they consist of printable characters\n" +
 	"other than space, '\"' and '\\'; otherwise as Go-quoted strings (\"\" when empty).\n" +
-	"--hex prints values, --key-hex keys, as hex instead.\n\nflags:"
+	"--hex prints values, --key-hex keys, as hex instead. --current starts each KEY\n" +
+	"with a RESYNC line of its state, read once the watch is registered.\n\nflags:"
 
 func runWatch(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlagSet(env, "watch", watchUsage)
@@ -32,6 +33,7 @@ func runWatch(ctx context.Context, env *cliEnv, args []string) error {
 	cf.register(fs)
 	asHex := fs.Bool("hex", false, "print values as hex")
 	keyHex := fs.Bool("key-hex", false, "KEYs are given, and printed, as hex")
+	current := fs.Bool("current", false, "first print each KEY's current state as a RESYNC line")
 	pos, _, help, err := parseArgs(fs, args, 0)
 	if help || err != nil {
 		return err
@@ -65,7 +67,7 @@ func runWatch(ctx context.Context, env *cliEnv, args []string) error {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			if err := watchKey(ctx, c, env, key, f, out); err != nil {
+			if err := watchKey(ctx, c, env, key, runtime.WatchOptions{Current: *current}, f, out); err != nil {
 				once.Do(func() { fatal = err })
 				cancel()
 			}
@@ -77,9 +79,9 @@ func runWatch(ctx context.Context, env *cliEnv, args []string) error {
 
 // watchKey prints key's events until ctx ends. An error the iteration
 // survives goes to stderr; one that ends it is returned.
-func watchKey(ctx context.Context, c *runtime.Client, env *cliEnv, key []byte, f eventFormat, out *lineWriter) error {
+func watchKey(ctx context.Context, c *runtime.Client, env *cliEnv, key []byte, opts runtime.WatchOptions, f eventFormat, out *lineWriter) error {
 	var last error
-	for ev, err := range c.Watch(ctx, key) {
+	for ev, err := range c.WatchWith(ctx, key, opts) {
 		if err != nil {
 			last = err
 			out.warn(env.stderr, "ssgen watch: %s: %v\n", f.key(key), err)
