@@ -12,12 +12,12 @@ require (
 	go.etcd.io/bbolt v1.4.3
 	go.yaml.in/yaml/v3 v3.0.6
 	golang.org/x/crypto v0.45.0
+	golang.org/x/sys v0.38.0
 )
 
 require (
 	github.com/gorilla/websocket v1.5.3 // indirect
 	github.com/rs/xid v1.4.0 // indirect
 	github.com/vmihailenco/tagparser/v2 v2.0.0 // indirect
-	golang.org/x/sys v0.38.0 // indirect
 	golang.org/x/text v0.31.0 // indirect
 )

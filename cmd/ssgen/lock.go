@@ -22,7 +22,11 @@ const lockUsage = "NAME [flags] [--] CMD [ARGS...]\n\n" +
 	"the lock key) in its environment. The lease renews every third of --ttl while\n" +
 	"CMD runs and is released when it ends; ssgen then exits with CMD's exit code\n" +
 	"(128+N if a signal N ended it). If the lease is lost, CMD gets SIGTERM, then\n" +
-	"SIGKILL after --grace, and ssgen exits 1; also exit 1 if --wait passes first.\n\nflags:"
+	"SIGKILL after --grace, and ssgen exits 1; also exit 1 if --wait passes first.\n" +
+	"An interrupt of ssgen stops CMD the same way. On Unix CMD runs in a process\n" +
+	"group of its own and the signals go to the whole group, so what CMD started\n" +
+	"stops with it; what it leaves running when it exits is stopped before the\n" +
+	"lock is released.\n\nflags:"
 
 func runLock(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlagSet(env, "lock", lockUsage)
@@ -81,25 +85,34 @@ func runLock(ctx context.Context, env *cliEnv, args []string) error {
 	// A grandchild that keeps CMD's output pipes open must not keep us
 	// waiting once CMD itself has ended.
 	cmd.WaitDelay = *grace
+	restoreTerminal := ownGroup(cmd, env.stdin)
 	if err := cmd.Start(); err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("run %s: %w", command[0], err)}
 	}
+	defer restoreTerminal()
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 
 	var lost bool
 	select {
 	case err = <-exited:
+		restoreTerminal()
+		if groupAlive(cmd) {
+			// Work CMD left behind would run on without the lease.
+			fmt.Fprintf(env.stderr, "ssgen lock: %s: %s exited; stopping what it left running in its process group\n", subject, command[0])
+			stopGroup(cmd, nil, *grace)
+		}
 	case <-lease.Lost():
 		lost = true
-		err = stop(cmd, exited, *grace)
+		err = stopGroup(cmd, exited, *grace)
 	case <-ctx.Done():
-		err = stop(cmd, exited, *grace)
+		err = stopGroup(cmd, exited, *grace)
 	}
+	restoreTerminal()
 	if lost {
 		return &exitError{code: exitNegative, err: fmt.Errorf("%s: %v; stopped %s", subject, lease.Err(), command[0])}
 	}
-	return commandExit(err)
+	return commandExit(cmd, err)
 }
 
 // acquire waits for the lock until it is taken, wait passes (if not 0) or
@@ -151,35 +164,63 @@ func lockError(subject string, err error) error {
 	return opError(subject, err)
 }
 
-// stop asks the command to end (SIGTERM), kills it after grace, and
-// returns its Wait result.
-func stop(cmd *exec.Cmd, exited <-chan error, grace time.Duration) error {
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		_ = cmd.Process.Kill() // no SIGTERM on this platform, or already gone
-	}
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	select {
-	case err := <-exited:
-		return err
-	case <-t.C:
-		_ = cmd.Process.Kill()
-		return <-exited
+// stopGroup asks CMD's process group to end (SIGTERM) and kills what is
+// left of it after grace (SIGKILL). exited delivers CMD's Wait result, or is
+// nil when CMD has been waited for already. It returns that result once CMD
+// has exited and its group is empty; after a SIGKILL it waits at most
+// killWait for the group to empty, since an init that does not reap orphans
+// can leave zombies in it for good.
+func stopGroup(cmd *exec.Cmd, exited <-chan error, grace time.Duration) error {
+	_ = signalGroup(cmd, syscall.SIGTERM)
+	var result error
+	kill := time.NewTimer(grace)
+	defer kill.Stop()
+	poll := time.NewTicker(groupPoll)
+	defer poll.Stop()
+	for {
+		select {
+		case result = <-exited:
+			exited = nil
+		case <-poll.C:
+		case <-kill.C:
+			_ = signalGroup(cmd, syscall.SIGKILL)
+			if exited != nil {
+				result = <-exited
+			}
+			for end := time.Now().Add(killWait); groupAlive(cmd) && time.Now().Before(end); {
+				<-poll.C
+			}
+			return result
+		}
+		if exited == nil && !groupAlive(cmd) {
+			return result
+		}
 	}
 }
 
-// commandExit turns the command's Wait result into ssgen's exit code: the
-// command's own code, or 128+N for a signal N, shell style.
-func commandExit(err error) error {
-	if err == nil {
+const (
+	groupPoll = 10 * time.Millisecond // how often stopGroup looks whether the group is empty
+	killWait  = time.Second           // how long it waits for the group to empty after SIGKILL
+)
+
+// commandExit turns the command's end into ssgen's exit code: the
+// command's own code, or 128+N for a signal N, shell style. err is what
+// Wait returned; a command that exited well but whose output pipes stayed
+// open past --grace (held by what it left running) still succeeded.
+func commandExit(cmd *exec.Cmd, err error) error {
+	ps := cmd.ProcessState
+	var ee *exec.ExitError
+	switch {
+	case ps == nil || err != nil && !errors.As(err, &ee) && !errors.Is(err, exec.ErrWaitDelay):
+		if err == nil {
+			return nil
+		}
+		return &exitError{code: exitUsage, err: err}
+	case ps.Success():
 		return nil
 	}
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) {
-		return &exitError{code: exitUsage, err: err}
-	}
-	code := ee.ExitCode()
-	if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+	code := ps.ExitCode()
+	if ws, ok := ps.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 		code = 128 + int(ws.Signal())
 	}
 	// The command spoke for itself on stderr; add nothing.
