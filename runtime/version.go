@@ -68,7 +68,7 @@ type EnumError struct {
 }
 
 func (e *EnumError) Error() string {
-	return "statestore: " + quoteValue(e.Value) + " is not a declared value of enum " + e.Type
+	return quoteValue(e.Value) + " is not a declared value of enum " + e.Type
 }
 
 // Is matches ErrInvalidEnum.

@@ -11,6 +11,11 @@
 //
 // Decode failures are *DecodeError and encode failures *EncodeError; both
 // match ErrDecode / ErrEncode with errors.Is and unwrap to their cause.
+// When MsgPack or JSON fails on one part of a value, the error's Path names
+// that part, from the type's name through the wire names of struct fields,
+// slice indexes and map keys, and its cause is that part's own error:
+//
+//	codec: msgpack: cannot encode conveyor.LineConfig: LineConfig.target_state: "" is not a declared value of enum LineState
 package codec
 
 import (
@@ -49,11 +54,24 @@ var (
 type DecodeError struct {
 	Codec string // codec name, e.g. "msgpack", "int"
 	Type  string // Go type that was being decoded
-	Err   error  // the underlying cause
+	// Path locates the failure when it lies in one part of the value:
+	// "LineConfig.target_state", "Recipe.steps[2].state",
+	// `Line.zones["north"]` (the type's name without its package, then
+	// wire names, indexes and keys; a path of an unnamed type starts at
+	// its first index or key). Empty when the value failed as a whole.
+	Path string
+	Err  error // the underlying cause: the failing part's own error when Path is set
 }
 
 func (e *DecodeError) Error() string {
-	return "codec: " + e.Codec + ": cannot decode " + e.Type + ": " + e.Err.Error()
+	return "codec: " + e.Codec + ": cannot decode " + e.Type + ": " + withPath(e.Path, e.Err)
+}
+
+func withPath(path string, err error) string {
+	if path == "" {
+		return err.Error()
+	}
+	return path + ": " + err.Error()
 }
 
 // Unwrap returns the underlying cause.
@@ -67,11 +85,12 @@ func (e *DecodeError) Is(target error) bool { return target == ErrDecode }
 type EncodeError struct {
 	Codec string
 	Type  string
+	Path  string // as in DecodeError
 	Err   error
 }
 
 func (e *EncodeError) Error() string {
-	return "codec: " + e.Codec + ": cannot encode " + e.Type + ": " + e.Err.Error()
+	return "codec: " + e.Codec + ": cannot encode " + e.Type + ": " + withPath(e.Path, e.Err)
 }
 
 // Unwrap returns the underlying cause.
@@ -90,4 +109,22 @@ func decodeErr[T any](codec string, err error) error {
 
 func encodeErr[T any](codec string, err error) error {
 	return &EncodeError{Codec: codec, Type: typeName[T](), Err: err}
+}
+
+// encodeErrAt is encodeErr with the part of v that failed, when one did.
+func encodeErrAt[T any](f *format, v T, err error) error {
+	e := &EncodeError{Codec: f.tag, Type: typeName[T](), Err: err}
+	if path, leaf := f.locateEncode(reflect.ValueOf(&v).Elem()); path != "" {
+		e.Path, e.Err = path, leaf
+	}
+	return e
+}
+
+// decodeErrAt is decodeErr with the part of data that failed, when one did.
+func decodeErrAt[T any](f *format, data []byte, err error) error {
+	e := &DecodeError{Codec: f.tag, Type: typeName[T](), Err: err}
+	if path, leaf := f.locateDecode(reflect.TypeFor[T](), data); path != "" {
+		e.Path, e.Err = path, leaf
+	}
+	return e
 }

@@ -15,7 +15,7 @@ func (JSON[T]) ContentType() string { return ContentTypeJSON }
 func (JSON[T]) Encode(v T) ([]byte, error) {
 	b, err := json.Marshal(v)
 	if err != nil {
-		return nil, encodeErr[T]("json", err)
+		return nil, encodeErrAt(jsonFormat, v, err)
 	}
 	return b, nil
 }
@@ -26,7 +26,7 @@ func (JSON[T]) Decode(data []byte) (T, error) {
 	var v T
 	if err := json.Unmarshal(data, &v); err != nil {
 		var zero T
-		return zero, decodeErr[T]("json", err)
+		return zero, decodeErrAt[T](jsonFormat, data, err)
 	}
 	return v, nil
 }

@@ -34,7 +34,7 @@ func (MsgPack[T]) Encode(v T) ([]byte, error) {
 	err := enc.Encode(v)
 	msgpack.PutEncoder(enc)
 	if err != nil {
-		return nil, encodeErr[T]("msgpack", err)
+		return nil, encodeErrAt(msgpackFormat, v, err)
 	}
 	out := buf.Bytes()
 	if !mayHoldMap(reflect.TypeFor[T]()) {
@@ -71,7 +71,7 @@ func (MsgPack[T]) Decode(data []byte) (T, error) {
 	}
 	if err != nil {
 		var zero T
-		return zero, decodeErr[T]("msgpack", err)
+		return zero, decodeErrAt[T](msgpackFormat, data, err)
 	}
 	return v, nil
 }
