@@ -30,6 +30,17 @@ func (g *Group) ListerName() string { return "List" + plural(g.Name) }
 // ("WatchThermostats").
 func (g *Group) WatcherName() string { return "Watch" + plural(g.Name) }
 
+// GetterName is the Store method reading a group key of many instances
+// at once ("GetThermostatSetPoints"); see HasGetter.
+func (k *Key) GetterName() string { return "Get" + k.Group.Name + plural(k.Name) }
+
+// HasGetter reports whether generated code declares a multi-get for the
+// key: a key of a group with parameters and none of its own, so that a
+// list of the group's parameter values names one key per element.
+func (k *Key) HasGetter() bool {
+	return k.Group != nil && len(k.Group.Params) > 0 && len(k.Params) == 0
+}
+
 // FieldName is the Go field of a group parameter in its Params struct:
 // the name with its first letter upper-cased ("id" → "Id").
 func (p *Param) FieldName() string { return strings.ToUpper(p.Name[:1]) + p.Name[1:] }

@@ -3,8 +3,8 @@ package schema
 // checkReserved reports every schema name that meets a name the generated
 // code declares itself (gonames.go): in the package (the store type, its
 // constructor, enum parsers, the Params struct of each group with
-// parameters), on the Store (its Client method, group listers and
-// watchers) and in a Params struct (two parameters with one field name).
+// parameters), on the Store (its Client method, group listers, watchers
+// and multi-gets) and in a Params struct (two parameters with one field name).
 // checkNames has already kept the schema's names apart from each other.
 func (l *loader) checkReserved() {
 	s := l.s
@@ -32,6 +32,21 @@ func (l *loader) checkReserved() {
 				continue
 			}
 			fields[p.FieldName()] = p
+		}
+	}
+	// Multi-gets can also meet each other: group A's key BC and group AB's
+	// key C both spell GetABCs.
+	for _, g := range s.Groups {
+		for _, k := range g.Keys {
+			if !k.HasGetter() {
+				continue
+			}
+			name := k.GetterName()
+			if by, ok := store[name]; ok {
+				l.errs.add(k.Pos, "key %s: its multi-get %s is already %s; rename one", k.QualifiedName(), name, by)
+				continue
+			}
+			store[name] = "the multi-get of key " + k.QualifiedName()
 		}
 	}
 	reserved := func(names map[string]string, name string, pos Pos, what string) {

@@ -63,6 +63,7 @@ func Generate(s *schema.Schema, opts Options) ([]File, error) {
 			emitLock(f, groupRecv(g, shadow), l)
 		}
 		emitGroupLister(f, g)
+		emitGroupGetters(f, g)
 	}
 	emitParamCheck(f, s)
 

@@ -42,5 +42,5 @@ func emitVersionGuard(f *jen.File) {
 	f.Comment("This file needs a runtime that supports this generator's output. If the")
 	f.Comment("constant is undefined, update github.com/ssgen/ssgen or regenerate with an")
 	f.Comment("ssgen matching the runtime in go.mod.")
-	f.Const().Id("_").Op("=").Qual(runtimePkg, "SupportPackageIsVersion2")
+	f.Const().Id("_").Op("=").Qual(runtimePkg, "SupportPackageIsVersion3")
 }

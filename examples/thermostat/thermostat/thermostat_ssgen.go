@@ -23,7 +23,7 @@ import (
 // This file needs a runtime that supports this generator's output. If the
 // constant is undefined, update github.com/ssgen/ssgen or regenerate with an
 // ssgen matching the runtime in go.mod.
-const _ = runtime.SupportPackageIsVersion2
+const _ = runtime.SupportPackageIsVersion3
 
 // Mode is an enum of the schema.
 //
@@ -260,6 +260,58 @@ func (s *Store) ListThermostats(opts runtime.ListOptions) *runtime.GroupListing[
 // default runtime.DefaultRescan), those this client writes at once.
 func (s *Store) WatchThermostats(ctx context.Context, opts runtime.PatternWatchOptions) iter.Seq2[runtime.GroupEvent[ThermostatParams, *Thermostat], error] {
 	return runtime.WatchGroup(ctx, s.c, thermostatTemplate, opts, s.parseThermostat)
+}
+
+// GetThermostatSetPoints reads the SetPoint key of the Thermostat of each
+// element of params, up to opts.Concurrency at a time: result i is params[i]'s,
+// its Entry the decoded value and version, or its Err why not
+// (runtime.ErrNotFound when the key does not exist). Parameters the Thermostat
+// accessor refuses fail their own position with its *runtime.ParamError, and
+// nothing is sent for them. The error is a *runtime.GetManyError when some
+// position failed. Duplicates, retries and timeouts follow
+// runtime.Client.GetMany.
+func (s *Store) GetThermostatSetPoints(ctx context.Context, params []ThermostatParams, opts runtime.GetManyOptions) ([]runtime.KeyResult[SetPoint], error) {
+	return runtime.GetEach(ctx, params, opts, func(p ThermostatParams) (*runtime.Key[SetPoint], error) {
+		h, err := s.Thermostat(p.Id)
+		if err != nil {
+			return nil, err
+		}
+		return h.SetPoint(), nil
+	})
+}
+
+// GetThermostatReadings reads the Reading key of the Thermostat of each element
+// of params, up to opts.Concurrency at a time: result i is params[i]'s, its
+// Entry the decoded value and version, or its Err why not (runtime.ErrNotFound
+// when the key does not exist). Parameters the Thermostat accessor refuses fail
+// their own position with its *runtime.ParamError, and nothing is sent for
+// them. The error is a *runtime.GetManyError when some position failed.
+// Duplicates, retries and timeouts follow runtime.Client.GetMany.
+func (s *Store) GetThermostatReadings(ctx context.Context, params []ThermostatParams, opts runtime.GetManyOptions) ([]runtime.KeyResult[float64], error) {
+	return runtime.GetEach(ctx, params, opts, func(p ThermostatParams) (*runtime.Key[float64], error) {
+		h, err := s.Thermostat(p.Id)
+		if err != nil {
+			return nil, err
+		}
+		return h.Reading(), nil
+	})
+}
+
+// GetThermostatHeaters reads the Heater key of the Thermostat of each element
+// of params, up to opts.Concurrency at a time: result i is params[i]'s, its
+// Entry the decoded value and version, or its Err why not (runtime.ErrNotFound
+// when the key does not exist). Parameters the Thermostat accessor refuses fail
+// their own position with its *runtime.ParamError, and nothing is sent for
+// them. The error is a *runtime.GetManyError when some position failed.
+// Duplicates, retries and timeouts follow runtime.Client.GetMany.
+func (s *Store) GetThermostatHeaters(ctx context.Context, params []ThermostatParams, opts runtime.GetManyOptions) ([]runtime.KeyResult[Heater], error) {
+	return runtime.GetEach(ctx, params, opts, func(p ThermostatParams) (*runtime.Key[Heater], error) {
+		h, err := s.Thermostat(p.Id)
+		if err != nil {
+			return nil, err
+		}
+		return h.Heater(), nil
+	})
 }
 
 // Patterns of the parameters that declare one, anchored to the whole value.

@@ -23,7 +23,7 @@ import (
 // This file needs a runtime that supports this generator's output. If the
 // constant is undefined, update github.com/ssgen/ssgen or regenerate with an
 // ssgen matching the runtime in go.mod.
-const _ = runtime.SupportPackageIsVersion2
+const _ = runtime.SupportPackageIsVersion3
 
 // Store is the typed view of the state store keys declared in the schema. It
 // holds no state besides the client and is safe for concurrent use; handles it
@@ -149,6 +149,23 @@ func (s *Store) WatchSites(ctx context.Context, opts runtime.PatternWatchOptions
 	return runtime.WatchGroup(ctx, s.c, siteTemplate, opts, s.parseSite)
 }
 
+// GetSiteNames reads the Name key of the Site of each element of params, up to
+// opts.Concurrency at a time: result i is params[i]'s, its Entry the decoded
+// value and version, or its Err why not (runtime.ErrNotFound when the key does
+// not exist). Parameters the Site accessor refuses fail their own position with
+// its *runtime.ParamError, and nothing is sent for them. The error is a
+// *runtime.GetManyError when some position failed. Duplicates, retries and
+// timeouts follow runtime.Client.GetMany.
+func (s *Store) GetSiteNames(ctx context.Context, params []SiteParams, opts runtime.GetManyOptions) ([]runtime.KeyResult[string], error) {
+	return runtime.GetEach(ctx, params, opts, func(p SiteParams) (*runtime.Key[string], error) {
+		h, err := s.Site(p.Site, p.Area)
+		if err != nil {
+			return nil, err
+		}
+		return h.Name(), nil
+	})
+}
+
 // Shard is the handle of the keys and locks under
 // "shards/{a}/{b}/{c}/{d}/{e}/{f}/{g}".
 //
@@ -237,6 +254,17 @@ func (s *Store) ListShards(opts runtime.ListOptions) *runtime.GroupListing[Shard
 // this client writes at once.
 func (s *Store) WatchShards(ctx context.Context, opts runtime.PatternWatchOptions) iter.Seq2[runtime.GroupEvent[ShardParams, *Shard], error] {
 	return runtime.WatchGroup(ctx, s.c, shardTemplate, opts, s.parseShard)
+}
+
+// GetShardCounts reads the Count key of the Shard of each element of params, up
+// to opts.Concurrency at a time: result i is params[i]'s, its Entry the decoded
+// value and version, or its Err why not (runtime.ErrNotFound when the key does
+// not exist). The error is a *runtime.GetManyError when some position failed.
+// Duplicates, retries and timeouts follow runtime.Client.GetMany.
+func (s *Store) GetShardCounts(ctx context.Context, params []ShardParams, opts runtime.GetManyOptions) ([]runtime.KeyResult[uint64], error) {
+	return runtime.GetEach(ctx, params, opts, func(p ShardParams) (*runtime.Key[uint64], error) {
+		return s.Shard(p.A, p.B, p.C, p.D, p.E, p.F, p.G).Count(), nil
+	})
 }
 
 // Patterns of the parameters that declare one, anchored to the whole value.

@@ -21,7 +21,7 @@ import (
 // This file needs a runtime that supports this generator's output. If the
 // constant is undefined, update github.com/ssgen/ssgen or regenerate with an
 // ssgen matching the runtime in go.mod.
-const _ = runtime.SupportPackageIsVersion2
+const _ = runtime.SupportPackageIsVersion3
 
 // Store is the typed view of the state store keys declared in the schema. It
 // holds no state besides the client and is safe for concurrent use; handles it
