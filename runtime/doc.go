@@ -129,6 +129,51 @@
 // KeyNotify and KeyNotifyStop are the raw commands; Watch manages the
 // registrations itself, so do not mix the two on one key.
 //
+// # Typed keys, locks and compare-and-set
+//
+// Generated code returns a Key[T] per key (NewKey): Get, Set, SetIfAbsent,
+// Delete and DeleteIfEqual with the key's codec (runtime/codec), default
+// TTL and guard Lock; Watch and WatchWith yield KeyEvent[T] with decoded
+// values (WatchOptions.Current starts from the key's state, as for bytes).
+// A Lock (NewLock) is held through a Lease that renews itself; writes to a
+// key guarded by the lock carry the lease's fencing token while this client
+// holds it. What a Client holds and the turns its goroutines take live on
+// that Client; no state is shared between Clients of one process.
+//
+// The state store compares values only in SET NX/NEX and VDEL, so the
+// read-compare-write operations of a guarded key run under its guard's
+// lease and write with its token:
+//
+//   - SetIfVersion(ctx, v, version) writes only if the key's version is
+//     still the one the caller read: of several callers racing from one
+//     version exactly one wins, even when they write the value they read.
+//     The zero version means "absent" (SET NX, also on unguarded keys);
+//     any other version on an unguarded key fails with ErrNotGuarded, since
+//     nothing could keep a write between the read and the write out.
+//   - CompareAndSet(ctx, old, new) compares encoded values, with the ABA
+//     problem of any value comparison.
+//   - Update(ctx, fn) writes fn's result and reports (changed, version);
+//     fn returning ErrSkipUpdate leaves the key alone: nothing is written
+//     and no watcher is notified.
+//
+// # Reading many keys
+//
+// The service has no multi-key read. GetMany (bytes), GetKeys (typed keys)
+// and GetEach (behind the generated Get<Group><Key>s) send one GET per key
+// over the Client's one connection, at most GetManyOptions.Concurrency
+// (DefaultGetManyConcurrency, 32) at a time, and answer in input order:
+//
+//   - a duplicate key is read once, each position getting a copy;
+//   - each position has its own error (ErrNotFound for a missing key, a
+//     *codec.DecodeError for an undecodable value); the call's error is a
+//     *GetManyError when any position failed, and absence is not a failure;
+//   - a GET that failed in transport is sent again up to
+//     GetManyOptions.Retries times (DefaultGetManyRetries, 2);
+//   - GetManyOptions.KeyTimeout (Config.Timeout by default) bounds each
+//     attempt from when it is sent; ctx bounds the whole call, and keys not
+//     sent when it ends get its error without being sent;
+//   - each value is as of its own GET: the results are not a snapshot.
+//
 // # Listing
 //
 // ListKeys lists the keys matching a glob with the service's SCAN verb
