@@ -14,24 +14,7 @@ import (
 	"syscall"
 	"testing"
 	"time"
-
-	"github.com/ssgen/ssgen/internal/brokertest"
-	"github.com/ssgen/ssgen/server/servertest"
 )
-
-// lockStores are the state stores the process-group tests run against:
-// the embedded server, and an external one attached to mosquitto.
-var lockStores = []struct {
-	name string
-	url  func(t *testing.T) string
-}{
-	{"embedded", testStore},
-	{"mosquitto", func(t *testing.T) string {
-		url := brokertest.Mosquitto(t)
-		servertest.NewExternal(t, url)
-		return url
-	}},
-}
 
 // grandchildScripts start a grandchild of ssgen that writes its pid to
 // $PIDFILE and would outlive the shell CMD is: a command the shell waits
@@ -101,7 +84,7 @@ func gone(t *testing.T, pid int) {
 }
 
 func TestLockLostStopsTheWholeProcessGroup(t *testing.T) {
-	for _, st := range lockStores {
+	for _, st := range bothStores {
 		t.Run(st.name, func(t *testing.T) {
 			url := st.url(t)
 			for _, gc := range grandchildScripts {
@@ -124,7 +107,7 @@ func TestLockLostStopsTheWholeProcessGroup(t *testing.T) {
 }
 
 func TestLockInterruptStopsTheWholeProcessGroup(t *testing.T) {
-	for _, st := range lockStores {
+	for _, st := range bothStores {
 		t.Run(st.name, func(t *testing.T) {
 			url := st.url(t)
 			for _, gc := range grandchildScripts {
@@ -152,7 +135,7 @@ func TestLockInterruptStopsTheWholeProcessGroup(t *testing.T) {
 // What CMD leaves running when it exits by itself is stopped before the
 // lock is released, and CMD's exit code stands.
 func TestLockStopsWhatTheCommandLeftRunning(t *testing.T) {
-	for _, st := range lockStores {
+	for _, st := range bothStores {
 		t.Run(st.name, func(t *testing.T) {
 			url := st.url(t)
 			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)

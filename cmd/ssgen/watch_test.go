@@ -106,26 +106,29 @@ func TestEventFormat(t *testing.T) {
 }
 
 func TestWatchCurrentPrintsEachKeysStateFirst(t *testing.T) {
-	url := testStore(t)
-	run(t, url, "set", "w1", "v1").want(t, exitOK, nil)
-	out, stop := startWatch(t, url, "--current", "w1", "absent")
-	// No write is needed: each key's state comes first, then its changes.
-	until(t, out, "RESYNC absent\n", func() {})
-	until(t, out, "RESYNC w1 v1 ", func() {})
-	until(t, out, "SET absent now ", func() { run(t, url, "set", "absent", "now").want(t, exitOK, nil) })
-	r := stop()
-	if r.code != exitOK || r.stderr != "" {
-		t.Fatalf("watch ended with %d, stderr %q", r.code, r.stderr)
-	}
-	lines := strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n")
-	first := map[string]string{}
-	for _, l := range lines {
-		f := strings.Fields(l)
-		if _, ok := first[f[1]]; !ok {
-			first[f[1]] = f[0]
-		}
-	}
-	if first["w1"] != "RESYNC" || first["absent"] != "RESYNC" {
-		t.Fatalf("first lines per key %v, want RESYNC for both; output %q", first, r.stdout)
+	for _, st := range bothStores {
+		t.Run(st.name, func(t *testing.T) {
+			url := st.url(t)
+			run(t, url, "set", "w1", "v1").want(t, exitOK, nil)
+			out, stop := startWatch(t, url, "--current", "w1", "absent")
+			// No write is needed: each key's state comes first, then its changes.
+			until(t, out, "RESYNC absent\n", func() {})
+			until(t, out, "RESYNC w1 v1 ", func() {})
+			until(t, out, "SET absent now ", func() { run(t, url, "set", "absent", "now").want(t, exitOK, nil) })
+			r := stop()
+			if r.code != exitOK || r.stderr != "" {
+				t.Fatalf("watch ended with %d, stderr %q", r.code, r.stderr)
+			}
+			first := map[string]string{}
+			for _, l := range strings.Split(strings.TrimSuffix(r.stdout, "\n"), "\n") {
+				f := strings.Fields(l)
+				if _, ok := first[f[1]]; !ok {
+					first[f[1]] = f[0]
+				}
+			}
+			if first["w1"] != "RESYNC" || first["absent"] != "RESYNC" {
+				t.Fatalf("first lines per key %v, want RESYNC for both; output %q", first, r.stdout)
+			}
+		})
 	}
 }
