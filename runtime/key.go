@@ -162,7 +162,7 @@ func fenced[R any](ctx context.Context, k fenceSource, wc writeConfig, send func
 	if le == nil {
 		r, err := send(ctx, tok)
 		if g := k.guardLock(); g != nil && tok.IsZero() && errors.Is(err, ErrFencingTokenRequired) {
-			err = fmt.Errorf("%w (the key is guarded by lock %q: hold its lease, or use Update or CompareAndSet)", err, g.name)
+			err = fmt.Errorf("%w (the key is guarded by lock %q: hold its lease, or use Update, SetIfVersion or CompareAndSet)", err, g.name)
 		}
 		return r, err
 	}
