@@ -15,7 +15,7 @@ import (
 func emitEnum(f *jen.File, t *schema.TypeDef) {
 	name := t.Name
 	r := "v"
-	comment(f, name+" is an enum of the schema.", sentence(t.Doc), name+" is stored as its value string in every encoding; encoding or decoding an undeclared value fails with a *runtime.EnumError.")
+	comment(f, name+" is an enum of the schema.", sentence(t.Doc), name+" is stored as its value string in every encoding; encoding or decoding an undeclared value fails with a *runtime.EnumError; inside a struct, the codec error around it names the field (Type.field).")
 	f.Type().Id(name).String()
 
 	f.Comment("The values of " + name + ".")

@@ -26,7 +26,8 @@ const _ = runtime.SupportPackageIsVersion3
 // Alarm severity.
 //
 // Level is stored as its value string in every encoding; encoding or decoding
-// an undeclared value fails with a *runtime.EnumError.
+// an undeclared value fails with a *runtime.EnumError; inside a struct, the
+// codec error around it names the field (Type.field).
 type Level string
 
 // The values of Level.
@@ -117,7 +118,8 @@ func (v *Level) DecodeMsgpack(dec *msgpack.Decoder) error {
 // Color is an enum of the schema.
 //
 // Color is stored as its value string in every encoding; encoding or decoding
-// an undeclared value fails with a *runtime.EnumError.
+// an undeclared value fails with a *runtime.EnumError; inside a struct, the
+// codec error around it names the field (Type.field).
 type Color string
 
 // The values of Color.

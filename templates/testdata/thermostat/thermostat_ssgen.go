@@ -27,7 +27,8 @@ const _ = runtime.SupportPackageIsVersion3
 // Mode is an enum of the schema.
 //
 // Mode is stored as its value string in every encoding; encoding or decoding an
-// undeclared value fails with a *runtime.EnumError.
+// undeclared value fails with a *runtime.EnumError; inside a struct, the codec
+// error around it names the field (Type.field).
 type Mode string
 
 // The values of Mode.
