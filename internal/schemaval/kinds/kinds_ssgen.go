@@ -25,12 +25,13 @@ import (
 // This file needs a runtime that supports this generator's output. If the
 // constant is undefined, update github.com/ssgen/ssgen or regenerate with an
 // ssgen matching the runtime in go.mod.
-const _ = runtime.SupportPackageIsVersion2
+const _ = runtime.SupportPackageIsVersion3
 
 // Mode is an enum of the schema.
 //
 // Mode is stored as its value string in every encoding; encoding or decoding an
-// undeclared value fails with a *runtime.EnumError.
+// undeclared value fails with a *runtime.EnumError; inside a struct, the codec
+// error around it names the field (Type.field).
 type Mode string
 
 // The values of Mode.
@@ -551,6 +552,41 @@ func (s *Store) WatchThermostats(ctx context.Context, opts runtime.PatternWatchO
 	return runtime.WatchGroup(ctx, s.c, thermostatTemplate, opts, s.parseThermostat)
 }
 
+// GetThermostatSetPoints reads the SetPoint key of the Thermostat of each
+// element of params, up to opts.Concurrency at a time: result i is params[i]'s,
+// its Entry the decoded value and version, or its Err why not
+// (runtime.ErrNotFound when the key does not exist). Parameters the Thermostat
+// accessor refuses fail their own position with its *runtime.ParamError, and
+// nothing is sent for them. The error is a *runtime.GetManyError when some
+// position failed. Duplicates, retries and timeouts follow
+// runtime.Client.GetMany.
+func (s *Store) GetThermostatSetPoints(ctx context.Context, params []ThermostatParams, opts runtime.GetManyOptions) ([]runtime.KeyResult[Everything], error) {
+	return runtime.GetEach(ctx, params, opts, func(p ThermostatParams) (*runtime.Key[Everything], error) {
+		h, err := s.Thermostat(p.Id)
+		if err != nil {
+			return nil, err
+		}
+		return h.SetPoint(), nil
+	})
+}
+
+// GetThermostatReadings reads the Reading key of the Thermostat of each element
+// of params, up to opts.Concurrency at a time: result i is params[i]'s, its
+// Entry the decoded value and version, or its Err why not (runtime.ErrNotFound
+// when the key does not exist). Parameters the Thermostat accessor refuses fail
+// their own position with its *runtime.ParamError, and nothing is sent for
+// them. The error is a *runtime.GetManyError when some position failed.
+// Duplicates, retries and timeouts follow runtime.Client.GetMany.
+func (s *Store) GetThermostatReadings(ctx context.Context, params []ThermostatParams, opts runtime.GetManyOptions) ([]runtime.KeyResult[float64], error) {
+	return runtime.GetEach(ctx, params, opts, func(p ThermostatParams) (*runtime.Key[float64], error) {
+		h, err := s.Thermostat(p.Id)
+		if err != nil {
+			return nil, err
+		}
+		return h.Reading(), nil
+	})
+}
+
 // Zone is the handle of the keys and locks under "zones/{n}/{mode}".
 type Zone struct {
 	s      *Store
@@ -626,6 +662,23 @@ func (s *Store) ListZones(opts runtime.ListOptions) *runtime.GroupListing[ZonePa
 // this client writes at once.
 func (s *Store) WatchZones(ctx context.Context, opts runtime.PatternWatchOptions) iter.Seq2[runtime.GroupEvent[ZoneParams, *Zone], error] {
 	return runtime.WatchGroup(ctx, s.c, zoneTemplate, opts, s.parseZone)
+}
+
+// GetZoneNames reads the Name key of the Zone of each element of params, up to
+// opts.Concurrency at a time: result i is params[i]'s, its Entry the decoded
+// value and version, or its Err why not (runtime.ErrNotFound when the key does
+// not exist). Parameters the Zone accessor refuses fail their own position with
+// its *runtime.ParamError, and nothing is sent for them. The error is a
+// *runtime.GetManyError when some position failed. Duplicates, retries and
+// timeouts follow runtime.Client.GetMany.
+func (s *Store) GetZoneNames(ctx context.Context, params []ZoneParams, opts runtime.GetManyOptions) ([]runtime.KeyResult[string], error) {
+	return runtime.GetEach(ctx, params, opts, func(p ZoneParams) (*runtime.Key[string], error) {
+		h, err := s.Zone(p.N, p.Mode)
+		if err != nil {
+			return nil, err
+		}
+		return h.Name(), nil
+	})
 }
 
 // Patterns of the parameters that declare one, anchored to the whole value.
