@@ -24,9 +24,10 @@ type Client struct {
 	cur   *conn         // the live connection, nil while reconnecting
 	ready chan struct{} // closed while cur != nil
 
-	closing   chan struct{} // closed by Close
+	closing   chan struct{} // closed by Close, under bgMu
 	closeOnce sync.Once
 	loopDone  chan struct{}
+	bgMu      sync.Mutex     // orders starting background work against Close
 	bg        sync.WaitGroup // background requests (KEYNOTIFY STOP, re-registration)
 
 	pending correlator
@@ -104,10 +105,30 @@ func (c *Client) dialFirst(ctx context.Context) (*conn, error) {
 // requests still in flight with ErrClosed and ends every Watch. It waits
 // for the client's goroutines to finish.
 func (c *Client) Close() error {
-	c.closeOnce.Do(func() { close(c.closing) })
+	c.closeOnce.Do(func() {
+		c.bgMu.Lock()
+		close(c.closing)
+		c.bgMu.Unlock()
+	})
 	<-c.loopDone
 	c.bg.Wait()
 	return nil
+}
+
+// background runs f in a goroutine that Close waits for, unless the Client
+// is closing: then f does not run. Checking and counting under bgMu keeps
+// an Add from racing Close's Wait (a watcher ending as the Client closes).
+func (c *Client) background(f func()) {
+	c.bgMu.Lock()
+	defer c.bgMu.Unlock()
+	if c.isClosing() {
+		return
+	}
+	c.bg.Add(1)
+	go func() {
+		defer c.bg.Done()
+		f()
+	}()
 }
 
 // ClientID is the MQTT client id, also the HLC node id and __srcId.

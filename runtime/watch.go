@@ -288,18 +288,13 @@ func (r *registry) remove(w *watcher) {
 
 func (r *registry) reconcileLater(ks *keyState) {
 	c := r.c
-	if c.isClosing() {
-		return
-	}
-	c.bg.Add(1)
-	go func() {
-		defer c.bg.Done()
+	c.background(func() {
 		ctx, cancel := c.untilClose(context.Background(), c.cfg.Timeout)
 		defer cancel()
 		if err := r.reconcile(ctx, ks); err != nil && !errors.Is(err, ErrClosed) {
 			c.log.Debug("KEYNOTIFY STOP failed", "key", string(ks.key), "err", err)
 		}
-	}()
+	})
 }
 
 // reconcile brings the service's registration of ks in line with whether
@@ -355,9 +350,7 @@ func (r *registry) connected(cn *conn) {
 	// trips, nor flood a broker with a small Receive Maximum.
 	par := make(chan struct{}, 16)
 	for _, ks := range keys {
-		c.bg.Add(1)
-		go func() {
-			defer c.bg.Done()
+		c.background(func() {
 			select {
 			case par <- struct{}{}:
 			case <-cn.ctx.Done():
@@ -367,7 +360,7 @@ func (r *registry) connected(cn *conn) {
 			}
 			defer func() { <-par }()
 			r.reregister(cn, ks)
-		}()
+		})
 	}
 }
 
