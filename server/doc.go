@@ -64,12 +64,15 @@
 // fencing token, and deadline as an absolute time. KEYNOTIFY
 // registrations are not kept.
 //
-// A write that touches a kept key is committed (fsynced) before memory
-// changes and before the response is built; if the commit fails the
-// request is answered "-ERR persistence failure: ..." (engine.ErrPersistence)
-// and nothing changes. Kept writes therefore cost an fsync each and are
-// serialised by the engine lock (about 2,000 SET/s end to end on the
-// development VM, against 6,000-9,000 in memory; see docs/reliability.md).
+// A write that touches a kept key is answered only once it is committed
+// (fsynced), and so is every answer or notification that reveals it; if
+// the commit fails the request is answered "-ERR persistence failure: ..."
+// (engine.ErrPersistence) and nothing changes. Kept writes that arrive
+// while a transaction is on disk share the next one (group commit), and
+// the engine goes on deciding meanwhile: a request that depends on
+// nothing pending is answered at once. Stats().Persist and
+// Options.OnPersistCommit report the transactions; see
+// docs/reliability.md.
 // On start, records whose deadline has passed are dropped silently and the
 // clock moves past every stored version, so new versions sort after the
 // old ones. Open and load failures are ErrStore. A data file that fails a

@@ -137,7 +137,13 @@ func (e *embedded) close() error {
 }
 
 // handle serves one PUBLISH on the request topic, in the requester's read
-// goroutine, before its PUBACK: requests of one client run in order.
+// goroutine, before its PUBACK: requests of one client are decided in
+// order. An answer that waits for the disk is published later, from the
+// group commit, through the client's read gate like a notification, and
+// the request's PUBACK with it; the read goroutine goes on to the next
+// request meanwhile. (Sent together, the two usually leave in one write;
+// and the client's Receive Maximum then bounds its requests waiting for
+// the disk, as it bounds unacknowledged ones.)
 func (e *embedded) handle(cl *mqtt.Client, pk packets.Packet) error {
 	in := inbound{
 		QoS:             pk.FixedHeader.Qos,
@@ -167,7 +173,24 @@ func (e *embedded) handle(cl *mqtt.Client, pk packets.Packet) error {
 		_ = e.broker.DisconnectClient(cl, packets.ErrProtocolViolation)
 		return packets.ErrRejectPacket
 	}
-	logAnswer(e.s.log, cl.ID, &out)
+	if out.Wait == 0 {
+		e.respond(cl, &out, 0)
+		return packets.CodeSuccessIgnore
+	}
+	// mochi sends no PUBACK for a rejected packet (and leaves the receive
+	// quota alone): respond sends it.
+	id := pk.PacketID
+	e.s.answer(cl.ID, out, func(out *outcome) { e.respond(cl, out, id) })
+	return packets.ErrRejectPacket
+}
+
+// respond publishes the answer to a request of cl. A request whose answer
+// waited for the disk has its packet id in puback (0 otherwise): its
+// answer may be published from another goroutine than cl's read
+// goroutine, so it passes cl's read gate as a notification does, and is
+// followed by the request's PUBACK.
+func (e *embedded) respond(cl *mqtt.Client, out *outcome, puback uint16) {
+	logAnswer(e.s.log, cl.ID, out)
 	r := out.Reply
 	resp := packets.Packet{
 		FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: 1},
@@ -180,10 +203,21 @@ func (e *embedded) handle(cl *mqtt.Client, pk packets.Packet) error {
 			User:            mochiProps(r.User),
 		},
 	}
-	if err := e.broker.InjectPacket(e.service, resp); err != nil {
-		e.s.log.Error("cannot publish response", "client", cl.ID, "error", err)
+	send := func() {
+		if err := e.broker.InjectPacket(e.service, resp); err != nil {
+			e.s.log.Error("cannot publish response", "client", cl.ID, "error", err)
+		}
+		if puback != 0 {
+			// After the response: it waits in the client's outbound queue,
+			// so the PUBACK is buffered and leaves in the same write.
+			_ = cl.WritePacket(packets.Packet{FixedHeader: packets.FixedHeader{Type: packets.Puback}, PacketID: puback})
+		}
 	}
-	return packets.CodeSuccessIgnore
+	if g := gateOf(cl); puback != 0 && g != nil {
+		g.pass(send)
+		return
+	}
+	send()
 }
 
 // deliver sends one notification to its watching client exactly once:
@@ -253,6 +287,11 @@ func (e *embedded) inject(cl *mqtt.Client, pk packets.Packet) {
 	if err := cl.WritePacket(out); err != nil {
 		e.s.log.Debug("notification not written; kept in session", "client", cl.ID, "error", err)
 	}
+}
+
+// drop un-counts a queued notification that is not delivered.
+func (e *embedded) drop(n engine.Notification) {
+	e.out.dequeue(n.Client, notificationCost(&n))
 }
 
 // queued counts a notification entering its watcher's queue (Server's

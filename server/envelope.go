@@ -92,10 +92,25 @@ type outcome struct {
 	// empty when the error says it all.
 	Why string
 	// Args are the parsed request, verb first (nil when it was refused
-	// before parsing or did not parse). They alias the PUBLISH payload:
-	// valid only while the transport handles the request.
+	// before parsing or did not parse). They alias the PUBLISH payload,
+	// which both transports read into a buffer of its own, so they stay
+	// valid as long as the outcome (an answer held for the disk keeps
+	// them).
 	Args  [][]byte
 	Reply reply
+	// Wait is engine.Result.Wait: when not 0, Reply may be published only
+	// once the journal has settled it (Server.answer).
+	Wait uint64
+}
+
+// abandon turns an answer that waited for a change the disk did not take
+// into the persistence error: the request changed nothing.
+func (o *outcome) abandon() {
+	o.Reply.Payload = persistenceError
+	o.Reply.User = []userProp{{propStatus, "200"}, {propProtVer, protocolVersion}}
+	o.StoreError = "ERR " + string(engine.ErrPersistence)
+	o.Why = ""
+	o.Wait = 0
 }
 
 // process applies the envelope rules of wire contract §2 and §4 to in and,
@@ -165,7 +180,7 @@ func process(eng *engine.Engine, in *inbound) outcome {
 		res = engine.Result{Payload: notAuthorized}
 	} else {
 		req.Args = args
-		res = eng.Handle(req)
+		res = eng.Decide(req)
 	}
 	r.Payload = res.Payload
 	if len(r.Payload) == 0 { // the engine promises otherwise; never send an empty payload
@@ -177,7 +192,7 @@ func process(eng *engine.Engine, in *inbound) outcome {
 		r.User = append(r.User, userProp{propTimestamp, res.Version.String()})
 	}
 	r.User = append(r.User, userProp{propProtVer, protocolVersion})
-	out := outcome{Action: actReply, Reply: r, Args: args}
+	out := outcome{Action: actReply, Reply: r, Args: args, Wait: res.Wait}
 	if r.Payload[0] == '-' {
 		out.StoreError = strings.TrimSuffix(string(r.Payload[1:]), "\r\n")
 		out.Why = refusalWhy(out.StoreError, args, &req)
@@ -186,8 +201,9 @@ func process(eng *engine.Engine, in *inbound) outcome {
 }
 
 var (
-	syntaxError   = resp3.AppendError(nil, string(engine.ErrSyntax))
-	notAuthorized = resp3.AppendError(nil, string(engine.ErrNotAuthorized))
+	syntaxError      = resp3.AppendError(nil, string(engine.ErrSyntax))
+	notAuthorized    = resp3.AppendError(nil, string(engine.ErrNotAuthorized))
+	persistenceError = resp3.AppendError(nil, string(engine.ErrPersistence))
 )
 
 func headerMissing(r reply, name, msg string) outcome {

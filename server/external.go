@@ -231,7 +231,12 @@ func (x *external) handle(p *paho.Publish) {
 			"reason", out.Reason, "response_topic", in.ResponseTopic)
 		return
 	}
-	logAnswer(x.s.log, src, &out)
+	x.s.answer(src, out, func(out *outcome) { x.respond(src, out) })
+}
+
+// respond publishes the answer to a request of src.
+func (x *external) respond(src string, out *outcome) {
+	logAnswer(x.s.log, src, out)
 	r := out.Reply
 	err := x.publish(&paho.Publish{
 		QoS:     1,
@@ -247,6 +252,9 @@ func (x *external) handle(p *paho.Publish) {
 		x.s.log.Warn("response lost", "client", src, "error", err)
 	}
 }
+
+// drop has nothing to un-count: queued counts nothing.
+func (x *external) drop(engine.Notification) {}
 
 // queued admits every notification: the other broker bounds what it holds
 // for a client.

@@ -117,6 +117,7 @@ type Limits struct {
 func (l Limits) connectTimeout() time.Duration { return or(l.ConnectTimeout, DefaultConnectTimeout) }
 func (l Limits) maxConnectBytes() int          { return or(l.MaxConnectBytes, DefaultMaxConnectBytes) }
 func (l Limits) maxSessions() int              { return or(l.MaxSessions, DefaultMaxSessions) }
+func (l Limits) maxInflight() int              { return or(l.MaxInflight, DefaultMaxInflight) }
 func (l Limits) maxClientOutputBytes() int64 {
 	return or(l.MaxClientOutputBytes, DefaultMaxClientOutputBytes)
 }

@@ -40,8 +40,9 @@ type Options struct {
 	Logger *slog.Logger
 	// DataDir, when set, keeps keys on disk (a bbolt file, StoreFile, in
 	// this directory, created if missing): New loads them, and a write of a
-	// kept key is answered only once it is on disk. Which keys are kept is
-	// chosen per SET by the aio-persistence user property, or PersistAll.
+	// kept key is answered only once it is on disk. Concurrent writes share
+	// one transaction (group commit). Which keys are kept is chosen per SET
+	// by the aio-persistence user property, or PersistAll.
 	DataDir string
 	// PersistAll keeps every key, not only those whose last SET carried
 	// aio-persistence=true. It needs DataDir.
@@ -53,6 +54,11 @@ type Options struct {
 	// is logged, and the damaged file is kept as StoreFile.damaged-<UTC
 	// time>. It does nothing to a sound file. It needs DataDir.
 	Repair bool
+	// OnPersistCommit, when set, is called after each transaction of the
+	// data file (group commit) with its size, duration and error, from the
+	// goroutine that commits: it must return quickly (a metrics histogram,
+	// say). Stats().Persist has the running totals.
+	OnPersistCommit func(PersistCommit)
 }
 
 // Errors returned by Server methods; match them with errors.Is.

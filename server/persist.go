@@ -127,7 +127,8 @@ func recordSum(key, value []byte, version, fence string, deadline int64) uint32 
 
 // durableStore keeps the engine's durable keys in a bbolt file. Every
 // apply is one fsynced bbolt transaction, so a change it accepted survives
-// a crash of the process or of the machine.
+// a crash of the process or of the machine; the group commit
+// (persist_commit.go) gives it the changes of many writes at a time.
 type durableStore struct {
 	db   *bolt.DB
 	path string
@@ -138,6 +139,8 @@ type durableStore struct {
 	// What the open verified, kept for the engine's Restore (taken once).
 	loaded []engine.Record
 	floor  hlc.HLC
+	// scratch is applyQueued's buffer.
+	scratch []engine.Change
 }
 
 // storeOptions are the parts of Options the durable store uses.
@@ -432,6 +435,19 @@ func decodeFloor(b []byte, verify bool) (hlc.HLC, error) {
 		return hlc.HLC{}, fmt.Errorf("%q: %v", b, err)
 	}
 	return h, nil
+}
+
+// applyQueued writes a group commit's changes, in order, in one
+// transaction (apply). Only the group commit's writer calls it.
+func (s *durableStore) applyQueued(queued []queuedChange) error {
+	flat := s.scratch[:0]
+	for _, q := range queued {
+		flat = append(flat, q.Change)
+	}
+	err := s.apply(flat)
+	clear(flat)
+	s.scratch = flat[:0]
+	return err
 }
 
 // apply writes changes in one transaction and returns once it is on disk.

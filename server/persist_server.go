@@ -7,7 +7,7 @@ import (
 )
 
 // openDisk opens the durable store of Options.DataDir, if any, and wires
-// it into cfg as the engine's persistence hook.
+// it into cfg as the engine's journal (a group commit).
 func (s *Server) openDisk(cfg *engine.Config) error {
 	if s.opts.DataDir == "" {
 		if s.opts.Repair {
@@ -20,16 +20,9 @@ func (s *Server) openDisk(cfg *engine.Config) error {
 		return err
 	}
 	s.disk = d
+	s.commit = newGroupCommit(d, s.log, s.opts.Limits.maxInflight(), s.opts.OnPersistCommit)
 	cfg.PersistAll = s.opts.PersistAll
-	cfg.Persist = func(changes []engine.Change) error {
-		err := d.apply(changes)
-		if err != nil {
-			// The client only sees the engine's fixed message; the cause
-			// belongs in the log.
-			s.log.Error("state store change not persisted", "keys", len(changes), "err", err)
-		}
-		return err
-	}
+	cfg.Journal = s.commit
 	return nil
 }
 
@@ -40,6 +33,7 @@ func (s *Server) restore() error {
 	if s.disk == nil {
 		return nil
 	}
+	s.commit.eng = s.eng
 	recs, floor := s.disk.takeLoaded()
 	expired := s.eng.Restore(recs, floor)
 	if err := s.disk.deleteKeys(expired); err != nil {
@@ -51,9 +45,42 @@ func (s *Server) restore() error {
 	return nil
 }
 
+// answer publishes out with send: at once when it waits for nothing, else
+// once the changes it depends on are durable, in the engine's order, or
+// as the persistence error when they could not be made so. owner is the
+// requester, whose answers waiting for the disk are bounded (Limits'
+// MaxInflight, the same bound as its unacknowledged requests).
+func (s *Server) answer(owner string, out outcome, send func(*outcome)) {
+	if out.Wait == 0 {
+		send(&out)
+		return
+	}
+	s.commit.hold(owner, out.Wait, func(err error) {
+		if err != nil {
+			out.abandon()
+		}
+		send(&out)
+	})
+}
+
+// deliver hands a notification to the transport once the change it
+// reports is durable, and drops it when that change was undone.
+func (s *Server) deliver(n engine.Notification) {
+	if n.Wait != 0 && s.commit.Wait(n.Wait) != nil {
+		s.tr.drop(n)
+		return
+	}
+	s.tr.deliver(n)
+}
+
+// closeDisk waits for the group commit to settle everything appended,
+// then closes the file.
 func (s *Server) closeDisk() error {
 	if s.disk == nil {
 		return nil
+	}
+	if s.commit.eng != nil {
+		s.commit.close()
 	}
 	return s.disk.close()
 }

@@ -17,6 +17,9 @@ type transport interface {
 	addr() string
 	close() error
 	deliver(engine.Notification)
+	// drop is told of a queued notification that will not be delivered
+	// (its change was undone).
+	drop(engine.Notification)
 	// queued is told of a notification before it enters its watcher's
 	// queue; false drops it (the embedded broker is cutting that watcher
 	// off for its output).
@@ -26,12 +29,13 @@ type transport interface {
 // Server is a state store: the protocol engine behind either an embedded
 // MQTT 5 broker or a client attached to an external one.
 type Server struct {
-	opts Options
-	log  *slog.Logger
-	eng  *engine.Engine
-	fan  *serializer[engine.Notification]
-	tr   transport
-	disk *durableStore // nil without Options.DataDir
+	opts   Options
+	log    *slog.Logger
+	eng    *engine.Engine
+	fan    *serializer[engine.Notification]
+	tr     transport
+	disk   *durableStore // nil without Options.DataDir
+	commit *groupCommit  // the engine's journal over disk; nil without it
 
 	mu      sync.Mutex
 	started bool
@@ -72,7 +76,7 @@ func New(opts Options) (*Server, error) {
 		}
 		s.tr = newEmbedded(s)
 	}
-	s.fan = newSerializer(s.tr.deliver)
+	s.fan = newSerializer(s.deliver)
 	cfg := engine.Config{
 		Now:      opts.Now,
 		MaxKeys:  opts.MaxKeys,
@@ -206,15 +210,24 @@ type Stats struct {
 	// number of sessions kept for disconnected clients.
 	Connections  int
 	KeptSessions int
+	// Persist are the data file's group commit totals (all 0 without
+	// DataDir), in both modes.
+	Persist PersistStats
 }
 
-// Stats returns the embedded broker's limit counters.
+// Stats returns the embedded broker's limit counters and the persistence
+// totals.
 func (s *Server) Stats() Stats {
+	var persist PersistStats
+	if s.commit != nil {
+		persist = s.commit.totals()
+	}
 	e, ok := s.tr.(*embedded)
 	if !ok {
-		return Stats{}
+		return Stats{Persist: persist}
 	}
 	return Stats{
+		Persist:            persist,
 		Dropped:            e.dropped.Load(),
 		AcceptErrors:       e.stats.acceptErrors.Load(),
 		ConnectionsRefused: e.stats.refused.Load(),

@@ -35,9 +35,7 @@ func (e *Engine) deleteKey(req *Request, now time.Time, keep func(*entry) bool) 
 	case keep != nil && keep(ent):
 		return Result{Payload: payloadMinusOne, Version: version}
 	}
-	if err := e.persistRemove(ent, version); err != "" {
-		return errResult(err)
-	}
+	e.persistRemove(ent, version)
 	e.remove(ent, version)
 	return Result{Payload: payloadOne, Version: version}
 }

@@ -30,6 +30,19 @@
 // carries). The client that made the change is notified like any other
 // watcher. Watchers of one key are notified in registration order.
 //
+// # Durability
+//
+// With Config.Journal the engine keeps some keys durable (Request.Persist,
+// Config.PersistAll) without waiting for the disk under its lock: it hands
+// each write's changes to the journal, numbered in order, applies them in
+// memory at once and decides the next request on top of them, exactly as
+// if they were on disk. What would reveal a change that is not durable
+// yet, an answer about its key or a notification of it, carries the number
+// to wait for (Result.Wait, Notification.Wait); Decide returns it, Handle
+// waits itself. When the journal reports a transaction failed, Abandon
+// undoes its changes and everything decided on top of them, and those
+// requests are answered ErrPersistence. See Journal.
+//
 // # The clock
 //
 // Clients refuse a received __ts more than their maximum drift (one minute

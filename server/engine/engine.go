@@ -40,15 +40,14 @@ type Config struct {
 	// happened, synchronously while the engine holds its lock: it must not
 	// block and must not call back into the engine.
 	OnNotify func(Notification)
-	// Persist, when set, makes changes durable: the engine calls it with
-	// the changes of a write before applying them in memory, while holding
-	// its lock, and answers ErrPersistence (changing nothing) when it
-	// returns an error. It must return only once the changes survive a
-	// crash, and must not call back into the engine. Which writes are kept
-	// is chosen by Request.Persist and PersistAll; deletions and expiries
-	// of kept keys are passed too (a failed expiry is not retried: the
+	// Journal, when set, makes changes durable (see Journal): the engine
+	// hands it the changes of each write that touches a kept key, in
+	// order, and holds back every answer and notification that depends on
+	// them until the journal has them on disk. Which writes are kept is
+	// chosen by Request.Persist and PersistAll; deletions and expiries of
+	// kept keys are passed too (a failed expiry is not retried: the
 	// record's absolute deadline makes Restore drop it).
-	Persist func([]Change) error
+	Journal Journal
 	// PersistAll keeps every written key, as if each request had Persist.
 	PersistAll bool
 }
@@ -87,6 +86,13 @@ type Result struct {
 	// Version is the __ts to put on the response; the zero HLC means the
 	// response carries no __ts (a GET miss, an error).
 	Version hlc.HLC
+	// Wait, when not 0, is the journal sequence number the answer depends
+	// on (Decide only; Handle has already waited): the request's own
+	// change, or a change it saw that is not durable yet. The answer must
+	// not be published before Journal.Wait(Wait) returns nil; when it
+	// returns an error, the request is to be answered ErrPersistence
+	// instead, and it has changed nothing (see Journal).
+	Wait uint64
 }
 
 // Notification is a KEYNOTIFY notification for one watching client.
@@ -95,6 +101,12 @@ type Notification struct {
 	Key     []byte  // the key that changed (owned by the notifications of this change; read-only)
 	Payload []byte  // NOTIFY SET VALUE v, or NOTIFY DELETE (shared likewise; read-only)
 	Version hlc.HLC // the __ts of the notification
+	// Wait, when not 0, is the journal sequence number the change depends
+	// on: the notification must not be delivered before Journal.Wait(Wait)
+	// returns nil, and must be dropped when it returns an error (the
+	// change was undone). Later notifications of the same watcher queue
+	// behind it, keeping the order of the changes.
+	Wait uint64
 }
 
 // Engine is the state store: keys with their values, versions, fencing
@@ -109,8 +121,8 @@ type Engine struct {
 	maxBytes int64
 	lim      limits
 	onNotify func(Notification)
-	// persist and persistAll are Config.Persist and Config.PersistAll.
-	persist    func([]Change) error
+	// journal and persistAll are Config.Journal and Config.PersistAll.
+	journal    Journal
 	persistAll bool
 
 	// wake tells Run that the earliest deadline moved earlier.
@@ -123,6 +135,8 @@ type Engine struct {
 	deadline deadlineHeap
 	bytes    int64 // sum of len(key)+len(value) over keys
 	watch    watchers
+	// What the journal has not yet made durable (journal.go).
+	unsettled
 }
 
 // New returns an empty engine. Start Run in a goroutine for active expiry.
@@ -149,18 +163,38 @@ func New(cfg Config) *Engine {
 		maxBytes:   cfg.MaxBytes,
 		lim:        limits{key: cfg.MaxKeyBytes, value: cfg.MaxValueBytes, watches: cfg.MaxWatchesPerClient},
 		onNotify:   cfg.OnNotify,
-		persist:    cfg.Persist,
+		journal:    cfg.Journal,
 		persistAll: cfg.PersistAll,
 		wake:       make(chan struct{}, 1),
 		keys:       make(map[string]*entry),
 		watch:      newWatchers(),
+		unsettled:  unsettled{pending: make(map[string]uint64)},
 	}
 }
 
 // Handle executes one request and returns its response. Notifications the
 // request causes (and those of keys found expired on the way) are delivered
-// to Config.OnNotify before Handle returns.
+// to Config.OnNotify before Handle returns. With a Journal, Handle returns
+// once the answer may be published: after the changes it depends on are
+// durable, or with ErrPersistence (and nothing changed) when they could
+// not be made so.
 func (e *Engine) Handle(req Request) Result {
+	res := e.Decide(req)
+	if res.Wait == 0 {
+		return res
+	}
+	if err := e.journal.Wait(res.Wait); err != nil {
+		return errResult(ErrPersistence)
+	}
+	res.Wait = 0
+	return res
+}
+
+// Decide is Handle without the wait for the disk: it returns as soon as
+// the engine has decided, with Result.Wait telling what the answer still
+// waits for. Requests of other clients are decided meanwhile; a transport
+// publishes the answers of Decide in the order Journal.Wait lets it.
+func (e *Engine) Decide(req Request) Result {
 	if len(req.Args) == 0 {
 		return errResult(ErrSyntax)
 	}
@@ -173,21 +207,25 @@ func (e *Engine) Handle(req Request) Result {
 	defer e.mu.Unlock()
 	now := e.now()
 	e.reap(now)
+	e.cur = e.dependsOn(req.Args)
+	var res Result
 	// Direct calls (not a table of funcs) keep req on the stack.
 	switch string(req.Args[0]) {
 	case "SET":
-		return e.set(&req, now)
+		res = e.set(&req, now)
 	case "GET":
-		return e.get(&req, now)
+		res = e.get(&req, now)
 	case "DEL":
-		return e.del(&req, now)
+		res = e.del(&req, now)
 	case "VDEL":
-		return e.vdel(&req, now)
+		res = e.vdel(&req, now)
 	case "KEYNOTIFY":
-		return e.keynotify(&req, now)
+		res = e.keynotify(&req, now)
 	default:
-		return e.scan(&req, now)
+		res = e.scan(&req, now)
 	}
+	res.Wait, e.cur = e.cur, 0
+	return res
 }
 
 // DropClient removes every KEYNOTIFY registration of client; the transport

@@ -62,20 +62,25 @@ func (e *Engine) setDeadline(ent *entry, d time.Time, has bool) {
 // reap deletes every key whose deadline is at or before now, earliest
 // first, notifying each key's watchers with a fresh version.
 //
-// The durable records of expired keys are deleted in one call to
-// Config.Persist, after the keys are gone from memory; a failure is
-// ignored, since each record's deadline has passed and Restore drops it.
+// The deletions of durable records go to the journal in one entry, after
+// the keys are gone from memory. An expiry is final: it is not undone when
+// that entry fails (each record's deadline has passed and Restore drops
+// it), except as part of undoing a pending change of the key it expires,
+// which its notification then waits for.
 func (e *Engine) reap(now time.Time) {
 	var gone []Change
 	for len(e.deadline) > 0 && !e.deadline[0].ttl.deadline.After(now) {
 		ent, version := e.deadline[0], e.tick(nil)
-		if ent.durable && e.persist != nil {
+		if ent.durable && e.journal != nil {
 			gone = append(gone, Change{Record: Record{Key: ent.key, Version: version}, Delete: true})
 		}
+		e.cur = e.pending[ent.key]
 		e.remove(ent, version)
 	}
+	e.cur = 0
 	if len(gone) > 0 {
-		_ = e.persist(gone)
+		e.seq++
+		e.journal.Append(e.seq, gone)
 	}
 }
 

@@ -34,18 +34,30 @@ type Entry struct {
 // fencing, conditions) but not the quotas: it returns ErrQuotaExceeded,
 // ErrKeyLengthZero or ErrPersistence and changes nothing in those cases.
 // Watchers of the key are notified as for a SET. It is meant for seeding
-// tests and for Go callers embedding the store.
+// tests and for Go callers embedding the store. Like Handle, it returns
+// once the change is durable, when it is kept.
 func (e *Engine) Put(key, value []byte, opts PutOptions) error {
 	if len(key) == 0 {
 		return ErrKeyLengthZero
 	}
+	wait, err := e.put(key, value, opts)
+	if err == nil && wait != 0 && e.journal.Wait(wait) != nil {
+		return ErrPersistence
+	}
+	return err
+}
+
+// put is Put up to the wait for the journal, under the lock.
+func (e *Engine) put(key, value []byte, opts PutOptions) (wait uint64, err error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := e.now()
 	e.reap(now)
+	e.cur = e.pending[string(key)]
+	defer func() { e.cur = 0 }()
 	ent := e.keys[string(key)]
 	if !e.fits(string(key), ent, len(value)) {
-		return ErrQuotaExceeded
+		return 0, ErrQuotaExceeded
 	}
 	version := opts.Version
 	if version.IsZero() {
@@ -60,31 +72,34 @@ func (e *Engine) Put(key, value []byte, opts PutOptions) error {
 	}
 	value = bytes.Clone(value)
 	deadline := now.Add(opts.TTL)
-	durable, perr := e.persistStore(ent, k, value, version, opts.FencingToken, deadline, opts.TTL > 0, opts.Persist)
-	if perr != "" {
-		return perr
-	}
+	durable := e.persistStore(ent, k, value, version, opts.FencingToken, deadline, opts.TTL > 0, opts.Persist)
 	e.store(k, value, version, opts.FencingToken, deadline, opts.TTL > 0, durable)
-	return nil
+	return e.cur, nil
 }
 
 // Delete removes a key as an unconditional, unfenced DEL would, notifying
-// its watchers, and reports whether it existed.
+// its watchers, and reports whether it existed (false, with the key left
+// as it was, when the deletion of its record failed).
 func (e *Engine) Delete(key []byte) bool {
+	wait, found := e.delete(key)
+	return found && (wait == 0 || e.journal.Wait(wait) == nil)
+}
+
+// delete is Delete up to the wait for the journal, under the lock.
+func (e *Engine) delete(key []byte) (wait uint64, found bool) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.reap(e.now())
 	ent := e.keys[string(key)]
 	if ent == nil {
-		return false
+		return 0, false
 	}
+	e.cur = e.pending[ent.key]
 	version := e.tick(nil)
-	if e.persistRemove(ent, version) != "" {
-		// The key stays, in memory as on disk, like a refused DEL.
-		return false
-	}
+	e.persistRemove(ent, version)
 	e.remove(ent, version)
-	return true
+	wait, e.cur = e.cur, 0
+	return wait, true
 }
 
 // Lookup returns a snapshot of key. Like every access it first expires the

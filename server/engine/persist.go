@@ -26,27 +26,28 @@ type Change struct {
 	Delete bool
 }
 
-// ErrPersistence answers a write whose change could not be made durable.
-// The change is then not applied in memory either: the client saw an
-// error, so the store must look as if the request never arrived. (The real
-// service has no such message; the text is ours and names what happened.)
+// ErrPersistence answers a write whose change could not be made durable,
+// and every request whose answer depended on such a change. The change is
+// then undone in memory: the client saw an error, so the store must look
+// as if the request never arrived. (The real service has no such message;
+// the text is ours and names what happened.)
 const ErrPersistence Error = "persistence failure: the change could not be written to disk and was not applied"
 
 // wantDurable reports whether a write requested with persist should be
 // kept on disk.
 func (e *Engine) wantDurable(persist bool) bool {
-	return e.persist != nil && (persist || e.persistAll)
+	return e.journal != nil && (persist || e.persistAll)
 }
 
-// persistStore makes a store of key durable, or removes the key's durable
-// record when the new value is not to be kept (so that a restart cannot
-// resurrect the older value). It returns whether the stored entry is
-// durable. Nothing is written when neither the old nor the new value is
-// durable.
-func (e *Engine) persistStore(old *entry, key string, value []byte, version, fence hlc.HLC, deadline time.Time, hasTTL, persist bool) (bool, Error) {
+// persistStore hands the journal the change that makes a store of key
+// durable, or removes the key's durable record when the new value is not
+// to be kept (so that a restart cannot resurrect the older value). It
+// returns whether the stored entry is durable. Nothing is written when
+// neither the old nor the new value is durable.
+func (e *Engine) persistStore(old *entry, key string, value []byte, version, fence hlc.HLC, deadline time.Time, hasTTL, persist bool) bool {
 	want := e.wantDurable(persist)
 	if !want && (old == nil || !old.durable) {
-		return false, ""
+		return false
 	}
 	c := Change{Record: Record{Key: key, Version: version}}
 	if want {
@@ -57,22 +58,16 @@ func (e *Engine) persistStore(old *entry, key string, value []byte, version, fen
 	} else {
 		c.Delete = true
 	}
-	if err := e.persist([]Change{c}); err != nil {
-		return false, ErrPersistence
-	}
-	return want, ""
+	e.journalChange(key, c)
+	return want
 }
 
-// persistRemove deletes the durable record of ent, if it has one, before
-// ent is removed from memory.
-func (e *Engine) persistRemove(ent *entry, version hlc.HLC) Error {
-	if !ent.durable || e.persist == nil {
-		return ""
+// persistRemove hands the journal the deletion of the durable record of
+// ent, if it has one, before ent is removed from memory.
+func (e *Engine) persistRemove(ent *entry, version hlc.HLC) {
+	if ent.durable && e.journal != nil {
+		e.journalChange(ent.key, Change{Record: Record{Key: ent.key, Version: version}, Delete: true})
 	}
-	if err := e.persist([]Change{{Record: Record{Key: ent.key, Version: version}, Delete: true}}); err != nil {
-		return ErrPersistence
-	}
-	return ""
 }
 
 // Restore loads the durable records into an engine that has not served

@@ -10,25 +10,64 @@ import (
 	"github.com/ssgen/ssgen/runtime/hlc"
 )
 
-// journal is a Config.Persist that records every call, or fails them all
-// while fail is set.
+// journal is a Config.Journal that settles synchronously: a Wait (or a
+// summary) writes everything appended so far as one transaction, or
+// while fail is set abandons it all. Tests drive it from one goroutine.
 type journal struct {
-	calls [][]Change
-	fail  bool
+	eng    *Engine
+	calls  [][]Change // the entries written, in order
+	queued []queuedEntry
+	done   uint64 // every number up to done is settled
+	failed [][2]uint64
+	fail   bool
+}
+
+type queuedEntry struct {
+	seq     uint64
+	changes []Change
 }
 
 var errDiskFull = errors.New("disk full")
 
-func (j *journal) persist(cs []Change) error {
-	if j.fail {
-		return errDiskFull
+func (j *journal) Append(seq uint64, cs []Change) {
+	j.queued = append(j.queued, queuedEntry{seq, append([]Change(nil), cs...)})
+}
+
+func (j *journal) Wait(seq uint64) error {
+	if seq > j.done {
+		j.settle()
 	}
-	j.calls = append(j.calls, append([]Change(nil), cs...))
+	for _, f := range j.failed {
+		if seq >= f[0] && seq <= f[1] {
+			return errDiskFull
+		}
+	}
 	return nil
 }
 
-// summary is the journal as "put k" / "del k" lines, one per change.
+// settle writes or abandons everything queued, as one transaction.
+func (j *journal) settle() {
+	if len(j.queued) == 0 {
+		return
+	}
+	lo, hi := j.queued[0].seq, j.queued[len(j.queued)-1].seq
+	if j.fail {
+		last := j.eng.Abandon(lo)
+		j.failed = append(j.failed, [2]uint64{lo, last})
+		j.queued, j.done = nil, last
+		return
+	}
+	for _, q := range j.queued {
+		j.calls = append(j.calls, q.changes)
+	}
+	j.queued, j.done = nil, hi
+	j.eng.Durable(hi)
+}
+
+// summary is the journal as "put k" / "del k" lines, one per change,
+// after settling what is queued.
 func (j *journal) summary() []string {
+	j.settle()
 	var out []string
 	for _, call := range j.calls {
 		for _, c := range call {
@@ -45,7 +84,9 @@ func (j *journal) summary() []string {
 
 func newPersistHarness(t *testing.T, all bool) (*harness, *journal) {
 	j := &journal{}
-	return newHarness(t, Config{Persist: j.persist, PersistAll: all}), j
+	h := newHarness(t, Config{Journal: j, PersistAll: all})
+	j.eng = h.eng
+	return h, j
 }
 
 // persisted runs a request carrying the persistence flag.
@@ -125,8 +166,12 @@ func TestPersistFailureAnswersAnErrorAndLeavesMemoryUntouched(t *testing.T) {
 	if !found || !reflect.DeepEqual(before, after) {
 		t.Fatalf("key changed: %+v -> %+v", before, after)
 	}
-	if n := h.takeNotes(); len(n) != 0 {
-		t.Fatalf("refused writes notified: %v", n)
+	// Their notifications were made, but each waits for a change the
+	// journal abandoned: a transport drops them.
+	for _, n := range h.takeNotes() {
+		if n.Wait == 0 || j.Wait(n.Wait) == nil {
+			t.Fatalf("notification of a refused write deliverable: %+v", n)
+		}
 	}
 	// A volatile key needs no disk and is unaffected by the failure.
 	h.run(step{args: args("SET v 1"), want: ok, wantTS: true})

@@ -123,10 +123,7 @@ func (e *Engine) set(req *Request, now time.Time) Result {
 	}
 	value = bytes.Clone(value)
 	deadline := now.Add(opts.ttl)
-	durable, err := e.persistStore(ent, key, value, version, fence, deadline, opts.hasPX, req.Persist)
-	if err != "" {
-		return errResult(err)
-	}
+	durable := e.persistStore(ent, key, value, version, fence, deadline, opts.hasPX, req.Persist)
 	e.store(key, value, version, fence, deadline, opts.hasPX, durable)
 	return Result{Payload: payloadOK, Version: version}
 }

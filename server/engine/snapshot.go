@@ -211,8 +211,9 @@ func (e *Engine) Export(visible func(key []byte) bool) Snapshot {
 // each key gets its value, version (or, when zero, the import's own), fencing
 // token, deadline now+TTL and durability; ImportReplace deletes the other
 // keys. Durable keys are written (and durable keys deleted or made
-// volatile are removed) through Config.Persist in one call before memory
-// changes. Watchers of a key that changed are notified, NOTIFY SET or
+// volatile are removed) as one Config.Journal entry, and Import returns
+// once it is durable; if it cannot be made so, the whole import is undone
+// and Import returns ErrPersistence. Watchers of a key that changed are notified, NOTIFY SET or
 // NOTIFY DELETE, stamped with the import's own version, a fresh tick after
 // everything the clock has handed out: no client discards it as older than
 // what it has seen, while GET returns the key's version from the snapshot.
@@ -222,16 +223,26 @@ func (e *Engine) Import(s Snapshot, opts ImportOptions) (ImportResult, error) {
 	if err != nil {
 		return ImportResult{}, err
 	}
+	res, wait, err := e.importLocked(s, opts, in)
+	if err == nil && wait != 0 && e.journal.Wait(wait) != nil {
+		return ImportResult{}, ErrPersistence
+	}
+	return res, err
+}
+
+// importLocked is Import after checkItems, under the lock, up to the wait
+// for the journal.
+func (e *Engine) importLocked(s Snapshot, opts ImportOptions, in map[string]int) (ImportResult, uint64, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	now := e.now()
 	e.reap(now)
 	if opts.Mode == ImportEmpty && len(e.keys) > 0 {
-		return ImportResult{}, ErrNotEmpty
+		return ImportResult{}, 0, ErrNotEmpty
 	}
 	top, err := e.checkStamps(s, now)
 	if err != nil {
-		return ImportResult{}, err
+		return ImportResult{}, 0, err
 	}
 	var gone []*entry // ImportReplace: stored keys the snapshot lacks, in key order
 	var denied *entry
@@ -249,17 +260,24 @@ func (e *Engine) Import(s Snapshot, opts ImportOptions) (ImportResult, error) {
 		})
 	}
 	if denied != nil {
-		return ImportResult{}, fmt.Errorf("replace would delete key %s: %w", DisplayKey([]byte(denied.key)), ErrNotAuthorized)
+		return ImportResult{}, 0, fmt.Errorf("replace would delete key %s: %w", DisplayKey([]byte(denied.key)), ErrNotAuthorized)
 	}
 	if err := e.checkQuotas(s.Items, gone); err != nil {
-		return ImportResult{}, err
+		return ImportResult{}, 0, err
 	}
 
 	e.passClock(top)
 	version := e.tick(nil)
-	if err := e.persistImport(s.Items, gone, version, now); err != nil {
-		return ImportResult{}, err
+	// The whole import waits for its journal entry (and for any key's
+	// pending change it overwrites): undone together if it fails.
+	for _, ent := range gone {
+		e.cur = max(e.cur, e.pending[ent.key])
 	}
+	for _, it := range s.Items {
+		e.cur = max(e.cur, e.pending[it.Key])
+	}
+	defer func() { e.cur = 0 }()
+	e.persistImport(s.Items, gone, version, now)
 	for _, ent := range gone {
 		e.remove(ent, version)
 	}
@@ -275,7 +293,7 @@ func (e *Engine) Import(s Snapshot, opts ImportOptions) (ImportResult, error) {
 		e.place(it.Key, value, v, it.Fence, now.Add(it.TTL), it.TTL > 0, e.wantDurable(it.Persist))
 		e.notifySet(it.Key, version, value)
 	}
-	return ImportResult{Stored: len(s.Items), Deleted: len(gone)}, nil
+	return ImportResult{Stored: len(s.Items), Deleted: len(gone)}, e.cur, nil
 }
 
 // checkItems runs the checks that need no lock: each item on its own,
@@ -363,12 +381,12 @@ func (e *Engine) checkQuotas(items []Item, gone []*entry) error {
 	return nil
 }
 
-// persistImport writes the durable side of an import in one
-// Config.Persist call: a put per item to keep, a delete per durable key
-// deleted or made volatile.
-func (e *Engine) persistImport(items []Item, gone []*entry, version hlc.HLC, now time.Time) error {
-	if e.persist == nil {
-		return nil
+// persistImport hands the journal the durable side of an import as one
+// entry (the import then waits for it): a put per item to keep, a delete
+// per durable key deleted or made volatile.
+func (e *Engine) persistImport(items []Item, gone []*entry, version hlc.HLC, now time.Time) {
+	if e.journal == nil {
+		return
 	}
 	var changes []Change
 	for _, ent := range gone {
@@ -397,10 +415,9 @@ func (e *Engine) persistImport(items []Item, gone []*entry, version hlc.HLC, now
 		changes = append(changes, c)
 	}
 	if len(changes) == 0 {
-		return nil
+		return
 	}
-	if err := e.persist(changes); err != nil {
-		return ErrPersistence
-	}
-	return nil
+	e.seq++
+	e.journal.Append(e.seq, changes)
+	e.cur = e.seq
 }

@@ -19,7 +19,7 @@ type entry struct {
 	version hlc.HLC
 	fence   *hlc.HLC // nil when the key is not fenced
 	ttl     *expiry  // nil when the key never expires
-	durable bool     // the key has a record in Config.Persist's store
+	durable bool     // the key has a record in Config.Journal's store
 }
 
 // expiry is the deadline of a key that has one.
@@ -64,6 +64,7 @@ func (ent *entry) setFence(token hlc.HLC) {
 // store puts value under key (both already owned by the engine) with the
 // given version, fencing token and optional deadline, keeping the byte
 // count and the deadline heap in step, then notifies the key's watchers.
+// A change that waits for the journal (e.cur) is remembered for Abandon.
 func (e *Engine) store(key string, value []byte, version, fence hlc.HLC, deadline time.Time, hasTTL, durable bool) {
 	e.place(key, value, version, fence, deadline, hasTTL, durable)
 	e.notifySet(key, version, value)
@@ -77,6 +78,7 @@ func (e *Engine) notifySet(key string, version hlc.HLC, value []byte) {
 // place is store without the notification.
 func (e *Engine) place(key string, value []byte, version, fence hlc.HLC, deadline time.Time, hasTTL, durable bool) {
 	ent, ok := e.keys[key]
+	e.remember(key, ent)
 	if !ok {
 		ent = &entry{key: key}
 		e.addKey(ent)
@@ -92,6 +94,7 @@ func (e *Engine) place(key string, value []byte, version, fence hlc.HLC, deadlin
 // remove deletes ent (which must be stored) and notifies its watchers with
 // version.
 func (e *Engine) remove(ent *entry, version hlc.HLC) {
+	e.remember(ent.key, ent)
 	e.dropKey(ent)
 	e.bytes -= ent.size()
 	e.setDeadline(ent, time.Time{}, false)
@@ -168,8 +171,9 @@ func (e *Engine) fits(key string, old *entry, n int) bool {
 	return true
 }
 
-// notify hands one notification per watcher of key to Config.OnNotify. The
-// key copy and payload are built once and shared by those notifications.
+// notify hands one notification per watcher of key to Config.OnNotify,
+// waiting for what the change waits for (e.cur). The key copy and payload
+// are built once and shared by those notifications.
 func (e *Engine) notify(key string, version hlc.HLC, payload func([]byte) []byte) {
 	clients := e.watch.byKey[key]
 	if len(clients) == 0 || e.onNotify == nil {
@@ -178,6 +182,6 @@ func (e *Engine) notify(key string, version hlc.HLC, payload func([]byte) []byte
 	k := []byte(key)
 	p := payload(nil)
 	for _, c := range clients {
-		e.onNotify(Notification{Client: c, Key: k, Payload: p, Version: version})
+		e.onNotify(Notification{Client: c, Key: k, Payload: p, Version: version, Wait: e.cur})
 	}
 }

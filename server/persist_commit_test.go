@@ -1,0 +1,264 @@
+package server_test
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/eclipse/paho.golang/packets"
+	"github.com/eclipse/paho.golang/paho"
+
+	"github.com/ssgen/ssgen/server"
+	"github.com/ssgen/ssgen/server/engine"
+)
+
+// Tests of the group commit (server/persist_commit.go) over MQTT against
+// the embedded server. A commit hook holds a transaction on "disk" for as
+// long as a test needs, so what is answered meanwhile, and what is not, is
+// decided by the code, never by timing.
+
+// diskGate holds the data file's transactions: while closed, each one
+// waits in the commit hook until the test opens the gate (or fails it).
+type diskGate struct {
+	entered chan struct{} // one value per transaction that reached the hook
+	open    chan error    // what the held transaction returns
+	pass    atomic.Bool   // let transactions through without waiting
+}
+
+func newDiskGate(e *env) *diskGate {
+	g := &diskGate{entered: make(chan struct{}, 64), open: make(chan error)}
+	server.SetCommitHook(e.srv, func() error {
+		if g.pass.Load() {
+			return nil
+		}
+		g.entered <- struct{}{}
+		return <-g.open
+	})
+	return g
+}
+
+// held waits until a transaction is held at the gate.
+func (g *diskGate) held(t *testing.T) {
+	t.Helper()
+	select {
+	case <-g.entered:
+	case <-time.After(wait):
+		t.Fatal("no transaction reached the disk")
+	}
+}
+
+// release lets the held transaction finish with err, and every later one
+// pass.
+func (g *diskGate) release(err error) {
+	g.pass.Store(true)
+	g.open <- err
+}
+
+func newDiskEnv(t *testing.T, opts ...func(*server.Options)) *env {
+	dir := t.TempDir()
+	return newEnv(t, "", append([]func(*server.Options){func(o *server.Options) { o.DataDir = dir }}, opts...))
+}
+
+// persisted is a request asking for persistence (aio-persistence=true),
+// sent without waiting for its PUBACK (which comes with the answer).
+func (c *client) persisted(args ...string) request {
+	return request{payload: cmd(args...), unacked: true, user: paho.UserProperties{
+		{Key: "__srcId", Value: c.id}, {Key: "__protVer", Value: "1.0"},
+		{Key: "__ts", Value: c.e.stamp(0)}, {Key: "aio-persistence", Value: "true"},
+	}}
+}
+
+// plain is a request without persistence, sent without waiting for its
+// PUBACK.
+func plain(args ...string) request { return request{payload: cmd(args...), unacked: true} }
+
+// next returns the client's next response and checks it answers corr.
+func (c *client) next(corr []byte) *paho.Publish {
+	c.t.Helper()
+	p := c.await()
+	if string(p.Properties.CorrelationData) != string(corr) {
+		c.t.Fatalf("%s: response %q to %x, want the answer to %x", c.id, p.Payload, p.Properties.CorrelationData, corr)
+	}
+	return p
+}
+
+// While a kept write is on disk, requests that depend on nothing pending
+// are answered at once, from its own client as from others; what reveals
+// the pending change (a GET or a SCAN, and the notification) waits for
+// it, and is then answered with it.
+func TestGroupCommitHoldsOnlyWhatDependsOnThePendingChange(t *testing.T) {
+	e := newDiskEnv(t)
+	gate := newDiskGate(e)
+	a, b, w := e.connect("writer"), e.connect("reader"), e.connect("watcher")
+	w.subscribeNotify()
+	checkResponse(t, w.do("KEYNOTIFY", "k"), "+OK\r\n", true)
+
+	setK := a.send(a.persisted("SET", "k", "v1"))
+	gate.held(t)
+	// The writer's own next request, memory-only, is not held behind it.
+	checkResponse(t, a.next(a.send(plain("SET", "volatile", "x"))), "+OK\r\n", true)
+	// Another client's GET of the pending key waits; its next request,
+	// which reveals nothing pending, does not.
+	getK := b.send(plain("GET", "k"))
+	scan := b.send(plain("SCAN", "*"))
+	checkResponse(t, b.next(b.send(plain("GET", "volatile"))), "$1\r\nx\r\n", true)
+	checkResponse(t, b.next(b.send(plain("SET", "other", "y"))), "+OK\r\n", true)
+	select {
+	case p := <-w.other:
+		t.Fatalf("notification of a change still on disk: %q", p.Payload)
+	default:
+	}
+
+	gate.release(nil)
+	v := checkResponse(t, a.next(setK), "+OK\r\n", true)
+	if got := checkResponse(t, b.next(getK), "$2\r\nv1\r\n", true); got != v {
+		t.Fatalf("GET k after the commit: version %s, want the SET's %s", got, v)
+	}
+	if p := b.next(scan); !strings.Contains(string(p.Payload), "$1\r\nk\r\n") {
+		t.Fatalf("SCAN after the commit: %q", p.Payload)
+	}
+	if n := w.notification(); string(n.Payload) != "*4\r\n$6\r\nNOTIFY\r\n$3\r\nSET\r\n$5\r\nVALUE\r\n$2\r\nv1\r\n" || props(t, n)["__ts"] != v {
+		t.Fatalf("notification %q %v", n.Payload, props(t, n))
+	}
+}
+
+// Kept writes that arrive while a transaction is on disk share the next
+// one, and every answer comes in the order the engine decided.
+func TestGroupCommitSharesTransactionsAndKeepsOrder(t *testing.T) {
+	const clients, each = 4, 8
+	e := newDiskEnv(t)
+	gate := newDiskGate(e)
+	first := e.connect("first")
+	firstCorr := first.send(first.persisted("SET", "first", "0"))
+	gate.held(t)
+	cs := make([]*client, clients)
+	corrs := make([][][]byte, clients)
+	for i := range cs {
+		cs[i] = e.connect(fmt.Sprintf("c%d", i))
+		for j := range each {
+			// The same key again and again: each answer reveals the one
+			// before, so the order shows.
+			corrs[i] = append(corrs[i], cs[i].send(cs[i].persisted("SET", fmt.Sprintf("k%d", i), fmt.Sprint(j))))
+		}
+	}
+	waitFor(t, "every write decided", func() bool {
+		for i := range cs {
+			if ent, ok := e.srv.Engine().Lookup(fmt.Appendf(nil, "k%d", i)); !ok || string(ent.Value) != fmt.Sprint(each-1) {
+				return false
+			}
+		}
+		return true
+	})
+	gate.release(nil)
+	checkResponse(t, first.next(firstCorr), "+OK\r\n", true)
+	for i, c := range cs {
+		var last string
+		for j := range each {
+			v := checkResponse(t, c.next(corrs[i][j]), "+OK\r\n", true)
+			if v <= last {
+				t.Fatalf("client %d answer %d: version %s not after %s", i, j, v, last)
+			}
+			last = v
+		}
+	}
+	st := e.srv.Stats().Persist
+	if st.Commits != 2 || st.Writes != 1+clients*each || st.Failures != 0 {
+		t.Fatalf("persistence stats %+v, want 2 transactions holding %d writes", st, 1+clients*each)
+	}
+}
+
+// A transaction that fails is undone: its writes, and everything decided
+// while it was on disk, are answered with the persistence error and
+// changed nothing (no notification either); a memory-only write that
+// depended on nothing pending stands, and the next transaction works.
+func TestGroupCommitFailureAnswersTheErrorAndChangesNothing(t *testing.T) {
+	e := newDiskEnv(t)
+	a, b, w := e.connect("writer"), e.connect("reader"), e.connect("watcher")
+	checkResponse(t, a.roundTrip(a.persisted("SET", "k", "old")), "+OK\r\n", true)
+	w.subscribeNotify()
+	checkResponse(t, w.do("KEYNOTIFY", "k"), "+OK\r\n", true)
+	gate := newDiskGate(e)
+
+	setK := a.send(a.persisted("SET", "k", "new"))
+	gate.held(t)
+	getK := b.send(plain("GET", "k"))              // depends on it
+	setK3 := b.send(b.persisted("SET", "k3", "x")) // decided while it is on disk
+	checkResponse(t, b.next(b.send(plain("SET", "free", "1"))), "+OK\r\n", true)
+
+	gate.release(errors.New("disk on fire"))
+	persistErr := "-ERR " + string(engine.ErrPersistence) + "\r\n"
+	checkResponse(t, a.next(setK), persistErr, false)
+	checkResponse(t, b.next(getK), persistErr, false)
+	checkResponse(t, b.next(setK3), persistErr, false)
+	eng := e.srv.Engine()
+	if ent, _ := eng.Lookup([]byte("k")); string(ent.Value) != "old" {
+		t.Fatalf("k = %q, want old", ent.Value)
+	}
+	if _, ok := eng.Lookup([]byte("k3")); ok {
+		t.Fatal("k3 stored by a failed transaction")
+	}
+	if ent, _ := eng.Lookup([]byte("free")); string(ent.Value) != "1" {
+		t.Fatalf("free = %q: a write that depended on nothing was undone", ent.Value)
+	}
+	v := checkResponse(t, a.roundTrip(a.persisted("SET", "k", "newer")), "+OK\r\n", true)
+	if n := w.notification(); !strings.HasSuffix(string(n.Payload), "$5\r\nnewer\r\n") || props(t, n)["__ts"] != v {
+		t.Fatalf("first notification after the failure: %q (the failed change must not be notified)", n.Payload)
+	}
+	if st := e.srv.Stats().Persist; st.Failures != 1 {
+		t.Fatalf("stats %+v, want 1 failure", st)
+	}
+}
+
+// A client that ignores its Receive Maximum cannot pile up answers
+// waiting for the disk: past MaxInflight of them the server stops reading
+// its connection until the disk catches up, then answers everything.
+func TestGroupCommitBoundsTheAnswersOneClientHasWaiting(t *testing.T) {
+	const inflight, sent = 2, 6
+	e := newDiskEnv(t, withLimits(server.Limits{MaxInflight: inflight}), func(o *server.Options) { o.PersistAll = true })
+	gate := newDiskGate(e)
+	r := newRawSession(t, e, "greedy")
+	const respTopic = "clients/greedy/resp"
+	r.write(&packets.Subscribe{PacketID: 1, Subscriptions: []packets.SubOptions{{Topic: respTopic, QoS: 1}}})
+	if pk := r.read(); pk.Type != packets.SUBACK {
+		t.Fatalf("want SUBACK, got %v", pk)
+	}
+	for i := range sent {
+		r.write(&packets.Publish{
+			PacketID: uint16(10 + i), QoS: 1, Topic: server.RequestTopic,
+			Payload: cmd("SET", fmt.Sprint("k", i), "v"),
+			Properties: &packets.Properties{
+				ResponseTopic: respTopic, CorrelationData: []byte{byte(i)},
+				User: []packets.User{{Key: "__ts", Value: e.stamp(0)}},
+			},
+		})
+	}
+	gate.held(t)
+	// The first write is on disk; the next ones wait in memory, at most
+	// inflight of them held plus the one whose hold is waiting.
+	eng := e.srv.Engine()
+	waitFor(t, "the held writes decided", func() bool { return eng.Len() >= 1+inflight })
+	time.Sleep(100 * time.Millisecond) // room for a bug to decide more
+	if n := eng.Len(); n > 2+inflight {
+		t.Fatalf("%d writes decided while the disk is held, want at most %d", n, 2+inflight)
+	}
+	gate.release(nil)
+	acks, answers := 0, 0
+	for acks < sent || answers < sent {
+		switch p := r.read().Content.(type) {
+		case *packets.Puback:
+			acks++
+		case *packets.Publish:
+			if int(p.Properties.CorrelationData[0]) != answers || string(p.Payload) != "+OK\r\n" {
+				t.Fatalf("answer %d: %x %q", answers, p.Properties.CorrelationData, p.Payload)
+			}
+			answers++
+			r.write(&packets.Puback{PacketID: p.PacketID})
+		}
+	}
+	if eng.Len() != sent {
+		t.Fatalf("%d keys, want %d", eng.Len(), sent)
+	}
+}
