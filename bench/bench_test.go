@@ -5,12 +5,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"log/slog"
 	goruntime "runtime"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/ssgen/ssgen/bench"
+	"github.com/ssgen/ssgen/server"
 )
 
 func runCtx(t *testing.T) context.Context {
@@ -170,5 +172,50 @@ func TestBareBaselineRuns(t *testing.T) {
 	}
 	if goruntime.GOOS == "linux" && rep.CPUPerOp <= 0 {
 		t.Errorf("CPU per op %v, want it measured on Linux", rep.CPUPerOp)
+	}
+}
+
+// Persist runs the load against an embedded server with a data
+// directory, its SETs kept, beside the same load against an in-memory
+// server; the report counts the data file's transactions, and a given
+// directory holds the kept keys afterwards.
+func TestPersistComparesWithAnInMemoryServer(t *testing.T) {
+	dir := t.TempDir()
+	mix, _ := bench.ParseMix("set=3,get=1")
+	rep, err := bench.Run(runCtx(t), bench.Config{Persist: true, DataDir: dir, Clients: 2, InFlight: 4, Mix: mix, Keys: 10, Requests: 60, Segments: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !rep.Persist || rep.DataDir != dir || rep.Ops != 60 || rep.Errors != 0 {
+		t.Fatalf("persist %v dir %q ops %d errors %d (%s)", rep.Persist, rep.DataDir, rep.Ops, rep.Errors, rep.FirstError)
+	}
+	if len(rep.Baselines) != 1 || rep.Baselines[0].Name != bench.BaselineInMemory || rep.Baselines[0].Ops != 60 || rep.Baselines[0].Ratio <= 0 {
+		t.Fatalf("baselines %+v, want the in-memory store", rep.Baselines)
+	}
+	if c := rep.Commits; c == nil || c.Commits == 0 || c.Writes < int64(rep.PerOp[len(rep.PerOp)-1].Count) || c.Failures != 0 {
+		t.Fatalf("commits %+v", rep.Commits)
+	}
+	var text strings.Builder
+	if err := rep.WriteText(&text); err != nil || !strings.Contains(text.String(), "aio-persistence=true") || !strings.Contains(text.String(), "writes per transaction") {
+		t.Fatalf("text report: %v\n%s", err, text.String())
+	}
+	srv, err := server.New(server.Options{DataDir: dir, Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	if n := srv.Engine().Len(); n != 10 {
+		t.Fatalf("%d keys kept in the data dir, want the 10 seeded", n)
+	}
+}
+
+func TestDataDirNeedsPersistAndAnEmbeddedTarget(t *testing.T) {
+	for name, cfg := range map[string]bench.Config{
+		"without persist": {DataDir: t.TempDir()},
+		"with a broker":   {DataDir: t.TempDir(), Persist: true, Broker: "mqtt://127.0.0.1:1"},
+	} {
+		if _, err := bench.Run(context.Background(), cfg); !errors.Is(err, bench.ErrInvalidConfig) {
+			t.Errorf("%s: error %v, want ErrInvalidConfig", name, err)
+		}
 	}
 }

@@ -106,6 +106,18 @@ type Config struct {
 	// external mode (for a broker that has none; it also puts the service
 	// inside a --cpuprofile).
 	Attach bool
+	// Persist makes every SET ask for persistence (aio-persistence=true).
+	// An embedded target then gets a data directory (DataDir), its keys
+	// are seeded as kept keys, and in requests mode the same workload also
+	// runs against a second embedded server that keeps nothing, in turn
+	// with it, as the baseline BaselineInMemory: the ratio is what
+	// durability costs on this machine's disk.
+	Persist bool
+	// DataDir is the embedded target's data directory with Persist; empty
+	// means a new temporary directory (os.MkdirTemp), removed at the end.
+	// Benchmark the disk you mean to serve from: a temporary directory on
+	// tmpfs fsyncs nothing.
+	DataDir string
 	// Clients is the number of client connections, InFlight the requests
 	// each keeps in flight (one worker goroutine per request).
 	Clients, InFlight int
@@ -160,6 +172,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Attach && c.Broker == "" {
 		return c, invalid("Attach needs a Broker")
+	}
+	if c.DataDir != "" && (!c.Persist || c.Broker != "") {
+		return c, invalid("DataDir needs Persist and an embedded target (a running server has its own)")
 	}
 	if c.Clients == 0 {
 		c.Clients = d.Clients

@@ -20,7 +20,9 @@ type Report struct {
 	Keys      int           `json:"keys"`
 	Requests  int           `json:"requests_bound,omitempty"`
 	Duration  time.Duration `json:"duration_bound_ns,omitempty"`
-	Segments  int           `json:"segments"` // interleaved segments of ssgen and baselines
+	Segments  int           `json:"segments"`           // interleaved segments of ssgen and baselines
+	Persist   bool          `json:"persist,omitempty"`  // SETs asked for persistence
+	DataDir   string        `json:"data_dir,omitempty"` // the embedded target's data directory
 	Machine   Machine       `json:"machine"`
 
 	Elapsed   time.Duration `json:"elapsed_ns"`
@@ -36,6 +38,10 @@ type Report struct {
 	// FirstError is the text of the first failure, to tell why Errors > 0.
 	FirstError string `json:"first_error,omitempty"`
 
+	// Commits describes the embedded target's group commits during the
+	// run (Persist only; warm-up included).
+	Commits *CommitResult `json:"commits,omitempty"`
+
 	Watch     *WatchResult `json:"watch,omitempty"`
 	Baselines []Baseline   `json:"baselines,omitempty"`
 }
@@ -47,6 +53,17 @@ type OpResult struct {
 	Errors    int     `json:"errors"`
 	OpsPerSec float64 `json:"ops_per_sec"`
 	Latency   Latency `json:"latency"`
+}
+
+// CommitResult is what the embedded target's data file saw: transactions,
+// the writes they held, and their durations (fsyncs included).
+type CommitResult struct {
+	Commits         int64         `json:"commits"`
+	Failures        int64         `json:"failures"`
+	Writes          int64         `json:"writes"`
+	WritesPerCommit float64       `json:"writes_per_commit"`
+	MeanCommit      time.Duration `json:"mean_commit_ns"`
+	MaxCommit       time.Duration `json:"max_commit_ns"`
 }
 
 // WatchResult is the notification side of a watch-mode run: Rounds SETs,
@@ -97,6 +114,12 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "target %s (%s), %d client(s) × %d in flight, value %d B, %d keys, mix %s",
 			r.Target, r.URL, r.Clients, r.InFlight, r.ValueSize, r.Keys, r.Mix)
 	}
+	if r.Persist {
+		b.WriteString("\nSETs ask for persistence (aio-persistence=true)")
+		if r.DataDir != "" {
+			fmt.Fprintf(&b, "; embedded data dir %s", r.DataDir)
+		}
+	}
 	fmt.Fprintf(&b, "\nmachine %d CPU, GOMAXPROCS %d, load average %s, %s\n",
 		r.Machine.NumCPU, r.Machine.GOMAXPROCS, orDash(r.Machine.LoadAvg), r.Machine.GoVersion)
 	fmt.Fprintf(&b, "elapsed %s, %d ops, %d errors", r.Elapsed.Round(time.Millisecond), r.Ops, r.Errors)
@@ -130,6 +153,10 @@ func (r *Report) WriteText(w io.Writer) error {
 	}
 	for _, bl := range r.Baselines {
 		row("baseline "+bl.Name, bl.Ops, bl.Errors, bl.OpsPerSec, bl.CPUPerOp, bl.Latency)
+	}
+	if c := r.Commits; c != nil {
+		fmt.Fprintf(&b, "\ndata file: %d transactions (%d failed), %d writes, %.1f writes per transaction, commit mean %s, max %s\n",
+			c.Commits, c.Failures, c.Writes, c.WritesPerCommit, ms(c.MeanCommit), ms(c.MaxCommit))
 	}
 	if wr := r.Watch; wr != nil {
 		fmt.Fprintf(&b, "\nwatch: %d watchers over %d clients, %d rounds: %d of %d notifications in time, %d missed, %d duplicates, %d resyncs\n",

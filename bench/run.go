@@ -8,9 +8,11 @@ import (
 	"fmt"
 	"log/slog"
 	mrand "math/rand/v2"
+	"os"
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/server"
@@ -21,6 +23,9 @@ import (
 const (
 	BaselinePahoResponder = "raw-mqtt-paho-responder"
 	BaselineInBroker      = "raw-mqtt-in-broker-responder"
+	// BaselineInMemory is the same workload against an embedded server
+	// that keeps nothing on disk (Config.Persist).
+	BaselineInMemory = "in-memory-store"
 )
 
 // Run performs one benchmark run as cfg says and reports it. Failed
@@ -37,6 +42,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		Clients: cfg.Clients, InFlight: cfg.InFlight,
 		ValueSize: cfg.ValueSize, Keys: cfg.Keys,
 		Requests: cfg.Requests, Duration: cfg.Duration, Segments: cfg.Segments,
+		Persist: cfg.Persist,
 	}
 	var srv *server.Server
 	if cfg.Attach {
@@ -51,12 +57,17 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		rep.Target = "external, attached in process"
 	}
 	if cfg.Broker == "" {
-		srv, err = server.New(server.Options{Listen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler)})
-		if err == nil {
-			err = srv.Start()
+		opts := server.Options{Listen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler)}
+		if cfg.Persist {
+			dir, cleanup, err := dataDir(cfg.DataDir)
+			if err != nil {
+				return nil, err
+			}
+			defer cleanup()
+			opts.DataDir, rep.DataDir = dir, dir
 		}
-		if err != nil {
-			return nil, fmt.Errorf("bench: embedded server: %w", err)
+		if srv, err = startEmbedded(opts); err != nil {
+			return nil, err
 		}
 		defer srv.Close()
 		rep.Target, rep.URL = "embedded", srv.URL()
@@ -75,6 +86,32 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		return nil, err
 	}
 	return rep, nil
+}
+
+// startEmbedded starts an embedded server.
+func startEmbedded(opts server.Options) (*server.Server, error) {
+	srv, err := server.New(opts)
+	if err == nil {
+		if err = srv.Start(); err != nil {
+			_ = srv.Close()
+		}
+	}
+	if err != nil {
+		return nil, fmt.Errorf("bench: embedded server: %w", err)
+	}
+	return srv, nil
+}
+
+// dataDir is dir, or a new temporary directory that cleanup removes.
+func dataDir(dir string) (string, func(), error) {
+	if dir != "" {
+		return dir, func() {}, nil
+	}
+	dir, err := os.MkdirTemp("", "ssgen-bench-")
+	if err != nil {
+		return "", nil, fmt.Errorf("bench: data dir: %w", err)
+	}
+	return dir, func() { _ = os.RemoveAll(dir) }, nil
 }
 
 // baselineLoads prepares the raw echo through the run's broker, and for
@@ -147,39 +184,20 @@ func benchKeys(runID string, n int) [][]byte {
 
 // runRequests is the requests mode, with its baselines when asked.
 func runRequests(ctx context.Context, cfg Config, rep *Report, runID string, srv *server.Server) error {
-	clients, err := dialClients(ctx, rep.URL, "ssgen-bench-"+runID, cfg.Clients, cfg)
-	if err != nil {
-		return err
-	}
-	defer closeAll(clients)
 	keys := benchKeys(runID, cfg.Keys)
 	value := make([]byte, cfg.ValueSize)
 	for i := range value {
 		value[i] = 'a' + byte(i%26)
 	}
-	if err := seed(ctx, clients, srv, keys, value); err != nil {
+	ss, err := storeLoad(ctx, cfg, "ssgen", rep.URL, "ssgen-bench-"+runID, srv, keys, value, cfg.Persist)
+	if err != nil {
 		return err
 	}
-	total := cfg.Mix.total()
-	ss := &workload{name: "ssgen", workers: cfg.Clients * cfg.InFlight, do: func(w int, rnd *mrand.Rand) (Op, error) {
-		c := clients[w%len(clients)]
-		key := keys[rnd.IntN(len(keys))]
-		switch op := cfg.Mix.pick(rnd.IntN(total)); op {
-		case OpSet:
-			_, err := c.Set(ctx, key, value, runtime.SetOptions{})
-			return op, err
-		case OpDel:
-			_, _, err := c.Del(ctx, key, runtime.DelOptions{})
-			return op, err
-		default:
-			_, _, err := c.Get(ctx, key)
-			if errors.Is(err, runtime.ErrNotFound) {
-				err = nil
-			}
-			return OpGet, err
-		}
-	}}
+	defer ss.close()
 	loads := []*workload{ss}
+	if cfg.Persist && srv != nil {
+		loads = append(loads, inMemoryLoad(ctx, cfg, runID, keys, value))
+	}
 	if cfg.Baseline {
 		loads = append(loads, baselineLoads(ctx, cfg, rep.URL, runID, srv != nil)...)
 	}
@@ -190,7 +208,14 @@ func runRequests(ctx context.Context, cfg Config, rep *Report, runID string, srv
 			}
 		}
 	}()
+	var before server.PersistStats
+	if srv != nil {
+		before = srv.Stats().Persist
+	}
 	interleave(ctx, cfg, loads)
+	if srv != nil && cfg.Persist {
+		rep.Commits = commitResult(before, srv.Stats().Persist)
+	}
 
 	d := combine(ss.runs)
 	per, all, ops, errs, first := d.merge()
@@ -223,16 +248,87 @@ func runRequests(ctx context.Context, cfg Config, rep *Report, runID string, srv
 	return nil
 }
 
-// seed stores every key so that GETs hit: straight into the engine of an
-// embedded server, else with SETs from all clients.
-func seed(ctx context.Context, clients []*runtime.Client, srv *server.Server, keys [][]byte, value []byte) error {
-	if srv != nil {
-		for _, k := range keys {
-			if err := srv.Engine().Put(k, value, engine.PutOptions{}); err != nil {
-				return fmt.Errorf("bench: seed: %w", err)
+// commitResult is the group commits between two readings of the totals.
+func commitResult(before, after server.PersistStats) *CommitResult {
+	c := &CommitResult{
+		Commits:   after.Commits - before.Commits,
+		Failures:  after.Failures - before.Failures,
+		Writes:    after.Writes - before.Writes,
+		MaxCommit: after.MaxCommit,
+	}
+	if n := c.Commits + c.Failures; n > 0 {
+		c.MeanCommit = (after.CommitTime - before.CommitTime) / time.Duration(n)
+	}
+	if c.Commits > 0 {
+		c.WritesPerCommit = float64(c.Writes) / float64(c.Commits)
+	}
+	return c
+}
+
+// storeLoad connects cfg.Clients clients to the state store at url, seeds
+// keys and returns the workload of cfg.Mix over them; its close
+// disconnects the clients. persist makes the SETs (and the seeding of an
+// embedded srv) ask for persistence.
+func storeLoad(ctx context.Context, cfg Config, name, url, prefix string, srv *server.Server, keys [][]byte, value []byte, persist bool) (*workload, error) {
+	clients, err := dialClients(ctx, url, prefix, cfg.Clients, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := seed(ctx, clients, srv, keys, value, persist); err != nil {
+		closeAll(clients)
+		return nil, err
+	}
+	total := cfg.Mix.total()
+	return &workload{name: name, workers: cfg.Clients * cfg.InFlight, close: func() { closeAll(clients) }, do: func(w int, rnd *mrand.Rand) (Op, error) {
+		c := clients[w%len(clients)]
+		key := keys[rnd.IntN(len(keys))]
+		switch op := cfg.Mix.pick(rnd.IntN(total)); op {
+		case OpSet:
+			_, err := c.Set(ctx, key, value, runtime.SetOptions{Persist: persist})
+			return op, err
+		case OpDel:
+			_, _, err := c.Del(ctx, key, runtime.DelOptions{})
+			return op, err
+		default:
+			_, _, err := c.Get(ctx, key)
+			if errors.Is(err, runtime.ErrNotFound) {
+				err = nil
 			}
+			return OpGet, err
 		}
-		return nil
+	}}, nil
+}
+
+// inMemoryLoad is the BaselineInMemory workload: the same clients ×
+// in flight, mix and keys against an embedded server without a data
+// directory, whose SETs do not ask for persistence.
+func inMemoryLoad(ctx context.Context, cfg Config, runID string, keys [][]byte, value []byte) *workload {
+	mem, err := startEmbedded(server.Options{Listen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return &workload{name: BaselineInMemory, err: err}
+	}
+	l, err := storeLoad(ctx, cfg, BaselineInMemory, mem.URL(), "ssgen-bench-"+runID+"-mem", mem, keys, value, false)
+	if err != nil {
+		_ = mem.Close()
+		return &workload{name: BaselineInMemory, err: err}
+	}
+	closeClients := l.close
+	l.close = func() { closeClients(); _ = mem.Close() }
+	return l
+}
+
+// seed stores every key so that GETs hit: straight into the engine of an
+// embedded server, else with SETs from all clients; with persist, as kept
+// keys.
+func seed(ctx context.Context, clients []*runtime.Client, srv *server.Server, keys [][]byte, value []byte, persist bool) error {
+	put := func(c *runtime.Client, k []byte) error {
+		_, err := c.Set(ctx, k, value, runtime.SetOptions{Persist: persist})
+		return err
+	}
+	if srv != nil {
+		put = func(_ *runtime.Client, k []byte) error {
+			return srv.Engine().Put(k, value, engine.PutOptions{Persist: persist})
+		}
 	}
 	var (
 		next  atomic.Int64
@@ -240,6 +336,7 @@ func seed(ctx context.Context, clients []*runtime.Client, srv *server.Server, ke
 		once  sync.Once
 		first error
 	)
+	// Several at a time: kept keys share the data file's transactions.
 	for w := range 8 * len(clients) {
 		c := clients[w%len(clients)]
 		wg.Add(1)
@@ -250,7 +347,7 @@ func seed(ctx context.Context, clients []*runtime.Client, srv *server.Server, ke
 				if i >= len(keys) || ctx.Err() != nil {
 					return
 				}
-				if _, err := c.Set(ctx, keys[i], value, runtime.SetOptions{}); err != nil {
+				if err := put(c, keys[i]); err != nil {
 					once.Do(func() { first = err })
 					return
 				}

@@ -108,7 +108,7 @@ func runWatch(ctx context.Context, cfg Config, brokerURL, runID string, rep *Rep
 			finish()
 			return fmt.Errorf("bench: only %d of %d watchers registered in time", ready.Load(), cfg.Watchers)
 		}
-		if _, err := setter.Set(ctx, key, value, runtime.SetOptions{}); err != nil {
+		if _, err := setter.Set(ctx, key, value, runtime.SetOptions{Persist: cfg.Persist}); err != nil {
 			finish()
 			return fmt.Errorf("bench: warm-up SET: %w", err)
 		}
@@ -136,7 +136,7 @@ func runWatch(ctx context.Context, cfg Config, brokerURL, runID string, rep *Rep
 		binary.BigEndian.PutUint64(value, seq)
 		r.start = time.Now()
 		cur.Store(r)
-		_, err := setter.Set(ctx, key, value, runtime.SetOptions{})
+		_, err := setter.Set(ctx, key, value, runtime.SetOptions{Persist: cfg.Persist})
 		setLat = append(setLat, time.Since(r.start))
 		if err != nil {
 			errs++

@@ -77,10 +77,23 @@ func TestBenchRefusesBadUsage(t *testing.T) {
 		{"--clients", "-1"},
 		{"--watchers", "1", "--watch-clients", "2"},
 		{"--timeout", "0s"},
+		{"--data-dir", "/tmp"},
 		{"extra"},
 	} {
 		if code, _, _ := runBenchVerb(t, args...); code != exitUsage {
 			t.Errorf("%v: exit %d, want %d", args, code, exitUsage)
+		}
+	}
+}
+
+func TestBenchPersistPrintsTheInMemoryRatio(t *testing.T) {
+	code, out, errs := runBenchVerb(t, "--persist", "--requests", "40", "--clients", "2", "--in-flight", "2", "--mix", "set=1", "--keys", "5")
+	if code != exitOK {
+		t.Fatalf("exit %d, stderr:\n%s", code, errs)
+	}
+	for _, want := range []string{"aio-persistence=true", "baseline in-memory-store", "ssgen / in-memory-store:", "writes per transaction"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
 		}
 	}
 }
