@@ -3,8 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"log/slog"
 	"net/url"
@@ -13,14 +11,11 @@ import (
 	"os/signal"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ssgen/ssgen/runtime"
-	"github.com/ssgen/ssgen/runtime/hlc"
 	"github.com/ssgen/ssgen/server/servertest"
 )
 
@@ -30,7 +25,7 @@ import (
 const childArgsEnv = "SSGEN_TEST_CHILD_ARGS"
 
 // TestServeChildProcess is not a test: it is ssgen's main in a child
-// started by TestServeKeepsAcknowledgedWritesAcrossKill9.
+// started by the crash tests (serve_kill9_test.go).
 func TestServeChildProcess(t *testing.T) {
 	args := os.Getenv(childArgsEnv)
 	if args == "" {
@@ -112,111 +107,4 @@ func (c *serveChild) dial(t *testing.T, id string) *runtime.Client {
 	}
 	t.Cleanup(func() { _ = cl.Close() })
 	return cl
-}
-
-// ack is an acknowledged SET.
-type ack struct {
-	value   string
-	version hlc.HLC
-}
-
-// Every SET that was answered before a kill -9 must be there, with its
-// value and version, after a restart on the same data directory; keys
-// written without aio-persistence must not. The load is bounded in
-// count, the kill comes after a fixed number of acknowledgements (never
-// after a time), and writes in flight at the kill may land or not.
-func TestServeKeepsAcknowledgedWritesAcrossKill9(t *testing.T) {
-	if testing.Short() {
-		t.Skip("starts child processes")
-	}
-	const (
-		writers   = 4
-		perWriter = 400 // the bound; the kill comes long before
-		killAfter = 300 // acknowledged writes
-	)
-	dir := t.TempDir()
-	child := startServeChild(t, "--data-dir", dir)
-	cl := child.dial(t, "crash-writer")
-
-	ctx := context.Background()
-	if _, err := cl.Set(ctx, []byte("volatile"), []byte("v"), runtime.SetOptions{}); err != nil {
-		t.Fatal(err)
-	}
-
-	// Cancelled at the kill, so the writes in flight end at once instead
-	// of waiting for a reconnection.
-	loadCtx, stopLoad := context.WithCancel(ctx)
-	defer stopLoad()
-	var (
-		mu     sync.Mutex
-		acked  = map[string]ack{}
-		count  atomic.Int64
-		killed = make(chan struct{})
-		once   sync.Once
-		wg     sync.WaitGroup
-	)
-	for w := range writers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := range perWriter {
-				select {
-				case <-killed:
-					return
-				default:
-				}
-				key := fmt.Sprintf("crash/%d/%d", w, i)
-				value := fmt.Sprintf("value-%d-%d", w, i)
-				rctx, cancel := context.WithTimeout(loadCtx, 3*time.Second)
-				v, err := cl.Set(rctx, []byte(key), []byte(value), runtime.SetOptions{Persist: true})
-				cancel()
-				if err != nil {
-					continue // unacknowledged: may or may not have landed
-				}
-				mu.Lock()
-				acked[key] = ack{value, v}
-				mu.Unlock()
-				if count.Add(1) == killAfter {
-					once.Do(func() {
-						child.kill()
-						close(killed)
-						stopLoad()
-					})
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	once.Do(func() { child.kill(); close(killed) })
-	_ = cl.Close()
-	if len(acked) < killAfter {
-		t.Fatalf("only %d writes acknowledged before the kill", len(acked))
-	}
-
-	child = startServeChild(t, "--data-dir", dir)
-	cl = child.dial(t, "crash-reader")
-	var top hlc.HLC
-	for key, want := range acked {
-		got, v, err := cl.Get(ctx, []byte(key))
-		if err != nil {
-			t.Fatalf("GET %s after restart: %v (acknowledged %q at %v)", key, err, want.value, want.version)
-		}
-		if string(got) != want.value || v != want.version {
-			t.Fatalf("GET %s = %q %v, acknowledged %q %v", key, got, v, want.value, want.version)
-		}
-		if v.Compare(top) > 0 {
-			top = v
-		}
-	}
-	if _, _, err := cl.Get(ctx, []byte("volatile")); !errors.Is(err, runtime.ErrNotFound) {
-		t.Fatalf("GET volatile after restart: %v, want not found", err)
-	}
-	v, err := cl.Set(ctx, []byte("after"), []byte("x"), runtime.SetOptions{Persist: true})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v.Compare(top) <= 0 {
-		t.Fatalf("version after restart %v not after %v", v, top)
-	}
-	t.Logf("%d acknowledged writes survived kill -9", len(acked))
 }
