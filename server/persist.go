@@ -136,9 +136,11 @@ type durableStore struct {
 	// isNew: the file holds no transaction of ours (just created by
 	// bbolt), so missing buckets are to be created, not a loss.
 	isNew bool
-	// What the open verified, kept for the engine's Restore (taken once).
+	// What the open read: the clock floor, and the records of a format 1
+	// file until it is upgraded.
 	loaded []engine.Record
 	floor  hlc.HLC
+	count  int // records in the file
 	// scratch is applyQueued's buffer.
 	scratch []engine.Change
 }
@@ -240,9 +242,10 @@ func guarded(path string, fn func() error) (err error) {
 	return fn()
 }
 
-// prepare checks the format, loads and verifies every record, and only
-// then writes: the buckets of a new file, or the upgrade of a format 1
-// file. Nothing is written to a file that failed a check.
+// prepare checks the format, reads and verifies every record (keeping
+// them only to upgrade a format 1 file), and only then writes: the
+// buckets of a new file, or the upgrade of a format 1 file. Nothing is
+// written to a file that failed a check.
 func (s *durableStore) prepare() error {
 	var format []byte
 	fresh := false
@@ -269,7 +272,7 @@ func (s *durableStore) prepare() error {
 			return &DamageError{Path: s.path, Reason: fmt.Sprintf("format number %q", format)}
 		}
 		var err error
-		s.loaded, s.floor, err = s.read(tx, format)
+		s.floor, s.loaded, err = s.verify(tx, format)
 		return err
 	})
 	if err != nil {
@@ -296,36 +299,14 @@ func (s *durableStore) prepare() error {
 	return nil
 }
 
-// read decodes every record and the clock floor of a file of the given
-// format, verifying the checksums of format 2. The first record that
-// fails is a DamageError naming its key.
-func (s *durableStore) read(tx *bolt.Tx, format []byte) ([]engine.Record, hlc.HLC, error) {
-	verify := bytes.Equal(format, formatValue)
-	floor, err := decodeFloor(tx.Bucket(bucketMeta).Get(metaClock), verify)
-	if err != nil {
-		return nil, hlc.HLC{}, &DamageError{Path: s.path, Reason: "stored clock floor: " + err.Error()}
-	}
-	var recs []engine.Record
-	err = tx.Bucket(bucketKeys).ForEach(func(k, v []byte) error {
-		if v == nil {
-			return &DamageError{Path: s.path, Key: bytes.Clone(k), Reason: "a bucket where a record belongs"}
-		}
-		r, err := decodeRecord(k, v, verify)
-		if err != nil {
-			return &DamageError{Path: s.path, Key: bytes.Clone(k), Reason: err.Error()}
-		}
-		recs = append(recs, r)
-		return nil
-	})
-	return recs, floor, err
-}
-
 // upgrade rewrites a verified format 1 file as format 2, in one
 // transaction: a crash meanwhile leaves the format 1 file as it was.
 func (s *durableStore) upgrade() error {
-	return s.db.Update(func(tx *bolt.Tx) error {
+	err := s.db.Update(func(tx *bolt.Tx) error {
 		return writeAll(tx.Bucket(bucketMeta), tx.Bucket(bucketKeys), s.loaded, s.floor)
 	})
+	s.loaded = nil
+	return err
 }
 
 // writeAll stores recs, the clock floor (when set) and the format number
@@ -349,13 +330,6 @@ func writeAll(meta, keys *bolt.Bucket, recs []engine.Record, floor hlc.HLC) erro
 	return meta.Put(metaFormat, formatValue)
 }
 
-// takeLoaded hands the records verified at open to the engine, once.
-func (s *durableStore) takeLoaded() ([]engine.Record, hlc.HLC) {
-	recs, floor := s.loaded, s.floor
-	s.loaded = nil
-	return recs, floor
-}
-
 // errChecksum is a record or floor whose checksum does not match.
 var errChecksum = errors.New("checksum mismatch (the bytes on disk are not the ones written)")
 
@@ -364,30 +338,11 @@ var errChecksum = errors.New("checksum mismatch (the bytes on disk are not the o
 // checksum must match (format 2); without, it is not looked at (format 1
 // has none).
 func decodeRecord(k, v []byte, verify bool) (engine.Record, error) {
-	var sr storedRecord
-	if err := msgpack.Unmarshal(v, &sr); err != nil {
+	d := newRecordDecoder()
+	if err := d.decode(k, v, verify); err != nil {
 		return engine.Record{}, err
 	}
-	if verify && sr.Sum != recordSum(k, sr.Value, sr.Version, sr.Fence, sr.Deadline) {
-		return engine.Record{}, errChecksum
-	}
-	r := engine.Record{Key: string(k), Value: bytes.Clone(sr.Value)}
-	if r.Value == nil {
-		r.Value = []byte{}
-	}
-	var err error
-	if r.Version, err = hlc.Parse(sr.Version); err != nil {
-		return r, fmt.Errorf("version: %v", err)
-	}
-	if sr.Fence != "" {
-		if r.Fence, err = hlc.Parse(sr.Fence); err != nil {
-			return r, fmt.Errorf("fencing token: %v", err)
-		}
-	}
-	if sr.Deadline != 0 {
-		r.Deadline = time.Unix(0, sr.Deadline)
-	}
-	return r, nil
+	return d.record(k), nil
 }
 
 func encodeRecord(r engine.Record) ([]byte, error) {

@@ -1,9 +1,6 @@
 package server
 
 import (
-	"errors"
-	"fmt"
-
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/ssgen/ssgen/runtime/hlc"
@@ -16,19 +13,16 @@ import (
 func (s *durableStore) load() ([]engine.Record, hlc.HLC, error) {
 	var recs []engine.Record
 	var floor hlc.HLC
-	err := guarded(s.path, func() error {
-		return s.db.View(func(tx *bolt.Tx) error {
-			var err error
-			recs, floor, err = s.read(tx, formatValue)
-			return err
-		})
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var err error
+		floor, _, err = s.verify(tx, formatValue)
+		return err
 	})
+	if err == nil {
+		_, err = s.restoreInto(func(chunk []engine.Record) { recs = append(recs, chunk...) })
+	}
 	if err != nil {
-		var damage *DamageError
-		if errors.As(err, &damage) {
-			return nil, hlc.HLC{}, err
-		}
-		return nil, hlc.HLC{}, fmt.Errorf("%w: load %s: %v", ErrStore, s.path, err)
+		return nil, hlc.HLC{}, err
 	}
 	return recs, floor, nil
 }

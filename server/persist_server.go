@@ -26,22 +26,28 @@ func (s *Server) openDisk(cfg *engine.Config) error {
 	return nil
 }
 
-// restore loads the durable keys (read and verified by openDisk) into the
-// engine before it serves, and deletes the records of keys that expired
-// while the service was down.
+// restore loads the durable keys (verified by openDisk) into the engine
+// before it serves, and deletes the records of keys that expired while
+// the service was down.
 func (s *Server) restore() error {
 	if s.disk == nil {
 		return nil
 	}
 	s.commit.eng = s.eng
-	recs, floor := s.disk.takeLoaded()
-	expired := s.eng.Restore(recs, floor)
+	var expired []string
+	s.eng.Reserve(s.disk.count)
+	n, err := s.disk.restoreInto(func(recs []engine.Record) {
+		expired = append(expired, s.eng.Restore(recs, s.disk.floor)...)
+	})
+	if err != nil {
+		return err
+	}
 	if err := s.disk.deleteKeys(expired); err != nil {
 		// Not fatal: the records keep their passed deadlines, so the next
 		// start drops them again.
 		s.log.Warn("expired records not deleted", "keys", len(expired), "err", err)
 	}
-	s.log.Info("state store restored", "dir", s.opts.DataDir, "keys", len(recs)-len(expired), "expired", len(expired))
+	s.log.Info("state store restored", "dir", s.opts.DataDir, "keys", n-len(expired), "expired", len(expired))
 	return nil
 }
 

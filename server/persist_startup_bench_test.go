@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	goruntime "runtime"
+	"runtime/metrics"
 	"strconv"
 	"testing"
 	"time"
@@ -70,7 +72,11 @@ func writeBenchStore(b *testing.B, dir string, n int) {
 }
 
 // BenchmarkStartup measures New (open, check and load the data file into
-// the engine) plus Close on a store of benchStoreKeys kept keys.
+// the engine) plus Close on a store of benchStoreKeys kept keys. Besides
+// wall and CPU time it reports the heap: heap-MB is what the loaded store
+// keeps (live heap after a collection, minus the heap before New), peak-
+// heap-MB the most heap objects seen during New (sampled every 5 ms, at
+// the test binary's GOGC).
 func BenchmarkStartup(b *testing.B) {
 	dir := b.TempDir()
 	n := benchStoreKeys(b)
@@ -80,20 +86,60 @@ func BenchmarkStartup(b *testing.B) {
 	}
 	// CPU time as well as wall time: on a shared machine the wall time
 	// of a start mostly measures the neighbours.
-	cpu0 := processCPU()
+	var cpu time.Duration
+	var live, peak uint64
 	for b.Loop() {
+		base := liveHeap()
+		stop := samplePeakHeap()
+		cpu0 := processCPU()
 		srv, err := New(Options{Listen: "127.0.0.1:0", DataDir: dir, Logger: quietLog})
+		cpu += processCPU() - cpu0
+		peak = max(peak, stop()-base)
 		if err != nil {
 			b.Fatal(err)
 		}
 		if got := srv.Engine().Len(); got != n {
 			b.Fatalf("%d keys loaded, want %d", got, n)
 		}
+		live = max(live, liveHeap()-base)
 		if err := srv.Close(); err != nil {
 			b.Fatal(err)
 		}
 	}
-	b.ReportMetric(float64(processCPU()-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(cpu)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(live)/1e6, "heap-MB")
+	b.ReportMetric(float64(peak)/1e6, "peak-heap-MB")
+}
+
+// liveHeap is the heap in use after a full collection.
+func liveHeap() uint64 {
+	goruntime.GC()
+	var ms goruntime.MemStats
+	goruntime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// samplePeakHeap samples the bytes of heap objects every 5 ms until the
+// function it returns is called, which returns the largest sample.
+func samplePeakHeap() func() uint64 {
+	done, result := make(chan struct{}), make(chan uint64)
+	go func() {
+		s := []metrics.Sample{{Name: "/memory/classes/heap/objects:bytes"}}
+		var top uint64
+		t := time.NewTicker(5 * time.Millisecond)
+		defer t.Stop()
+		for {
+			metrics.Read(s)
+			top = max(top, s[0].Value.Uint64())
+			select {
+			case <-done:
+				result <- top
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() uint64 { close(done); return <-result }
 }
 
 // BenchmarkBoltCheck measures bbolt's own consistency check (Tx.Check) on

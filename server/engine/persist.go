@@ -70,6 +70,17 @@ func (e *Engine) persistRemove(ent *entry, version hlc.HLC) {
 	}
 }
 
+// Reserve makes room for n keys in an engine about to Restore them, so
+// that loading a large store does not grow the key map step by step. It
+// does nothing once the engine holds keys.
+func (e *Engine) Reserve(n int) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if len(e.keys) == 0 && n > 0 {
+		e.keys = make(map[string]*entry, n)
+	}
+}
+
 // Restore loads the durable records into an engine that has not served
 // yet: each record becomes a key (marked durable, so later changes keep
 // its record in step), without notifications and outside the quotas. A
