@@ -2,10 +2,15 @@ package server
 
 import (
 	"fmt"
+	"os"
+	"path/filepath"
 	"strconv"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	bolt "go.etcd.io/bbolt"
 
 	"github.com/ssgen/ssgen/server/engine"
 )
@@ -73,5 +78,85 @@ func BenchmarkSetPersistence(b *testing.B) {
 				i++
 			}
 		})
+	}
+}
+
+// BenchmarkFileSizeUnderChurn overwrites 10,000 kept keys of 100 bytes
+// SSGEN_CHURN_WRITES times in all (default 200,000; the figure in
+// docs/reliability.md was taken with 10,000,000), from 64 concurrent
+// callers through the group commit, and reports the data file's size
+// after the first write of every key (first-MiB), at the end (file-MiB)
+// and at its largest, read after every tenth of the writes (max-MiB), and
+// the part of it the last transaction uses (used-MiB: bbolt's high-water
+// page; the rest is room bbolt has allocated ahead). bbolt never shrinks
+// a file; what matters is that it stops growing.
+func BenchmarkFileSizeUnderChurn(b *testing.B) {
+	const keys, callers = 10_000, 64
+	writes := 200_000
+	if s := os.Getenv("SSGEN_CHURN_WRITES"); s != "" {
+		v, err := strconv.Atoi(s)
+		if err != nil || v < keys {
+			b.Fatalf("SSGEN_CHURN_WRITES=%q: want a number of at least %d", s, keys)
+		}
+		writes = v
+	}
+	value := make([]byte, 100)
+	for b.Loop() {
+		dir := b.TempDir()
+		srv, err := New(Options{Listen: "127.0.0.1:0", DataDir: dir, Logger: quietLog})
+		if err != nil {
+			b.Fatal(err)
+		}
+		eng := srv.Engine()
+		size := func() float64 {
+			fi, err := os.Stat(filepath.Join(dir, StoreFile))
+			if err != nil {
+				b.Fatal(err)
+			}
+			return float64(fi.Size()) / (1 << 20)
+		}
+		var next atomic.Int64
+		run := func(upTo int64) {
+			var wg sync.WaitGroup
+			for range callers {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					for i := next.Add(1) - 1; i < upTo; i = next.Add(1) - 1 {
+						key := fmt.Appendf(nil, "churn/%05d", i%keys)
+						res := eng.Handle(engine.Request{Args: [][]byte{[]byte("SET"), key, value},
+							HasTimestamp: true, Timestamp: "1:0:bench", Persist: true})
+						if string(res.Payload) != "+OK\r\n" {
+							panic(fmt.Sprintf("SET: %q", res.Payload))
+						}
+					}
+				}()
+			}
+			wg.Wait()
+			next.Store(upTo)
+		}
+		run(keys)
+		first, top := size(), 0.0
+		for tenth := int64(1); tenth <= 10; tenth++ {
+			run(keys + (int64(writes)-keys)*tenth/10)
+			top = max(top, size())
+			_ = srv.disk.db.View(func(tx *bolt.Tx) error {
+				b.Logf("%d writes: file %.1f MiB, used %.2f MiB", next.Load(), size(), float64(tx.Size())/(1<<20))
+				return nil
+			})
+		}
+		b.ReportMetric(first, "first-MiB")
+		b.ReportMetric(size(), "file-MiB")
+		b.ReportMetric(top, "max-MiB")
+		_ = srv.disk.db.View(func(tx *bolt.Tx) error {
+			b.ReportMetric(float64(tx.Size())/(1<<20), "used-MiB")
+			return nil
+		})
+		if st := srv.Stats().Persist; st.Commits > 0 {
+			b.ReportMetric(float64(st.Writes)/float64(st.Commits), "writes/commit")
+		}
+		if err := srv.Close(); err != nil {
+			b.Fatal(err)
+		}
 	}
 }
