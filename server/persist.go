@@ -217,7 +217,7 @@ func openBolt(path string) (*bolt.DB, error) {
 			_ = file.Close()
 		}
 		return nil, err
-	case errors.Is(err, bolt.ErrTimeout):
+	case errors.Is(err, berrors.ErrTimeout):
 		return nil, fmt.Errorf("%w: open %s: locked by another process (is another ssgen serve using this data dir?)", ErrStore, path)
 	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch):
 		return nil, &DamageError{Path: path, Reason: "bbolt refuses it: " + err.Error()}

@@ -153,12 +153,23 @@ func (c *groupCommit) Wait(seq uint64) error {
 
 // outcome is the result of a settled number. Under mu.
 func (c *groupCommit) outcome(seq uint64) error {
-	for _, f := range c.failed {
-		if seq >= f.lo && seq <= f.hi {
+	for i := len(c.failed) - 1; i >= 0; i-- { // the recent ones are asked for
+		if f := c.failed[i]; seq >= f.lo && seq <= f.hi {
 			return errAbandoned
 		}
 	}
 	return nil
+}
+
+// fail records abandoned numbers. A span that follows the last one
+// directly (a disk that keeps failing) extends it, so the list grows
+// only when commits fail and succeed in turn. Under mu.
+func (c *groupCommit) fail(s seqSpan) {
+	if n := len(c.failed); n > 0 && c.failed[n-1].hi+1 == s.lo {
+		c.failed[n-1].hi = s.hi
+		return
+	}
+	c.failed = append(c.failed, s)
 }
 
 // hold calls release once wait is settled, after every answer held
@@ -222,7 +233,7 @@ func (c *groupCommit) write() {
 		out := commitOutcome{hi: hi}
 		if err != nil {
 			c.log.Error("state store changes not persisted; their requests are answered with the persistence error",
-				"writes", len(batch), "err", err)
+				"writes", writes, "records", len(batch), "err", err)
 			// Undone before anything else is decided on top of them;
 			// whatever was decided on top meanwhile is undone too and
 			// must not reach the disk.
@@ -283,7 +294,7 @@ func (c *groupCommit) release() {
 		}
 		c.released = out.hi
 		if out.failedFrom != 0 {
-			c.failed = append(c.failed, seqSpan{out.failedFrom, out.hi})
+			c.fail(seqSpan{out.failedFrom, out.hi})
 		}
 		c.draining = true
 		c.settled.Broadcast()
