@@ -24,7 +24,8 @@ const (
 	BaselinePahoResponder = "raw-mqtt-paho-responder"
 	BaselineInBroker      = "raw-mqtt-in-broker-responder"
 	// BaselineInMemory is the same workload against an embedded server
-	// that keeps nothing on disk (Config.Persist).
+	// that keeps nothing on disk (Config.Persist: SETs without the
+	// property, the server without a data directory).
 	BaselineInMemory = "in-memory-store"
 )
 

@@ -71,7 +71,7 @@
 // while a transaction is on disk share the next one (group commit), and
 // the engine goes on deciding meanwhile: a request that depends on
 // nothing pending is answered at once. Stats().Persist and
-// Options.OnPersistCommit report the transactions; see
+// Options.OnCommit report the transactions; see
 // docs/reliability.md.
 // On start, records whose deadline has passed are dropped silently and the
 // clock moves past every stored version, so new versions sort after the

@@ -54,11 +54,13 @@ type Options struct {
 	// is logged, and the damaged file is kept as StoreFile.damaged-<UTC
 	// time>. It does nothing to a sound file. It needs DataDir.
 	Repair bool
-	// OnPersistCommit, when set, is called after each transaction of the
-	// data file (group commit) with its size, duration and error, from the
-	// goroutine that commits: it must return quickly (a metrics histogram,
-	// say). Stats().Persist has the running totals.
-	OnPersistCommit func(PersistCommit)
+	// OnCommit, when set, is told of every commit of the durable store
+	// (DataDir): how long it took, how many changes and writes it carried,
+	// and whether it failed. It runs in the committing goroutine, before
+	// the answers that waited for the commit go out, and must return
+	// quickly (a metrics histogram, say). Stats().Persist has the running
+	// totals.
+	OnCommit func(CommitEvent)
 }
 
 // Errors returned by Server methods; match them with errors.Is.

@@ -40,7 +40,7 @@ type groupCommit struct {
 	// maxHeld is how many answers one requester may have waiting for the
 	// disk; hold blocks its transport goroutine beyond that.
 	maxHeld int
-	observe func(PersistCommit) // Options.OnPersistCommit, may be nil
+	observe func(CommitEvent) // Options.OnCommit, may be nil
 
 	mu      sync.Mutex
 	queue   []queuedChange // appended, not yet taken by the writer
@@ -96,13 +96,14 @@ type heldAnswer struct {
 // errAbandoned settles a number whose transaction failed.
 var errAbandoned = errors.New("server: change not made durable (transaction failed)")
 
-// PersistCommit describes one group commit of the data file, for
-// Options.OnPersistCommit.
-type PersistCommit struct {
-	Writes   int           // engine writes in the transaction (requests, or one expiry sweep)
-	Changes  int           // records put or deleted
-	Duration time.Duration // from the start of the transaction to its return (fsyncs included)
-	Err      error         // nil when the transaction is on disk
+// CommitEvent is one commit of the durable store (a bbolt transaction
+// holding the changes of every write that came while the one before was
+// on disk, and its fsyncs), as Options.OnCommit is told of it.
+type CommitEvent struct {
+	Duration time.Duration // from the start of the commit until it was durable (or failed)
+	Changes  int           // key changes it carried (records put or deleted)
+	Writes   int           // engine writes they came from (requests, imports, expiry sweeps)
+	Err      error         // nil when it is durable
 }
 
 // PersistStats are running totals of the data file's group commits.
@@ -115,7 +116,7 @@ type PersistStats struct {
 	MaxCommit  time.Duration // the longest transaction
 }
 
-func newGroupCommit(store *durableStore, log *slog.Logger, maxHeld int, observe func(PersistCommit)) *groupCommit {
+func newGroupCommit(store *durableStore, log *slog.Logger, maxHeld int, observe func(CommitEvent)) *groupCommit {
 	c := &groupCommit{store: store, log: log, maxHeld: maxHeld, observe: observe, perOwner: map[string]int{}}
 	c.settled = sync.NewCond(&c.mu)
 	c.room = sync.NewCond(&c.mu)
@@ -240,6 +241,11 @@ func (c *groupCommit) write() {
 			out.hi, out.failedFrom = c.eng.Abandon(lo), lo
 		}
 		clear(batch) // drop the references to the changes' values
+		if c.observe != nil {
+			// Before the answers go out: whoever got one can read the
+			// commit's event.
+			c.observe(CommitEvent{Duration: took, Changes: len(batch), Writes: writes, Err: err})
+		}
 		c.mu.Lock()
 		c.record(writes, len(batch), took, err)
 		if err != nil {
@@ -251,9 +257,6 @@ func (c *groupCommit) write() {
 		c.releasing = true
 		c.toRelease.Signal()
 		c.mu.Unlock()
-		if c.observe != nil {
-			c.observe(PersistCommit{Writes: writes, Changes: len(batch), Duration: took, Err: err})
-		}
 		if startRelease {
 			go c.release()
 		}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -175,7 +176,17 @@ func TestGroupCommitSharesTransactionsAndKeepsOrder(t *testing.T) {
 // changed nothing (no notification either); a memory-only write that
 // depended on nothing pending stands, and the next transaction works.
 func TestGroupCommitFailureAnswersTheErrorAndChangesNothing(t *testing.T) {
-	e := newDiskEnv(t)
+	var (
+		mu     sync.Mutex
+		events []server.CommitEvent
+	)
+	e := newDiskEnv(t, func(o *server.Options) {
+		o.OnCommit = func(ev server.CommitEvent) {
+			mu.Lock()
+			events = append(events, ev)
+			mu.Unlock()
+		}
+	})
 	a, b, w := e.connect("writer"), e.connect("reader"), e.connect("watcher")
 	checkResponse(t, a.roundTrip(a.persisted("SET", "k", "old")), "+OK\r\n", true)
 	w.subscribeNotify()
@@ -207,8 +218,13 @@ func TestGroupCommitFailureAnswersTheErrorAndChangesNothing(t *testing.T) {
 	if n := w.notification(); !strings.HasSuffix(string(n.Payload), "$5\r\nnewer\r\n") || props(t, n)["__ts"] != v {
 		t.Fatalf("first notification after the failure: %q (the failed change must not be notified)", n.Payload)
 	}
-	if st := e.srv.Stats().Persist; st.Failures != 1 {
-		t.Fatalf("stats %+v, want 1 failure", st)
+	if st := e.srv.Stats().Persist; st.Failures != 1 || st.Commits != 2 || st.Writes != 2 {
+		t.Fatalf("stats %+v, want 2 commits of 1 write each and 1 failure", st)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(events) != 3 || events[1].Err == nil || events[1].Writes != 1 || events[1].Changes != 1 || events[2].Err != nil {
+		t.Fatalf("OnCommit events %+v, want a commit, the failed one (1 write), a commit", events)
 	}
 }
 

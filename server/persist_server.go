@@ -20,7 +20,7 @@ func (s *Server) openDisk(cfg *engine.Config) error {
 		return err
 	}
 	s.disk = d
-	s.commit = newGroupCommit(d, s.log, s.opts.Limits.maxInflight(), s.opts.OnPersistCommit)
+	s.commit = newGroupCommit(d, s.log, s.opts.Limits.maxInflight(), s.opts.OnCommit)
 	cfg.PersistAll = s.opts.PersistAll
 	cfg.Journal = s.commit
 	return nil

@@ -27,7 +27,7 @@ type Item struct {
 	TTL time.Duration
 	// Persist tells that the key is kept durable (its latest SET carried
 	// aio-persistence, or Config.PersistAll). Import keeps it durable when
-	// the engine has Config.Persist.
+	// the engine has Config.Journal.
 	Persist bool
 }
 
