@@ -59,8 +59,13 @@ func (g *diskGate) release(err error) {
 }
 
 func newDiskEnv(t *testing.T, opts ...func(*server.Options)) *env {
+	return newDiskEnvOn(t, "", opts...)
+}
+
+// newDiskEnvOn is newDiskEnv attached to broker (embedded when "").
+func newDiskEnvOn(t *testing.T, broker string, opts ...func(*server.Options)) *env {
 	dir := t.TempDir()
-	return newEnv(t, "", append([]func(*server.Options){func(o *server.Options) { o.DataDir = dir }}, opts...))
+	return newEnv(t, broker, append([]func(*server.Options){func(o *server.Options) { o.DataDir = dir }}, opts...))
 }
 
 // persisted is a request asking for persistence (aio-persistence=true),
@@ -89,9 +94,13 @@ func (c *client) next(corr []byte) *paho.Publish {
 // While a kept write is on disk, requests that depend on nothing pending
 // are answered at once, from its own client as from others; what reveals
 // the pending change (a GET or a SCAN, and the notification) waits for
-// it, and is then answered with it.
+// it, and is then answered with it. Both transports.
 func TestGroupCommitHoldsOnlyWhatDependsOnThePendingChange(t *testing.T) {
-	e := newDiskEnv(t)
+	t.Run("embedded", func(t *testing.T) { holdsOnlyWhatDepends(t, newDiskEnv(t)) })
+	t.Run("mosquitto", func(t *testing.T) { holdsOnlyWhatDepends(t, newDiskEnvOn(t, mosquittoURL(t))) })
+}
+
+func holdsOnlyWhatDepends(t *testing.T, e *env) {
 	gate := newDiskGate(e)
 	a, b, w := e.connect("writer"), e.connect("reader"), e.connect("watcher")
 	w.subscribeNotify()
