@@ -40,6 +40,12 @@ type Config struct {
 	// happened, synchronously while the engine holds its lock: it must not
 	// block and must not call back into the engine.
 	OnNotify func(Notification)
+	// OnChange, when set, is told of every change of the key space: a key
+	// stored (SET, Put, Import) or removed (DEL, VDEL, Delete, expiry),
+	// after the change, synchronously while the engine holds its lock; like
+	// OnNotify it must not block and must not call back into the engine.
+	// key is the engine's own copy: read it, never keep a reference.
+	OnChange func(key string, deleted bool)
 	// Persist, when set, makes changes durable: the engine calls it with
 	// the changes of a write before applying them in memory, while holding
 	// its lock, and answers ErrPersistence (changing nothing) when it
@@ -87,6 +93,10 @@ type Result struct {
 	// Version is the __ts to put on the response; the zero HLC means the
 	// response carries no __ts (a GET miss, an error).
 	Version hlc.HLC
+	// Why says, on a refusal decided by a request's stamps, what was
+	// compared: the fencing tokens, or how far ahead a __ts or __ft was.
+	// It is for logs and the console, never sent; empty otherwise.
+	Why string
 }
 
 // Notification is a KEYNOTIFY notification for one watching client.
@@ -109,6 +119,7 @@ type Engine struct {
 	maxBytes int64
 	lim      limits
 	onNotify func(Notification)
+	onChange func(key string, deleted bool)
 	// persist and persistAll are Config.Persist and Config.PersistAll.
 	persist    func([]Change) error
 	persistAll bool
@@ -149,6 +160,7 @@ func New(cfg Config) *Engine {
 		maxBytes:   cfg.MaxBytes,
 		lim:        limits{key: cfg.MaxKeyBytes, value: cfg.MaxValueBytes, watches: cfg.MaxWatchesPerClient},
 		onNotify:   cfg.OnNotify,
+		onChange:   cfg.OnChange,
 		persist:    cfg.Persist,
 		persistAll: cfg.PersistAll,
 		wake:       make(chan struct{}, 1),
