@@ -2,6 +2,7 @@ package server
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/ssgen/ssgen/server/engine"
 )
@@ -22,7 +23,9 @@ func (s *Server) openDisk(cfg *engine.Config) error {
 	s.disk = d
 	cfg.PersistAll = s.opts.PersistAll
 	cfg.Persist = func(changes []engine.Change) error {
+		start := time.Now()
 		err := d.apply(changes)
+		s.committed(start, len(changes), err)
 		if err != nil {
 			// The client only sees the engine's fixed message; the cause
 			// belongs in the log.
@@ -56,4 +59,14 @@ func (s *Server) closeDisk() error {
 		return nil
 	}
 	return s.disk.close()
+}
+
+// committed tells Options.OnCommit of one commit of the durable store
+// that started at start and carried n changes. Whatever shape commits
+// take (one per write, or one per group of writes), it is called once per
+// bbolt transaction, when that transaction is durable or has failed.
+func (s *Server) committed(start time.Time, n int, err error) {
+	if s.opts.OnCommit != nil {
+		s.opts.OnCommit(CommitEvent{Duration: time.Since(start), Changes: n, Err: err})
+	}
 }

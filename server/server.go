@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ssgen/ssgen/server/engine"
 )
@@ -32,6 +33,10 @@ type Server struct {
 	fan  *serializer[engine.Notification]
 	tr   transport
 	disk *durableStore // nil without Options.DataDir
+
+	// Notifications handed to the broker, and dropped before that (see
+	// Stats).
+	notesSent, notesDropped atomic.Int64
 
 	mu      sync.Mutex
 	started bool
@@ -82,6 +87,7 @@ func New(opts Options) (*Server, error) {
 		MaxValueBytes:       opts.Limits.MaxValueBytes,
 		MaxWatchesPerClient: opts.Limits.MaxWatchesPerClient,
 
+		OnChange: opts.OnKeyChange,
 		OnNotify: func(n engine.Notification) {
 			if s.tr.queued(n) {
 				s.fan.push(n.Client, n)
@@ -206,24 +212,31 @@ type Stats struct {
 	// number of sessions kept for disconnected clients.
 	Connections  int
 	KeptSessions int
+	// NotificationsSent counts KEYNOTIFY notifications handed to the
+	// broker (both modes); NotificationsDropped those the embedded broker
+	// could not queue (also counted in Dropped).
+	NotificationsSent    int64
+	NotificationsDropped int64
 }
 
 // Stats returns the embedded broker's limit counters.
 func (s *Server) Stats() Stats {
 	e, ok := s.tr.(*embedded)
 	if !ok {
-		return Stats{}
+		return Stats{NotificationsSent: s.notesSent.Load()}
 	}
 	return Stats{
-		Dropped:            e.dropped.Load(),
-		AcceptErrors:       e.stats.acceptErrors.Load(),
-		ConnectionsRefused: e.stats.refused.Load(),
-		ConnectTimeouts:    e.stats.connectTimeouts.Load(),
-		ConnectTooLarge:    e.stats.connectTooLarge.Load(),
-		OutputDisconnects:  e.stats.outputKicks.Load(),
-		SessionsEvicted:    e.stats.sessionsEvicted.Load(),
-		SessionsExpired:    e.stats.sessionsExpired.Load(),
-		Connections:        e.lim.openConns(),
-		KeptSessions:       e.sessions.kept(),
+		NotificationsSent:    s.notesSent.Load(),
+		NotificationsDropped: s.notesDropped.Load(),
+		Dropped:              e.dropped.Load(),
+		AcceptErrors:         e.stats.acceptErrors.Load(),
+		ConnectionsRefused:   e.stats.refused.Load(),
+		ConnectTimeouts:      e.stats.connectTimeouts.Load(),
+		ConnectTooLarge:      e.stats.connectTooLarge.Load(),
+		OutputDisconnects:    e.stats.outputKicks.Load(),
+		SessionsEvicted:      e.stats.sessionsEvicted.Load(),
+		SessionsExpired:      e.stats.sessionsExpired.Load(),
+		Connections:          e.lim.openConns(),
+		KeptSessions:         e.sessions.kept(),
 	}
 }

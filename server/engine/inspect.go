@@ -158,11 +158,16 @@ func (e *Engine) WatchCount() int {
 }
 
 // Watching returns how many keys client is registered for, and up to max
-// of them in byte-wise order (all when max <= 0).
+// of them in byte-wise order (all when max is 0, none when it is
+// negative).
 func (e *Engine) Watching(client string, max int) (int, []string) {
 	e.mu.Lock()
 	keys := e.watch.byClient[client]
 	n := len(keys)
+	if max < 0 {
+		e.mu.Unlock()
+		return n, nil
+	}
 	out := make([]string, 0, n)
 	for k := range keys {
 		out = append(out, k)
