@@ -1,6 +1,8 @@
 package server
 
 import (
+	"errors"
+	"fmt"
 	"slices"
 	"strings"
 	"time"
@@ -107,3 +109,29 @@ func hexVal(c byte) (byte, bool) {
 	}
 	return 0, false
 }
+
+// ErrNotReady is what Ready returns while the server cannot serve.
+var ErrNotReady = errors.New("server: not ready")
+
+// Ready returns nil while the server serves: started, not closed, and in
+// external mode connected to its broker. Otherwise it returns an error
+// wrapping ErrNotReady that says why (a readiness probe's answer).
+func (s *Server) Ready() error {
+	s.mu.Lock()
+	started, closed := s.started, s.closed
+	s.mu.Unlock()
+	switch {
+	case closed:
+		return fmt.Errorf("%w: closed", ErrNotReady)
+	case !started:
+		return fmt.Errorf("%w: not started", ErrNotReady)
+	}
+	if x, ok := s.tr.(*external); ok && x.cur.Load() == nil {
+		return fmt.Errorf("%w: not connected to the broker %s (reconnecting)", ErrNotReady, x.hostport)
+	}
+	return nil
+}
+
+// External reports whether the server is attached to another broker
+// (Options.Broker) rather than embedding one.
+func (s *Server) External() bool { return s.opts.Broker != "" }
