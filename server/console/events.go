@@ -17,12 +17,12 @@ import (
 // and a write that cannot finish within streamWriteTimeout ends the
 // stream.
 const (
-	streamTick         = 100 * time.Millisecond
-	streamBatch        = 256
+	streamTick  = 100 * time.Millisecond
+	streamBatch = 256
 	// streamScan is the most records a stream looks at per tick: a
 	// stream further behind skips to the newest ones (and says how many
 	// it skipped), since a live view wants the present.
-	streamScan = 1024
+	streamScan         = 1024
 	streamHeartbeat    = 15 * time.Second
 	streamWriteTimeout = 10 * time.Second
 	maxTraceLimit      = 1000
