@@ -2,13 +2,18 @@ package console_test
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/eclipse/paho.golang/paho"
 
 	"github.com/ssgen/ssgen/server"
 	"github.com/ssgen/ssgen/server/console"
@@ -31,6 +36,9 @@ func newEnv(t *testing.T, o console.Options, sopts func(*server.Options), mount 
 	t.Helper()
 	if o.Addr == "" {
 		o.Addr = "127.0.0.1:0"
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.NewTextHandler(servertest.LogWriter(t), nil))
 	}
 	var con *console.Console
 	srv := servertest.New(t, servertest.WithOptions(func(so *server.Options) {
@@ -159,4 +167,27 @@ func (e *env) stream(path string, hdr ...string) (next func(name, want string) s
 		}
 	}
 	return next, func() { _ = resp.Body.Close() }
+}
+
+// dialRaw connects an MQTT 5 client with id to srv and subscribes it to
+// filters; it is closed when the test ends.
+func dialRaw(t *testing.T, srv *server.Server, id string, filters ...string) *paho.Client {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", srv.Addr(), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := paho.NewClient(paho.ClientConfig{ClientID: id, Conn: conn})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := c.Connect(ctx, &paho.Connect{ClientID: id, CleanStart: true, KeepAlive: 30}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = c.Disconnect(&paho.Disconnect{}) })
+	for _, f := range filters {
+		if _, err := c.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: f, QoS: 1}}}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return c
 }
