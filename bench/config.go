@@ -138,6 +138,12 @@ type Config struct {
 	// Timeout bounds each request, and in watch mode the wait for a
 	// round's notifications.
 	Timeout time.Duration
+	// Console serves the embedded server's web console and measures what
+	// it costs the request path: the run's segments alternate between no
+	// live stream open, one stream open as a browser keeps it, and a
+	// second embedded server without a console (see ConsoleResult). It
+	// needs the embedded server and requests mode.
+	Console bool
 }
 
 // Defaults are the values zero Config fields take.
@@ -160,6 +166,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.Attach && c.Broker == "" {
 		return c, invalid("Attach needs a Broker")
+	}
+	if c.Console && (c.Broker != "" || c.Watchers > 0) {
+		return c, invalid("Console needs the embedded server and requests mode")
 	}
 	if c.Clients == 0 {
 		c.Clients = d.Clients

@@ -9,11 +9,13 @@ import (
 	"log/slog"
 	mrand "math/rand/v2"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/server"
+	"github.com/ssgen/ssgen/server/console"
 	"github.com/ssgen/ssgen/server/engine"
 )
 
@@ -50,8 +52,15 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		defer att.Close()
 		rep.Target = "external, attached in process"
 	}
+	var con *console.Console
 	if cfg.Broker == "" {
-		srv, err = server.New(server.Options{Listen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler)})
+		so := server.Options{Listen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler)}
+		if cfg.Console {
+			if con, err = withConsole(&so); err != nil {
+				return nil, fmt.Errorf("bench: console: %w", err)
+			}
+		}
+		srv, err = server.New(so)
 		if err == nil {
 			err = srv.Start()
 		}
@@ -60,6 +69,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		defer srv.Close()
 		rep.Target, rep.URL = "embedded", srv.URL()
+		if con != nil {
+			if err := con.Start(srv); err != nil {
+				return nil, fmt.Errorf("bench: console: %w", err)
+			}
+			defer con.Close()
+			rep.Target = "embedded, console serving"
+			rep.Console = &ConsoleResult{URL: con.URL()}
+		}
 	}
 
 	if cfg.Watchers > 0 {
@@ -160,28 +177,22 @@ func runRequests(ctx context.Context, cfg Config, rep *Report, runID string, srv
 	if err := seed(ctx, clients, srv, keys, value); err != nil {
 		return err
 	}
-	total := cfg.Mix.total()
-	ss := &workload{name: "ssgen", workers: cfg.Clients * cfg.InFlight, do: func(w int, rnd *mrand.Rand) (Op, error) {
-		c := clients[w%len(clients)]
-		key := keys[rnd.IntN(len(keys))]
-		switch op := cfg.Mix.pick(rnd.IntN(total)); op {
-		case OpSet:
-			_, err := c.Set(ctx, key, value, runtime.SetOptions{})
-			return op, err
-		case OpDel:
-			_, _, err := c.Del(ctx, key, runtime.DelOptions{})
-			return op, err
-		default:
-			_, _, err := c.Get(ctx, key)
-			if errors.Is(err, runtime.ErrNotFound) {
-				err = nil
-			}
-			return OpGet, err
-		}
-	}}
+	ss := &workload{name: "ssgen", workers: cfg.Clients * cfg.InFlight, do: requestsDo(ctx, cfg, clients, keys, value)}
 	loads := []*workload{ss}
 	if cfg.Baseline {
 		loads = append(loads, baselineLoads(ctx, cfg, rep.URL, runID, srv != nil)...)
+	}
+	var stream *streamClient
+	if rep.Console != nil {
+		stream = &streamClient{base: strings.TrimSuffix(rep.Console.URL, "/")}
+		withStream := *ss
+		withStream.name = "console stream open"
+		withStream.before = func() func() { return stream.attach(ctx) }
+		plain, err := plainLoad(ctx, cfg, runID, keys, value)
+		if err != nil {
+			return err
+		}
+		loads = append(loads, &withStream, plain)
 	}
 	defer func() {
 		for _, l := range loads[1:] {
@@ -200,6 +211,28 @@ func runRequests(ctx context.Context, cfg Config, rep *Report, runID string, srv
 		rep.FirstError = first.Error()
 	}
 	for _, l := range loads[1:] {
+		bl := l.result(rep)
+		if c := rep.Console; c != nil && (l.name == c.WithStream.Name || l.name == c.NoConsole.Name) {
+			continue
+		}
+		rep.Baselines = append(rep.Baselines, bl)
+	}
+	if c := rep.Console; c != nil {
+		c.StreamRecords, c.StreamBytes, c.StreamLost = stream.records.Load(), stream.bytes.Load(), stream.lost.Load()
+		if c.WithStream.OpsPerSec > 0 && rep.OpsPerSec > 0 {
+			c.StreamRatio = c.WithStream.OpsPerSec / rep.OpsPerSec
+		}
+		if c.NoConsole.OpsPerSec > 0 {
+			c.HooksRatio = rep.OpsPerSec / c.NoConsole.OpsPerSec
+		}
+	}
+	return nil
+}
+
+// result is a workload's figures as a Baseline row; console workloads
+// are also filed in rep.Console.
+func (l *workload) result(rep *Report) Baseline {
+	{
 		bl := Baseline{Name: l.name}
 		if l.err != nil {
 			bl.FirstError = l.err.Error()
@@ -218,9 +251,66 @@ func runRequests(ctx context.Context, cfg Config, rep *Report, runID string, srv
 		if bl.CPUPerOp > 0 {
 			bl.CPURatio = float64(rep.CPUPerOp) / float64(bl.CPUPerOp)
 		}
-		rep.Baselines = append(rep.Baselines, bl)
+		if c := rep.Console; c != nil {
+			switch l.name {
+			case "console stream open":
+				c.WithStream = bl
+			case "no console":
+				c.NoConsole = bl
+			}
+		}
+		return bl
 	}
-	return nil
+}
+
+// plainLoad is the requests workload against a second embedded server
+// without a console, with clients and keys of its own.
+func plainLoad(ctx context.Context, cfg Config, runID string, keys [][]byte, value []byte) (*workload, error) {
+	srv, err := server.New(server.Options{Listen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler)})
+	if err == nil {
+		err = srv.Start()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("bench: server without console: %w", err)
+	}
+	clients, err := dialClients(ctx, srv.URL(), "ssgen-bench-"+runID+"-plain", cfg.Clients, cfg)
+	if err != nil {
+		_ = srv.Close()
+		return nil, err
+	}
+	if err := seed(ctx, clients, srv, keys, value); err != nil {
+		closeAll(clients)
+		_ = srv.Close()
+		return nil, err
+	}
+	return &workload{
+		name: "no console", workers: cfg.Clients * cfg.InFlight,
+		do:    requestsDo(ctx, cfg, clients, keys, value),
+		close: func() { closeAll(clients); _ = srv.Close() },
+	}, nil
+}
+
+// requestsDo issues one request of the mix from worker w's client.
+func requestsDo(ctx context.Context, cfg Config, clients []*runtime.Client, keys [][]byte, value []byte) func(int, *mrand.Rand) (Op, error) {
+	total := cfg.Mix.total()
+	return func(w int, rnd *mrand.Rand) (Op, error) {
+		c := clients[w%len(clients)]
+		key := keys[rnd.IntN(len(keys))]
+		switch op := cfg.Mix.pick(rnd.IntN(total)); op {
+		case OpSet:
+			_, err := c.Set(ctx, key, value, runtime.SetOptions{})
+			return op, err
+		case OpDel:
+			_, _, err := c.Del(ctx, key, runtime.DelOptions{})
+			return op, err
+		default:
+			_, _, err := c.Get(ctx, key)
+			if errors.Is(err, runtime.ErrNotFound) {
+				err = nil
+			}
+			return OpGet, err
+		}
+	}
 }
 
 // seed stores every key so that GETs hit: straight into the engine of an
