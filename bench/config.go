@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -144,6 +145,11 @@ type Config struct {
 	// second embedded server without a console (see ConsoleResult). It
 	// needs the embedded server and requests mode.
 	Console bool
+	// ConsoleClient, when set with Console, opens the live view instead
+	// of the built-in stream client (a real browser, in the console's
+	// browser tests): called before each segment that has it open with the
+	// console's URL, it returns what closes it.
+	ConsoleClient func(ctx context.Context, url string) (detach func())
 }
 
 // Defaults are the values zero Config fields take.

@@ -187,7 +187,12 @@ func runRequests(ctx context.Context, cfg Config, rep *Report, runID string, srv
 		stream = &streamClient{base: strings.TrimSuffix(rep.Console.URL, "/")}
 		withStream := *ss
 		withStream.name = "console stream open"
-		withStream.before = func() func() { return stream.attach(ctx) }
+		withStream.before = func() func() {
+			if cfg.ConsoleClient != nil {
+				return cfg.ConsoleClient(ctx, rep.Console.URL)
+			}
+			return stream.attach(ctx)
+		}
 		plain, err := plainLoad(ctx, cfg, runID, keys, value)
 		if err != nil {
 			return err

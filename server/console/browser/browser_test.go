@@ -50,6 +50,11 @@ func chromium(t *testing.T) string {
 // of its first tab, bounded by browserBound.
 func Browser(t *testing.T) context.Context {
 	t.Helper()
+	return browserFor(t, browserBound)
+}
+
+func browserFor(t *testing.T, bound time.Duration) context.Context {
+	t.Helper()
 	path := chromium(t)
 	// Not t.TempDir: Chromium's helper processes may still write into
 	// the profile for a moment after the browser is gone.
@@ -72,7 +77,7 @@ func Browser(t *testing.T) context.Context {
 		chromedp.Flag("disable-dev-shm-usage", true),
 		chromedp.WindowSize(1400, 1000),
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), browserBound)
+	ctx, cancel := context.WithTimeout(context.Background(), bound)
 	actx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
 	bctx, cancelBrowser := chromedp.NewContext(actx, chromedp.WithLogf(t.Logf), chromedp.WithErrorf(func(format string, args ...any) {
 		// chromedp's protocol tables lag Chromium's: events it does not
