@@ -10,15 +10,18 @@ import (
 )
 
 // Live streams: each open stream is one goroutine that wakes every
-// streamTick, reads what the rings gained since its last read (at most
-// streamBatch records of each), filters it for its caller and writes one
-// batch. The request path never sees a stream: a slow or stalled browser
-// only falls behind in the rings (and is told how many records it lost),
-// and a write that cannot finish within streamWriteTimeout ends the
-// stream.
+// streamTick, looks at what the rings gained since its last read (at most
+// streamScan records of each), and writes one batch of the newest
+// streamBatch requests that pass its caller's filter and of up to
+// streamBatch distinct changed keys; what it leaves out it counts as
+// lost. A person reads a few rows a second: a stream's cost is bounded by
+// what it shows, not by the request rate. The request path never sees a
+// stream: a slow or stalled browser only falls behind in the rings (and
+// is told how many records it lost), and a write that cannot finish
+// within streamWriteTimeout ends the stream.
 const (
-	streamTick  = 100 * time.Millisecond
-	streamBatch = 256
+	streamTick  = 200 * time.Millisecond
+	streamBatch = 100
 	// streamScan is the most records a stream looks at per tick: a
 	// stream further behind skips to the newest ones (and says how many
 	// it skipped), since a live view wants the present.
@@ -165,6 +168,8 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 		trace   []traceEvent
 		changes []changeEvent
 		buf     []byte
+		seqs    []uint64
+		seen    = map[string]int{}
 	)
 	for {
 		select {
@@ -175,23 +180,14 @@ func (c *Console) events(w http.ResponseWriter, r *http.Request) {
 		case <-tick.C:
 		}
 		trace, changes = trace[:0], changes[:0]
-		var lostTrace, lostChanges, lost uint64
+		var lostTrace, lostChanges uint64
 		traceAt, lostTrace = skipAhead(traceAt, c.trace.next())
 		changeAt, lostChanges = skipAhead(changeAt, c.changes.next())
-		traceAt, lost = c.trace.read(traceAt, func(seq uint64, t *traceRecord) bool {
-			if f.shows(t) {
-				trace = append(trace, t.event(seq))
-			}
-			return len(trace) < streamBatch
-		})
-		lostTrace += lost
-		changeAt, lost = c.changes.read(changeAt, func(_ uint64, ch *changeRecord) bool {
-			if !ch.cut && (readable == nil || readable(ch.key)) {
-				changes = append(changes, changeEvent{Key: display(ch.key), Ref: ref(ch.key), Deleted: ch.deleted})
-			}
-			return len(changes) < streamBatch
-		})
-		lostChanges += lost
+		var skipped uint64
+		trace, traceAt, skipped = c.newestTrace(&f, traceAt, seqs[:0], trace)
+		lostTrace += skipped
+		changes, changeAt, skipped = c.newestChanges(readable, changeAt, seen, changes)
+		lostChanges += skipped
 		buf = buf[:0]
 		if lostTrace+lostChanges > 0 {
 			buf = appendEvent(buf, "lost", map[string]uint64{"trace": lostTrace, "keys": lostChanges})
@@ -235,4 +231,63 @@ func skipAhead(at, head uint64) (uint64, uint64) {
 		return head - streamScan, head - streamScan - at
 	}
 	return at, 0
+}
+
+// newestTrace appends to out the events of the newest streamBatch
+// records from at on that f shows, and returns them with where to read
+// next and how many records that f shows it left out (older ones, or ones
+// overwritten while it read). It reads the ring twice: first only to
+// choose (a filter check per record), then to build the chosen events.
+func (c *Console) newestTrace(f *traceFilter, at uint64, seqs []uint64, out []traceEvent) ([]traceEvent, uint64, uint64) {
+	end, lost := c.trace.read(at, func(seq uint64, t *traceRecord) bool {
+		if f.shows(t) {
+			seqs = append(seqs, seq)
+		}
+		return true
+	})
+	if len(seqs) > streamBatch {
+		lost += uint64(len(seqs) - streamBatch)
+		seqs = seqs[len(seqs)-streamBatch:]
+	}
+	if len(seqs) == 0 {
+		return out, end, lost
+	}
+	i := 0
+	c.trace.read(seqs[0], func(seq uint64, t *traceRecord) bool {
+		for i < len(seqs) && seqs[i] < seq {
+			i++
+		}
+		if i < len(seqs) && seqs[i] == seq {
+			out = append(out, t.event(seq))
+			i++
+		}
+		return i < len(seqs) && seq+1 < end
+	})
+	lost += uint64(len(seqs) - len(out))
+	return out, end, lost
+}
+
+// newestChanges appends to out up to streamBatch distinct keys changed
+// from at on that readable allows (the latest change of each), and
+// returns them with where to read next and how many changes it left out.
+func (c *Console) newestChanges(readable func([]byte) bool, at uint64, seen map[string]int, out []changeEvent) ([]changeEvent, uint64, uint64) {
+	clear(seen)
+	var left uint64
+	next, lost := c.changes.read(at, func(_ uint64, ch *changeRecord) bool {
+		if ch.cut || readable != nil && !readable(ch.key) {
+			return true
+		}
+		if i, ok := seen[string(ch.key)]; ok {
+			out[i].Deleted = ch.deleted
+			return true
+		}
+		if len(out) == streamBatch {
+			left++
+			return true
+		}
+		seen[string(ch.key)] = len(out)
+		out = append(out, changeEvent{Key: display(ch.key), Ref: ref(ch.key), Deleted: ch.deleted})
+		return true
+	})
+	return out, next, lost + left
 }
