@@ -53,7 +53,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	seed := fs.String("seed", "", "start from this snapshot file (ssgen export); the store must be empty (a --data-dir holding keys is refused)")
 	logLevel := fs.String("log-level", "info", "debug (adds every refused request), info, warn or error")
 	logFormat := fs.String("log-format", "text", "text (key=value lines) or json (one JSON object per line)")
-	var web httpFlags
+	var web consoleFlags
 	web.register(fs)
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return err

@@ -267,11 +267,20 @@ func (g *gate) csrfToken(c who) string {
 }
 
 // crossSite says why a state-changing request is refused as possibly
-// cross-site, or "" when it is not. A request authenticated by a Bearer
-// header needs nothing more: no browser attaches one by itself. Every
-// other one (cookie, Basic, no authentication) must come from the same
-// origin, as browsers report it (Sec-Fetch-Site, Origin), and carry the
-// caller's CSRF token, which only a page of this origin can read.
+// cross-site, or "" when it is not. Browsers say where a request comes
+// from (Sec-Fetch-Site; Origin on every cross-origin POST), so:
+//   - a request authenticated by a Bearer header passes: no browser adds
+//     that header by itself;
+//   - a request a browser reports as coming from another origin is
+//     refused;
+//   - a request from a browser (either header present) must also carry
+//     the caller's CSRF token, which only a page of this origin can read;
+//   - a request with neither header is not a browser's (curl, ssgen
+//     import, a script) and passes, like Go's CrossOriginProtection
+//     lets it: a cookie or cached Basic credential is only ever sent by
+//     a browser, and a browser sends those headers.
+//
+// A CSRF header that is present must be right.
 func (g *gate) crossSite(r *http.Request, c who) string {
 	if c.bearer {
 		return ""
@@ -280,10 +289,13 @@ func (g *gate) crossSite(r *http.Request, c who) string {
 		return why
 	}
 	got := r.Header.Get(csrfHeader)
-	if got == "" {
+	browser := r.Header.Get("Sec-Fetch-Site") != "" || r.Header.Get("Origin") != ""
+	switch {
+	case got == "" && !browser:
+		return ""
+	case got == "":
 		return "missing " + csrfHeader + " header"
-	}
-	if !hmac.Equal([]byte(got), []byte(g.csrfToken(c))) {
+	case !hmac.Equal([]byte(got), []byte(g.csrfToken(c))):
 		return "wrong " + csrfHeader + " header"
 	}
 	return ""

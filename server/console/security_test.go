@@ -62,24 +62,29 @@ func TestDNSRebindingIsRefused(t *testing.T) {
 	}
 }
 
-// TestCrossSiteWritesAreRefused: a state-changing request needs the
-// caller's CSRF token in a header and no sign of coming from another
-// origin; each refusal changes nothing.
+// TestCrossSiteWritesAreRefused: a state-changing request a browser
+// reports as coming from another origin is refused, and one from a
+// browser needs the caller's CSRF token; each refusal changes nothing.
+// The headers are those browsers send.
 func TestCrossSiteWritesAreRefused(t *testing.T) {
 	e := newEnv(t, console.Options{}, nil)
 	e.put("victim", "v")
 	tok := e.csrf()
 	body := `{"key":"victim"}`
+	const json = "Content-Type: application/json"
 	for _, c := range []struct {
 		name string
 		hdr  []string
 	}{
-		{"no CSRF header (a cross-site fetch or form)", []string{"Content-Type: application/json"}},
-		{"wrong CSRF header", []string{"Content-Type: application/json", "X-Ssgen-Csrf: forged"}},
-		{"another origin", []string{"Content-Type: application/json", "X-Ssgen-Csrf: " + tok, "Origin: http://attacker.example"}},
-		{"another site as the browser reports it", []string{"Content-Type: application/json", "X-Ssgen-Csrf: " + tok, "Sec-Fetch-Site: cross-site"}},
-		{"a same-site page of another origin", []string{"Content-Type: application/json", "X-Ssgen-Csrf: " + tok, "Sec-Fetch-Site: same-site"}},
-		{"an HTML form's content type", []string{"Content-Type: application/x-www-form-urlencoded"}},
+		{"a fetch from another site", []string{json, "Origin: http://attacker.example", "Sec-Fetch-Site: cross-site"}},
+		{"an HTML form of another site", []string{"Content-Type: application/x-www-form-urlencoded", "Origin: http://attacker.example", "Sec-Fetch-Site: cross-site"}},
+		{"another site, with a stolen-looking token", []string{json, "X-Ssgen-Csrf: " + tok, "Origin: http://attacker.example", "Sec-Fetch-Site: cross-site"}},
+		{"another origin, older browser (Origin only)", []string{json, "X-Ssgen-Csrf: " + tok, "Origin: http://attacker.example"}},
+		{"a same-site page of another origin", []string{json, "X-Ssgen-Csrf: " + tok, "Sec-Fetch-Site: same-site", "Origin: http://127.0.0.1:1"}},
+		{"same origin without the CSRF header", []string{json, "Sec-Fetch-Site: same-origin", "Origin: " + e.base}},
+		{"same origin with a wrong CSRF header", []string{json, "X-Ssgen-Csrf: forged", "Sec-Fetch-Site: same-origin", "Origin: " + e.base}},
+		{"a wrong CSRF header without browser headers", []string{json, "X-Ssgen-Csrf: forged"}},
+		{"a null origin (sandboxed frame)", []string{json, "Origin: null"}},
 	} {
 		st, resp, _ := e.do("POST", "/api/delete", body, c.hdr...)
 		if st != http.StatusForbidden {
@@ -89,17 +94,22 @@ func TestCrossSiteWritesAreRefused(t *testing.T) {
 			t.Fatalf("%s: the key was deleted", c.name)
 		}
 	}
-	// A form post with a valid token but the wrong content type is still
-	// refused (415): only JSON is read.
+	// Only JSON is read: a form's encodings are refused (415) even with
+	// the token.
 	if st, _, _ := e.do("POST", "/api/delete", "key=victim", "Content-Type: text/plain", "X-Ssgen-Csrf: "+tok); st != http.StatusUnsupportedMediaType {
 		t.Errorf("text/plain: %d, want 415", st)
 	}
-	st, resp, _ := e.do("POST", "/api/delete", body, "Content-Type: application/json", "X-Ssgen-Csrf: "+tok, "Origin: "+e.base, "Sec-Fetch-Site: same-origin")
+	st, resp, _ := e.do("POST", "/api/delete", body, json, "X-Ssgen-Csrf: "+tok, "Origin: "+e.base, "Sec-Fetch-Site: same-origin")
 	if st != http.StatusOK || !strings.Contains(resp, `"ok":true`) {
 		t.Fatalf("same-origin delete: %d %s", st, resp)
 	}
 	if _, ok := e.srv.Engine().Lookup([]byte("victim")); ok {
 		t.Fatal("the same-origin delete did not delete")
+	}
+	// A program (no browser headers) needs no token.
+	e.put("victim", "v")
+	if st, resp, _ := e.do("POST", "/api/delete", body, json); st != http.StatusOK || !strings.Contains(resp, `"ok":true`) {
+		t.Fatalf("a program's delete: %d %s", st, resp)
 	}
 }
 
@@ -144,8 +154,8 @@ func TestTokenAuthentication(t *testing.T) {
 	if st, _, _ := e.do("GET", "/api/keys", "", sess); st != http.StatusOK {
 		t.Fatalf("session: %d", st)
 	}
-	if st, _, _ := e.do("POST", "/api/delete", `{"key":"k"}`, sess, "Content-Type: application/json"); st != http.StatusForbidden {
-		t.Fatalf("session write without CSRF header: %d", st)
+	if st, _, _ := e.do("POST", "/api/delete", `{"key":"k"}`, sess, "Content-Type: application/json", "Sec-Fetch-Site: same-origin"); st != http.StatusForbidden {
+		t.Fatalf("session write from the page without CSRF header: %d", st)
 	}
 	// The CSRF token of one session is worthless in another.
 	if st, _, _ := e.do("POST", "/api/delete", `{"key":"k"}`, sess, "Content-Type: application/json", "X-Ssgen-Csrf: "+e.csrf(auth)); st != http.StatusForbidden {
@@ -217,6 +227,20 @@ rules:
 	if len(page.Items) != 1 {
 		t.Fatalf("alice's session sees %+v", page.Items)
 	}
+	// A program with Basic credentials writes without a CSRF token; a
+	// browser that resends cached Basic credentials from another site is
+	// refused.
+	alice := "Authorization: Basic " + basic("alice", "pw-alice")
+	set := `{"key":"alice%2Fa","value":"2"}`
+	if st, body, _ := e.do("POST", "/api/set", set, alice, "Content-Type: application/json"); st != http.StatusOK {
+		t.Fatalf("Basic write: %d %s", st, body)
+	}
+	if st, _, _ := e.do("POST", "/api/set", set, alice, "Content-Type: application/json", "Origin: http://attacker.example", "Sec-Fetch-Site: cross-site"); st != http.StatusForbidden {
+		t.Fatalf("cross-site Basic write: %d", st)
+	}
+	if st, _, _ := e.do("POST", "/api/set", `{"key":"bob%2Fb","value":"2"}`, alice, "Content-Type: application/json"); st != http.StatusNotFound {
+		t.Fatalf("alice writing bob's key: %d", st)
+	}
 }
 
 func basic(user, pass string) string {
@@ -282,8 +306,11 @@ func TestMountedHandlersAreProtected(t *testing.T) {
 		t.Fatal(st)
 	}
 	sess := "Cookie: " + strings.Split(h.Get("Set-Cookie"), ";")[0]
-	if st, _, _ := e.do("POST", "/api/extra", "", sess); st != http.StatusForbidden {
-		t.Fatalf("session POST without CSRF: %d", st)
+	if st, _, _ := e.do("POST", "/api/extra", "", sess, "Origin: "+e.base); st != http.StatusForbidden {
+		t.Fatalf("session POST from the page without CSRF: %d", st)
+	}
+	if st, _, _ := e.do("POST", "/api/extra", "", sess, "Origin: http://attacker.example", "X-Ssgen-Csrf: "+e.csrf(sess)); st != http.StatusForbidden {
+		t.Fatalf("session POST from another site: %d", st)
 	}
 	if st, _, _ := e.do("POST", "/api/extra", "", sess, "X-Ssgen-Csrf: "+e.csrf(sess)); st != http.StatusOK {
 		t.Fatalf("session POST with CSRF: %d", st)

@@ -13,13 +13,13 @@ import (
 	"github.com/ssgen/ssgen/server/console"
 )
 
-// httpFlags are serve's flags of the web console.
-type httpFlags struct {
+// consoleFlags are serve's flags of the web console.
+type consoleFlags struct {
 	addr, auth, tokenFile, user, clientID, allowHosts string
 	ui, pprof                                         bool
 }
 
-func (h *httpFlags) register(fs *flag.FlagSet) {
+func (h *consoleFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&h.addr, "http", "", "serve the web console, /metrics, /healthz and /readyz on this address (a bare :PORT means 127.0.0.1:PORT)")
 	fs.BoolVar(&h.ui, "ui", false, "serve the web console on a free loopback port and print its URL (second line of stdout)")
 	fs.StringVar(&h.auth, "http-auth", "", "console authentication: none (loopback only), token, or password (the --password-file users); default none on loopback, token elsewhere")
@@ -30,11 +30,11 @@ func (h *httpFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&h.pprof, "pprof", false, "with --http or --ui, also serve Go's profiler under /debug/pprof/ (behind the console's authentication)")
 }
 
-func (h *httpFlags) enabled() bool { return h.addr != "" || h.ui }
+func (h *consoleFlags) enabled() bool { return h.addr != "" || h.ui }
 
 // install checks the console flags and hooks a console into so; nil when
 // no console was asked for.
-func (h *httpFlags) install(so *server.Options) (*console.Console, error) {
+func (h *consoleFlags) install(so *server.Options) (*console.Console, error) {
 	if !h.enabled() {
 		if h.pprof || h.auth != "" || h.tokenFile != "" {
 			return nil, usageErrorf("--pprof, --http-auth and --http-token-file need --http or --ui")
@@ -115,7 +115,7 @@ func isLoopback(host string) bool {
 
 // announce prints where the console serves: its URL (with the sign-in
 // token when one was generated) alone on stdout's second line.
-func (h *httpFlags) announce(env *cliEnv, c *console.Console) {
+func (h *consoleFlags) announce(env *cliEnv, c *console.Console) {
 	if c == nil {
 		return
 	}
