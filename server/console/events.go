@@ -21,7 +21,7 @@ import (
 // within streamWriteTimeout ends the stream.
 const (
 	streamTick  = 200 * time.Millisecond
-	streamBatch = 100
+	streamBatch = 50
 	// streamScan is the most records a stream looks at per tick: a
 	// stream further behind skips to the newest ones (and says how many
 	// it skipped), since a live view wants the present.

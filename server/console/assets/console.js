@@ -263,14 +263,39 @@
     body.prepend(frag);
     while (body.children.length > maxTraceRows) body.lastElementChild.remove();
   }
-  let keysTimer = 0, detailTimer = 0;
-  function onChanges(changes) {
-    let keys = false, detail = false;
+  // A change reloads the key list only when it can change what the list
+  // shows (a new item, or a shown key deleted), at most once a second;
+  // rewriting keys already listed changes nothing there.
+  let keysTimer = 0, detailTimer = 0, lastKeysLoad = 0;
+  function shownItem(key) {
+    if (!key.startsWith(st.prefix)) return null;
+    const rest = key.slice(st.prefix.length);
+    const i = rest.indexOf("/");
+    return i >= 0 ? st.prefix + rest.slice(0, i + 1) : key;
+  }
+  function listAffected(c) {
+    if (st.q) return true;
+    const item = shownItem(c.key);
+    if (item === null) return false;
+    const row = document.querySelector('#keylist tr[data-key="' + CSS.escape(item) + '"]');
+    if (row) return c.deleted && item === c.key;
+    if (c.deleted) return false;
+    // Not shown: new, unless it belongs to a page not loaded yet.
+    const rows = $("#keylist tbody").children;
+    return !st.next || rows.length === 0 || item < rows[rows.length - 1].dataset.key;
+  }
+  function scheduleKeys() {
+    if (keysTimer) return;
+    const wait = Math.max(250, 1000 - (Date.now() - lastKeysLoad));
+    keysTimer = setTimeout(() => { keysTimer = 0; lastKeysLoad = Date.now(); loadKeys(true); }, wait);
+  }
+  function onChanges(changes, all) {
+    let keys = !!all, detail = false;
     for (const c of changes) {
       if (c.ref === st.selected) detail = true;
-      if (st.q || c.key.startsWith(st.prefix)) keys = true;
+      if (!keys && listAffected(c)) keys = true;
     }
-    if (keys && !keysTimer) keysTimer = setTimeout(() => { keysTimer = 0; loadKeys(true); }, 250);
+    if (keys) scheduleKeys();
     if (detail && !detailTimer) detailTimer = setTimeout(() => { detailTimer = 0; refreshDetail(); }, 250);
   }
   async function connect() {
@@ -295,7 +320,7 @@
       const p = $("#lost");
       p.hidden = false;
       p.textContent = "Busy: " + d.trace + " requests and " + d.keys + " key changes went by faster than shown.";
-      if (d.keys > 0) onChanges([{ key: st.prefix, ref: "" }]);
+      if (d.keys > 0) onChanges([], true);
     });
   }
   $("#tracefilter").addEventListener("change", connect);
