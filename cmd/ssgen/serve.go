@@ -125,6 +125,10 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		return &exitError{code: exitUsage, err: err}
 	}
 	if con != nil {
+		// Snapshots (ssgen export, ssgen import) behind the console's
+		// authentication and cross-site protection, limited to the keys
+		// its caller may read and write.
+		con.Handle(snapshotPath, srv.SnapshotHandler(server.SnapshotHTTP{Access: con.Access}))
 		if err := con.Start(srv); err != nil {
 			_ = srv.Close()
 			return &exitError{code: exitUsage, err: err}

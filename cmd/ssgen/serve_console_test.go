@@ -96,3 +96,23 @@ func TestServeHTTPUsageErrors(t *testing.T) {
 		}
 	}
 }
+
+// TestServeHTTPServesSnapshots: ssgen export and import reach a running
+// serve through the console's /api/snapshot, behind its token.
+func TestServeHTTPServesSnapshots(t *testing.T) {
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte("snapshot-token-0123456789"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, consoleURL := startServe(t, "--http", "127.0.0.1:0", "--http-auth", "token", "--http-token-file", tokenFile)
+	snap := `{"format":"ssgen-snapshot","version":1,"keys":[{"key":"greeting","value":"hello"}]}`
+	if code, out, errs := runVerb(t, snap, "import", "--http", consoleURL, "--token", "snapshot-token-0123456789", "-"); code != 0 || out != "stored 1 keys, deleted 0\n" {
+		t.Fatalf("import: %d %q %q", code, out, errs)
+	}
+	if code, out, errs := runVerb(t, "", "export", "--http", consoleURL, "--token", "snapshot-token-0123456789"); code != 0 || !strings.Contains(out, `"key":"greeting"`) {
+		t.Fatalf("export: %d %q %q", code, out, errs)
+	}
+	if code, _, errs := runVerb(t, "", "export", "--http", consoleURL); code != exitUsage || !strings.Contains(errs, "401") {
+		t.Fatalf("export without the token: %d %q", code, errs)
+	}
+}
