@@ -45,9 +45,9 @@ func withConsole(so *server.Options) (*console.Console, error) {
 // the first page of keys at most four times a second while keys change,
 // and the clients every two seconds.
 type streamClient struct {
-	base                  string
-	records, bytes, lost  atomic.Int64
-	keysChanged, stopping atomic.Bool
+	base                 string
+	records, bytes, lost atomic.Int64
+	keysChanged          atomic.Bool
 }
 
 // attach opens the stream and the page's polling; the returned function
