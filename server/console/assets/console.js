@@ -5,7 +5,7 @@
   const $ = (s) => document.querySelector(s);
   const csrf = document.querySelector('meta[name="csrf-token"]').content;
   const st = { prefix: "", q: "", next: "", selected: null, detail: null, fetched: 0, paused: false, es: null, shown: 200 };
-  const maxTraceRows = 500;
+  const maxTraceRows = 300;
 
   function el(tag, text, cls) {
     const e = document.createElement(tag);
@@ -256,7 +256,7 @@
     return tr;
   }
   function addTrace(events) {
-    if (st.paused) return;
+    if (st.paused || document.hidden) return;
     const body = $("#tracelist tbody");
     const frag = document.createDocumentFragment();
     for (let i = events.length - 1; i >= 0; i--) frag.append(traceRow(events[i]));
