@@ -12,16 +12,17 @@ import (
 // Live streams: each open stream is one goroutine that wakes every
 // streamTick, looks at what the rings gained since its last read (at most
 // streamScan records of each), and writes one batch of the newest
-// streamBatch requests that pass its caller's filter and of up to
-// streamBatch distinct changed keys; what it leaves out it counts as
+// traceBatch requests that pass its caller's filter and of up to
+// changeBatch distinct changed keys; what it leaves out it counts as
 // lost. A person reads a few rows a second: a stream's cost is bounded by
 // what it shows, not by the request rate. The request path never sees a
 // stream: a slow or stalled browser only falls behind in the rings (and
 // is told how many records it lost), and a write that cannot finish
 // within streamWriteTimeout ends the stream.
 const (
-	streamTick  = 200 * time.Millisecond
-	streamBatch = 50
+	streamTick  = 500 * time.Millisecond
+	traceBatch  = 25
+	changeBatch = 100
 	// streamScan is the most records a stream looks at per tick: a
 	// stream further behind skips to the newest ones (and says how many
 	// it skipped), since a live view wants the present.
@@ -233,7 +234,7 @@ func skipAhead(at, head uint64) (uint64, uint64) {
 	return at, 0
 }
 
-// newestTrace appends to out the events of the newest streamBatch
+// newestTrace appends to out the events of the newest traceBatch
 // records from at on that f shows, and returns them with where to read
 // next and how many records that f shows it left out (older ones, or ones
 // overwritten while it read). It reads the ring twice: first only to
@@ -245,9 +246,9 @@ func (c *Console) newestTrace(f *traceFilter, at uint64, seqs []uint64, out []tr
 		}
 		return true
 	})
-	if len(seqs) > streamBatch {
-		lost += uint64(len(seqs) - streamBatch)
-		seqs = seqs[len(seqs)-streamBatch:]
+	if len(seqs) > traceBatch {
+		lost += uint64(len(seqs) - traceBatch)
+		seqs = seqs[len(seqs)-traceBatch:]
 	}
 	if len(seqs) == 0 {
 		return out, end, lost
@@ -267,7 +268,7 @@ func (c *Console) newestTrace(f *traceFilter, at uint64, seqs []uint64, out []tr
 	return out, end, lost
 }
 
-// newestChanges appends to out up to streamBatch distinct keys changed
+// newestChanges appends to out up to changeBatch distinct keys changed
 // from at on that readable allows (the latest change of each), and
 // returns them with where to read next and how many changes it left out.
 func (c *Console) newestChanges(readable func([]byte) bool, at uint64, seen map[string]int, out []changeEvent) ([]changeEvent, uint64, uint64) {
@@ -281,7 +282,7 @@ func (c *Console) newestChanges(readable func([]byte) bool, at uint64, seen map[
 			out[i].Deleted = ch.deleted
 			return true
 		}
-		if len(out) == streamBatch {
+		if len(out) == changeBatch {
 			left++
 			return true
 		}

@@ -286,7 +286,7 @@
   }
   function scheduleKeys() {
     if (keysTimer) return;
-    const wait = Math.max(250, 1000 - (Date.now() - lastKeysLoad));
+    const wait = Math.max(100, 1000 - (Date.now() - lastKeysLoad));
     keysTimer = setTimeout(() => { keysTimer = 0; lastKeysLoad = Date.now(); loadKeys(true); }, wait);
   }
   function onChanges(changes, all) {
