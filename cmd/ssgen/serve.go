@@ -107,7 +107,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	if opts.Security, err = serveSecurity(*tlsCert, *tlsKey, *tlsClientCA, *passwordFile, *authzFile, *allowAnonymous); err != nil {
 		return usageErrorf("%v", err)
 	}
-	con, err := web.install(&opts)
+	con, err := web.install(env, &opts)
 	if err != nil {
 		return err
 	}

@@ -15,8 +15,8 @@ import (
 
 // consoleFlags are serve's flags of the web console.
 type consoleFlags struct {
-	addr, auth, tokenFile, user, clientID, allowHosts string
-	ui, pprof                                         bool
+	addr, auth, tokenFile, user, clientID, allowHosts, schemaFile string
+	ui, pprof                                                     bool
 }
 
 func (h *consoleFlags) register(fs *flag.FlagSet) {
@@ -27,6 +27,7 @@ func (h *consoleFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&h.user, "http-user", "", "the user name the console acts as for --authz-file rules (with --http-auth password: the signed-in user)")
 	fs.StringVar(&h.clientID, "http-client-id", console.DefaultClientID, "the client id the console acts as for --authz-file rules and in the request trace")
 	fs.StringVar(&h.allowHosts, "http-allow-hosts", "", "without authentication, host names besides localhost and IP addresses the console answers to (comma-separated)")
+	fs.StringVar(&h.schemaFile, "schema", "", "with --http or --ui: show the keys this schema (ssgen.yaml) declares by name, their values decoded as JSON, and its locks as locks")
 	fs.BoolVar(&h.pprof, "pprof", false, "with --http or --ui, also serve Go's profiler under /debug/pprof/ (behind the console's authentication)")
 }
 
@@ -34,10 +35,10 @@ func (h *consoleFlags) enabled() bool { return h.addr != "" || h.ui }
 
 // install checks the console flags and hooks a console into so; nil when
 // no console was asked for.
-func (h *consoleFlags) install(so *server.Options) (*console.Console, error) {
+func (h *consoleFlags) install(env *cliEnv, so *server.Options) (*console.Console, error) {
 	if !h.enabled() {
-		if h.pprof || h.auth != "" || h.tokenFile != "" {
-			return nil, usageErrorf("--pprof, --http-auth and --http-token-file need --http or --ui")
+		if h.pprof || h.auth != "" || h.tokenFile != "" || h.schemaFile != "" {
+			return nil, usageErrorf("--pprof, --http-auth, --http-token-file and --schema need --http or --ui")
 		}
 		return nil, nil
 	}
@@ -63,6 +64,13 @@ func (h *consoleFlags) install(so *server.Options) (*console.Console, error) {
 	}
 	if h.allowHosts != "" {
 		o.AllowedHosts = strings.Split(h.allowHosts, ",")
+	}
+	if h.schemaFile != "" {
+		s, err := loadSchema(env, h.schemaFile)
+		if err != nil {
+			return nil, err
+		}
+		o.Schema = s
 	}
 	switch {
 	case h.auth == "" && isLoopback(host):

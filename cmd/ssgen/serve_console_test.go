@@ -87,6 +87,8 @@ func TestServeHTTPUsageErrors(t *testing.T) {
 		{"--http", "127.0.0.1:0", "--http-auth", "kerberos"},
 		{"--http", "nonsense"},
 		{"--pprof"},
+		{"--schema", "ssgen.yaml"},
+		{"--ui", "--schema", "/nonexistent/ssgen.yaml"},
 		{"--http", "127.0.0.1:0", "--http-token-file", "/nonexistent/token"},
 	} {
 		var stderr strings.Builder

@@ -169,8 +169,8 @@ func (c *Console) apiKey(w http.ResponseWriter, r *http.Request) {
 		d.Text = &s
 	}
 	isLock := false
-	if c.opts.Describe != nil {
-		if desc, ok := c.opts.Describe(key, ent.Value); ok {
+	if c.schema != nil {
+		if desc, ok := c.schema.describe(key, ent.Value); ok {
 			d.Schema = &desc
 			isLock = desc.Lock
 		}
@@ -272,6 +272,6 @@ func (c *Console) apiSession(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, map[string]any{
 		"csrf": c.gate.csrfToken(caller), "csrf_header": csrfHeader,
 		"auth": c.opts.Auth.String(), "client_id": pr.ClientID, "user": pr.Username,
-		"authorization": c.opts.Policy != nil,
+		"authorization": c.opts.Policy != nil, "schema": c.schema != nil,
 	})
 }

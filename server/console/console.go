@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/ssgen/ssgen/schema"
 	"github.com/ssgen/ssgen/server"
 )
 
@@ -58,8 +59,11 @@ type Options struct {
 	// once (DefaultMaxStreams), more are answered 503.
 	TraceSize  int
 	MaxStreams int
-	// Describe, when set, decodes keys through a schema (see Description).
-	Describe func(key, value []byte) (Description, bool)
+	// Schema, when set, is the schema the console reads keys through: a
+	// declared key shows its declared name and type and its value decoded
+	// as generated code decodes it (see Description), a declared lock is
+	// shown as one, and the console can write a declared key from JSON.
+	Schema *schema.Schema
 	// Logger receives the console's own events (slog.Default() when nil).
 	Logger *slog.Logger
 }
@@ -86,6 +90,7 @@ type Console struct {
 	changes *ring[changeRecord]
 	metrics *metrics
 	streams atomic.Int32
+	schema  *schemaView // nil without Options.Schema
 
 	srv    *server.Server
 	extra  []mount
@@ -117,6 +122,7 @@ func Install(so *server.Options, opts Options) (*Console, error) {
 		trace:   newRing[traceRecord](opts.TraceSize),
 		changes: newRing[changeRecord](opts.TraceSize),
 		done:    make(chan struct{}),
+		schema:  newSchemaView(opts.Schema),
 	}
 	if c.log == nil {
 		c.log = slog.Default()

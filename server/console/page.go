@@ -25,6 +25,7 @@ type pageData struct {
 	Auth     string
 	Identity string
 	Server   string
+	Schema   bool
 	Keys     keysPage
 }
 
@@ -43,7 +44,7 @@ func (c *Console) page(w http.ResponseWriter, r *http.Request) {
 	}
 	d := pageData{
 		CSRF: c.gate.csrfToken(caller), Auth: c.opts.Auth.String(), Identity: id,
-		Server: c.srv.URL(), Keys: c.browse(r),
+		Server: c.srv.URL(), Keys: c.browse(r), Schema: c.schema != nil,
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")

@@ -16,9 +16,9 @@ import (
 const maxWriteBody = 1 << 20
 
 type writeRequest struct {
-	Key          string `json:"key"`             // the key, percent-encoded (a ref)
-	Value        string `json:"value,omitempty"` // SET: the value as Encoding says
-	Encoding     string `json:"encoding,omitempty"`
+	Key          string `json:"key"`                // the key, percent-encoded (a ref)
+	Value        string `json:"value,omitempty"`    // SET: the value as Encoding says
+	Encoding     string `json:"encoding,omitempty"` // text (default), hex, or schema (JSON of the declared type)
 	TTLms        int64  `json:"ttl_ms,omitempty"`
 	Persist      bool   `json:"persist,omitempty"`
 	FencingToken string `json:"fencing_token,omitempty"`
@@ -88,8 +88,19 @@ func (c *Console) apiSet(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		value = v
+	case "schema":
+		if c.schema == nil {
+			httpError(w, http.StatusBadRequest, "encoding schema: the console has no schema (ssgen serve --schema)")
+			return
+		}
+		v, err := c.schema.encode(key, req.Value)
+		if err != nil {
+			httpError(w, http.StatusBadRequest, "value: "+err.Error())
+			return
+		}
+		value = v
 	default:
-		httpError(w, http.StatusBadRequest, "encoding: want text or hex")
+		httpError(w, http.StatusBadRequest, "encoding: want text, hex or schema")
 		return
 	}
 	if req.TTLms < 0 {

@@ -121,7 +121,13 @@
     if (!st.selected) return;
     let d = null;
     try { d = await getJSON("/api/key?key=" + st.selected); } catch (e) { d = null; }
+    const fresh = !st.detail || !d || st.detail.ref !== d.ref;
     st.detail = d; st.fetched = Date.now();
+    // A key the schema decodes opens on its decoded value.
+    if (fresh && d) {
+      const view = d.schema && d.schema.json ? "schema" : (d.text === undefined ? "hex" : "text");
+      document.querySelector('input[name="view"][value="' + view + '"]').checked = true;
+    }
     renderDetail();
   }
   function renderDetail() {
@@ -195,8 +201,9 @@
     f.key.value = d.name;
     f.key.dataset.ref = d.ref;
     const hex = d.text === undefined;
-    f.value.value = hex ? d.hex : d.text;
-    f.encoding.value = hex ? "hex" : "text";
+    const typed = d.schema && d.schema.json && f.querySelector('input[value="schema"]');
+    f.value.value = typed ? d.schema.json : hex ? d.hex : d.text;
+    f.encoding.value = typed ? "schema" : hex ? "hex" : "text";
     f.persist.checked = d.durable;
     f.ttl_ms.value = d.ttl_ms > 0 ? String(Math.max(1, d.ttl_ms - (Date.now() - st.fetched))) : "";
     f.fencing_token.value = "";
