@@ -219,3 +219,29 @@ func TestDataDirNeedsPersistAndAnEmbeddedTarget(t *testing.T) {
 		}
 	}
 }
+
+// TestConsoleComparison: with Console the run alternates no stream, one
+// stream open and a server without a console, and reports all three.
+func TestConsoleComparison(t *testing.T) {
+	rep, err := bench.Run(runCtx(t), bench.Config{Clients: 2, InFlight: 2, Keys: 10, Requests: 300, Segments: 3, Console: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := rep.Console
+	if c == nil || rep.Target != "embedded, console serving" {
+		t.Fatalf("target %q console %+v", rep.Target, c)
+	}
+	if rep.Ops != 300 || c.WithStream.Ops != 300 || c.NoConsole.Ops != 300 || rep.Errors+c.WithStream.Errors+c.NoConsole.Errors != 0 {
+		t.Fatalf("ops %d / %d / %d", rep.Ops, c.WithStream.Ops, c.NoConsole.Ops)
+	}
+	if c.StreamRatio <= 0 || c.HooksRatio <= 0 || len(rep.Baselines) != 0 {
+		t.Fatalf("ratios %v %v, baselines %d", c.StreamRatio, c.HooksRatio, len(rep.Baselines))
+	}
+	var out bytes.Buffer
+	if err := rep.WriteText(&out); err != nil || !strings.Contains(out.String(), "one live stream open") {
+		t.Fatalf("text report: %v\n%s", err, out.String())
+	}
+	if _, err := bench.Run(runCtx(t), bench.Config{Broker: "mqtt://127.0.0.1:1", Console: true}); !errors.Is(err, bench.ErrInvalidConfig) {
+		t.Fatalf("Console with a broker: %v", err)
+	}
+}

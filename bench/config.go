@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"strconv"
@@ -150,6 +151,17 @@ type Config struct {
 	// Timeout bounds each request, and in watch mode the wait for a
 	// round's notifications.
 	Timeout time.Duration
+	// Console serves the embedded server's web console and measures what
+	// it costs the request path: the run's segments alternate between no
+	// live stream open, one stream open as a browser keeps it, and a
+	// second embedded server without a console (see ConsoleResult). It
+	// needs the embedded server and requests mode.
+	Console bool
+	// ConsoleClient, when set with Console, opens the live view instead
+	// of the built-in stream client (a real browser, in the console's
+	// browser tests): called before each segment that has it open with the
+	// console's URL, it returns what closes it.
+	ConsoleClient func(ctx context.Context, url string) (detach func())
 }
 
 // Defaults are the values zero Config fields take.
@@ -175,6 +187,9 @@ func (c Config) withDefaults() (Config, error) {
 	}
 	if c.DataDir != "" && (!c.Persist || c.Broker != "") {
 		return c, invalid("DataDir needs Persist and an embedded target (a running server has its own)")
+	}
+	if c.Console && (c.Broker != "" || c.Watchers > 0) {
+		return c, invalid("Console needs the embedded server and requests mode")
 	}
 	if c.Clients == 0 {
 		c.Clients = d.Clients

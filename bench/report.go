@@ -42,8 +42,9 @@ type Report struct {
 	// run (Persist only; warm-up included).
 	Commits *CommitResult `json:"commits,omitempty"`
 
-	Watch     *WatchResult `json:"watch,omitempty"`
-	Baselines []Baseline   `json:"baselines,omitempty"`
+	Watch     *WatchResult   `json:"watch,omitempty"`
+	Baselines []Baseline     `json:"baselines,omitempty"`
+	Console   *ConsoleResult `json:"console,omitempty"`
 }
 
 // OpResult is the share of one operation.
@@ -158,6 +159,11 @@ func (r *Report) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "\ndata file: %d transactions (%d failed), %d writes, %.1f writes per transaction, commit mean %s, max %s\n",
 			c.Commits, c.Failures, c.Writes, c.WritesPerCommit, ms(c.MeanCommit), ms(c.MaxCommit))
 	}
+	if c := r.Console; c != nil {
+		for _, bl := range []Baseline{c.WithStream, c.NoConsole} {
+			row(bl.Name, bl.Ops, bl.Errors, bl.OpsPerSec, bl.CPUPerOp, bl.Latency)
+		}
+	}
 	if wr := r.Watch; wr != nil {
 		fmt.Fprintf(&b, "\nwatch: %d watchers over %d clients, %d rounds: %d of %d notifications in time, %d missed, %d duplicates, %d resyncs\n",
 			wr.Watchers, wr.WatchClients, wr.Rounds, wr.Notified, wr.Expected, wr.Missed, wr.Duplicates, wr.Resyncs)
@@ -171,6 +177,11 @@ func (r *Report) WriteText(w io.Writer) error {
 			}
 			b.WriteString("\n")
 		}
+	}
+	if c := r.Console; c != nil {
+		fmt.Fprintf(&b, "\nconsole at %s: one live stream open: %.3f× the ops/s with none open (p99 %s vs %s); console serving, no stream: %.3f× the ops/s of a server without one\n",
+			c.URL, c.StreamRatio, ms(c.WithStream.Latency.P99), ms(r.All.P99), c.HooksRatio)
+		fmt.Fprintf(&b, "the stream received %d records (%d KiB) and was told of %d it skipped\n", c.StreamRecords, c.StreamBytes>>10, c.StreamLost)
 	}
 	if r.FirstError != "" {
 		fmt.Fprintf(&b, "\nfirst error: %s\n", r.FirstError)

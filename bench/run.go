@@ -10,12 +10,14 @@ import (
 	mrand "math/rand/v2"
 	"os"
 	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/server"
+	"github.com/ssgen/ssgen/server/console"
 	"github.com/ssgen/ssgen/server/engine"
 )
 
@@ -57,8 +59,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		defer att.Close()
 		rep.Target = "external, attached in process"
 	}
+	var con *console.Console
 	if cfg.Broker == "" {
 		opts := server.Options{Listen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler)}
+		if cfg.Console {
+			if con, err = withConsole(&opts); err != nil {
+				return nil, fmt.Errorf("bench: console: %w", err)
+			}
+		}
 		if cfg.Persist {
 			dir, cleanup, err := dataDir(cfg.DataDir)
 			if err != nil {
@@ -72,6 +80,14 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 		}
 		defer srv.Close()
 		rep.Target, rep.URL = "embedded", srv.URL()
+		if con != nil {
+			if err := con.Start(srv); err != nil {
+				return nil, fmt.Errorf("bench: console: %w", err)
+			}
+			defer con.Close()
+			rep.Target = "embedded, console serving"
+			rep.Console = &ConsoleResult{URL: con.URL()}
+		}
 	}
 
 	if cfg.Watchers > 0 {
@@ -202,6 +218,23 @@ func runRequests(ctx context.Context, cfg Config, rep *Report, runID string, srv
 	if cfg.Baseline {
 		loads = append(loads, baselineLoads(ctx, cfg, rep.URL, runID, srv != nil)...)
 	}
+	var stream *streamClient
+	if rep.Console != nil {
+		stream = &streamClient{base: strings.TrimSuffix(rep.Console.URL, "/")}
+		withStream := *ss
+		withStream.name, withStream.close = "console stream open", nil
+		withStream.before = func() func() {
+			if cfg.ConsoleClient != nil {
+				return cfg.ConsoleClient(ctx, rep.Console.URL)
+			}
+			return stream.attach(ctx)
+		}
+		plain, err := plainLoad(ctx, cfg, runID, keys, value)
+		if err != nil {
+			return err
+		}
+		loads = append(loads, &withStream, plain)
+	}
 	defer func() {
 		for _, l := range loads[1:] {
 			if l.close != nil {
@@ -226,27 +259,71 @@ func runRequests(ctx context.Context, cfg Config, rep *Report, runID string, srv
 		rep.FirstError = first.Error()
 	}
 	for _, l := range loads[1:] {
-		bl := Baseline{Name: l.name}
-		if l.err != nil {
-			bl.FirstError = l.err.Error()
-		} else {
-			d := combine(l.runs)
-			_, all, ops, errs, first := d.merge()
-			bl.Elapsed, bl.Ops, bl.Errors, bl.Latency = d.elapsed, ops, errs, all
-			bl.OpsPerSec, bl.CPUPerOp = rate(ops, d.elapsed), d.perOp(ops)
-			if first != nil {
-				bl.FirstError = first.Error()
-			}
-		}
-		if bl.OpsPerSec > 0 {
-			bl.Ratio = rep.OpsPerSec / bl.OpsPerSec
-		}
-		if bl.CPUPerOp > 0 {
-			bl.CPURatio = float64(rep.CPUPerOp) / float64(bl.CPUPerOp)
+		bl := l.result(rep)
+		if c := rep.Console; c != nil && (l.name == c.WithStream.Name || l.name == c.NoConsole.Name) {
+			continue
 		}
 		rep.Baselines = append(rep.Baselines, bl)
 	}
+	if c := rep.Console; c != nil {
+		c.StreamRecords, c.StreamBytes, c.StreamLost = stream.records.Load(), stream.bytes.Load(), stream.lost.Load()
+		if c.WithStream.OpsPerSec > 0 && rep.OpsPerSec > 0 {
+			c.StreamRatio = c.WithStream.OpsPerSec / rep.OpsPerSec
+		}
+		if c.NoConsole.OpsPerSec > 0 {
+			c.HooksRatio = rep.OpsPerSec / c.NoConsole.OpsPerSec
+		}
+	}
 	return nil
+}
+
+// result is a workload's figures as a Baseline row; console workloads
+// are also filed in rep.Console.
+func (l *workload) result(rep *Report) Baseline {
+	bl := Baseline{Name: l.name}
+	if l.err != nil {
+		bl.FirstError = l.err.Error()
+	} else {
+		d := combine(l.runs)
+		_, all, ops, errs, first := d.merge()
+		bl.Elapsed, bl.Ops, bl.Errors, bl.Latency = d.elapsed, ops, errs, all
+		bl.OpsPerSec, bl.CPUPerOp = rate(ops, d.elapsed), d.perOp(ops)
+		if first != nil {
+			bl.FirstError = first.Error()
+		}
+	}
+	if bl.OpsPerSec > 0 {
+		bl.Ratio = rep.OpsPerSec / bl.OpsPerSec
+	}
+	if bl.CPUPerOp > 0 {
+		bl.CPURatio = float64(rep.CPUPerOp) / float64(bl.CPUPerOp)
+	}
+	if c := rep.Console; c != nil {
+		switch l.name {
+		case "console stream open":
+			c.WithStream = bl
+		case "no console":
+			c.NoConsole = bl
+		}
+	}
+	return bl
+}
+
+// plainLoad is the requests workload against a second embedded server
+// without a console, with clients and keys of its own.
+func plainLoad(ctx context.Context, cfg Config, runID string, keys [][]byte, value []byte) (*workload, error) {
+	srv, err := startEmbedded(server.Options{Listen: "127.0.0.1:0", Logger: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		return nil, err
+	}
+	l, err := storeLoad(ctx, cfg, "no console", srv.URL(), "ssgen-bench-"+runID+"-plain", srv, keys, value, cfg.Persist)
+	if err != nil {
+		_ = srv.Close()
+		return nil, err
+	}
+	closeClients := l.close
+	l.close = func() { closeClients(); _ = srv.Close() }
+	return l, nil
 }
 
 // commitResult is the group commits between two readings of the totals.

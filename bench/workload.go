@@ -14,8 +14,12 @@ type workload struct {
 	workers int
 	do      func(w int, rnd *rand.Rand) (Op, error)
 	close   func()
-	err     error // setup failed; the workload is reported, not run
-	runs    []driven
+	// before, when set, runs before each of the workload's segments and
+	// returns what runs after it (the console's stream is attached only
+	// for its own segments).
+	before func() (after func())
+	err    error // setup failed; the workload is reported, not run
+	runs   []driven
 }
 
 // segmentBound is segment r's share (of rounds) of the run's bound; the
@@ -41,7 +45,12 @@ func interleave(ctx context.Context, cfg Config, loads []*workload) {
 		b := segmentBound(cfg, r, cfg.Segments)
 		for _, l := range loads {
 			if l.err == nil && ctx.Err() == nil {
+				after := func() {}
+				if l.before != nil {
+					after = l.before()
+				}
 				l.runs = append(l.runs, drive(ctx, l.workers, warm, uint64(r)+0x5eed, b, l.do))
+				after()
 			}
 		}
 	}

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -236,4 +237,73 @@ func (p *Policy) permits(id *identity, args [][]byte) bool {
 		return true
 	}
 	return p.allows(id, args[1], need)
+}
+
+// refusal decides a decoded request as permits does: "" when it is
+// allowed, else why it is not (explain).
+func (p *Policy) refusal(id *identity, args [][]byte) string {
+	if p.permits(id, args) {
+		return ""
+	}
+	need := accessWrite
+	if v := string(args[0]); v == "GET" || v == "KEYNOTIFY" {
+		need = accessRead
+	}
+	return p.explain(id, args[1], need)
+}
+
+// explain says why id lacks need on key: which rules name it (by their
+// 1-based position in the file) and that none of them grants that access
+// on the key. It runs only for a refusal.
+func (p *Policy) explain(id *identity, key []byte, need access) string {
+	what := "Read"
+	if need == accessWrite {
+		what = "Write"
+	}
+	who := "client " + strconv.Quote(id.clientID)
+	if id.username != "" {
+		who += ", user " + strconv.Quote(id.username)
+	}
+	if len(id.certNames) > 0 {
+		who += ", certificate " + strconv.Quote(id.certNames[0])
+	}
+	var naming []string
+	for i := range p.rules {
+		if p.rules[i].names(id) {
+			naming = append(naming, strconv.Itoa(i+1))
+		}
+	}
+	switch len(naming) {
+	case 0:
+		return "no authorization rule names " + who
+	case 1:
+		return "rule " + naming[0] + " names " + who + " but grants no " + what + " on this key"
+	}
+	return "rules " + strings.Join(naming, ", ") + " name " + who + " but none grants " + what + " on this key"
+}
+
+// Principal is who a request is made as, in the terms of a Policy's
+// principals: a client id, a user name verified by the password file, and
+// the names of a verified client certificate. Tools that act for someone
+// (the web console) judge keys with it.
+type Principal struct {
+	ClientID         string
+	Username         string
+	CertificateNames []string
+}
+
+func (pr Principal) identity() identity {
+	return identity{clientID: pr.ClientID, username: pr.Username, certNames: pr.CertificateNames}
+}
+
+// MayRead reports whether pr may read key (GET, KEYNOTIFY, SCAN listing).
+func (p *Policy) MayRead(pr Principal, key []byte) bool {
+	id := pr.identity()
+	return p.allows(&id, key, accessRead)
+}
+
+// MayWrite reports whether pr may write key (SET, DEL, VDEL).
+func (p *Policy) MayWrite(pr Principal, key []byte) bool {
+	id := pr.identity()
+	return p.allows(&id, key, accessWrite)
 }

@@ -105,6 +105,18 @@
 // ends without a DISCONNECT at Debug (Info when the client sent something
 // broken), never a record without a message.
 //
+// # Observing
+//
+// Options.OnRequest is told of every request once it is answered or
+// dropped (RequestEvent: client, verb, key, status, payload, -ERR text,
+// latency, and the reason behind a refusal: the envelope rule, the
+// authorization rules that name the client, the fencing token or stamp
+// the engine refused), OnKeyChange of every change of the key space, and
+// OnCommit of every commit of the durable store. They run in the request
+// path and must not block. Exec runs a request in a tool's own name and
+// Clients lists the embedded broker's clients. Package server/console
+// builds the web console, Prometheus metrics and health probes on them.
+//
 // # Behaviour the wire contract leaves open
 //
 // Envelope rules run in this order; the first that applies decides:

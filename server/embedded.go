@@ -5,6 +5,7 @@ import (
 	"context"
 	"log/slog"
 	"net"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -145,6 +146,10 @@ func (e *embedded) close() error {
 // and the client's Receive Maximum then bounds its requests waiting for
 // the disk, as it bounds unacknowledged ones.)
 func (e *embedded) handle(cl *mqtt.Client, pk packets.Packet) error {
+	var start time.Time
+	if e.s.observing() {
+		start = time.Now()
+	}
 	in := inbound{
 		QoS:             pk.FixedHeader.Qos,
 		Retain:          pk.FixedHeader.Retain,
@@ -156,13 +161,16 @@ func (e *embedded) handle(cl *mqtt.Client, pk packets.Packet) error {
 	}
 	if pol := e.s.opts.Security.Authorization; pol != nil {
 		id := e.guard.identityOf(cl)
-		in.Authorize = func(args [][]byte) bool { return pol.permits(&id, args) }
+		in.Authorize = func(args [][]byte) string { return pol.refusal(&id, args) }
 		in.Readable = func(key []byte) bool { return pol.allows(&id, key, accessRead) }
 	}
 	for i, u := range pk.Properties.User {
 		in.User[i] = userProp{u.Key, u.Val}
 	}
 	out := process(e.s.eng, &in)
+	if e.s.observing() {
+		defer e.s.observe(start, cl.ID, &out)
+	}
 	switch out.Action {
 	case actDrop:
 		e.s.log.Warn("request dropped", "client", cl.ID, "reason", out.Reason)
@@ -226,6 +234,7 @@ func (e *embedded) respond(cl *mqtt.Client, out *outcome, puback uint16) {
 // never subscribed (wire contract §5). Other subscribers of the topic get
 // it through routing either way.
 func (e *embedded) deliver(n engine.Notification) {
+	e.s.notesSent.Add(1)
 	e.out.dequeue(n.Client, notificationCost(&n)) // counted as held from here (inject, OnQosPublish)
 	pk := packets.Packet{
 		FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: 1},
@@ -263,12 +272,14 @@ func (e *embedded) deliver(n engine.Notification) {
 func (e *embedded) inject(cl *mqtt.Client, pk packets.Packet) {
 	if cl.State.Inflight.Len() >= maxInflight {
 		e.dropped.Add(1)
+		e.s.notesDropped.Add(1)
 		e.s.log.Warn("notification dropped: client in-flight table full", "client", cl.ID)
 		return
 	}
 	id, err := cl.NextPacketID()
 	if err != nil {
 		e.dropped.Add(1)
+		e.s.notesDropped.Add(1)
 		e.s.log.Warn("notification dropped: no packet id left", "client", cl.ID)
 		return
 	}
@@ -303,6 +314,7 @@ func (e *embedded) queued(n engine.Notification) bool {
 	cl, _ := e.broker.Clients.Get(n.Client)
 	if cl != nil && e.out.kicked(cl) {
 		e.dropped.Add(1)
+		e.s.notesDropped.Add(1)
 		return false
 	}
 	if e.out.enqueue(cl, n.Client, notificationCost(&n)) {
@@ -391,5 +403,8 @@ func (h *serviceHook) OnDisconnect(cl *mqtt.Client, err error, _ bool) {
 
 func (h *serviceHook) OnPublishDropped(cl *mqtt.Client, pk packets.Packet) {
 	h.e.dropped.Add(1)
+	if strings.HasPrefix(pk.TopicName, NotifyPrefix) {
+		h.e.s.notesDropped.Add(1)
+	}
 	h.e.s.log.Warn("message to client dropped: outbound queue full", "client", cl.ID, "topic", pk.TopicName)
 }

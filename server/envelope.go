@@ -56,8 +56,9 @@ type inbound struct {
 	// (embedded); empty when it must come from __srcId (external).
 	Client string
 	// Authorize, when set, decides a decoded request before the engine
-	// sees it; a refusal is answered "-ERR not authorized".
-	Authorize func(args [][]byte) bool
+	// sees it: "" allows it, anything else refuses it ("-ERR not
+	// authorized") and says why (for logs and the console).
+	Authorize func(args [][]byte) string
 	// Readable, when set, is the key read rule of the requester: SCAN
 	// lists only the keys it allows.
 	Readable func(key []byte) bool
@@ -83,12 +84,17 @@ type reply struct {
 
 // outcome is the verdict on one request. Reason is set whenever the
 // request was refused (dropped, kicked, or answered 400/505), StoreError
-// when the state store answered -ERR; both are for logs.
+// when the state store answered -ERR, Why when the authorization rules or
+// the engine said what decided that error; all are for logs and
+// observers. Args is the decoded request (nil when it was not decoded),
+// aliasing the payload.
 type outcome struct {
 	Action     action
 	Reason     string
 	StoreError string
-	// Why says what of the request decided StoreError (see refusalWhy);
+	// Why says what decided StoreError: the authorization rules that name
+	// the client, the engine's Result.Why (the fencing tokens compared, a
+	// stamp too far ahead), else refusalWhy's reading of the request;
 	// empty when the error says it all.
 	Why string
 	// Args are the parsed request, verb first (nil when it was refused
@@ -176,8 +182,8 @@ func process(eng *engine.Engine, in *inbound) outcome {
 	args, err := resp3.ParseRequest(in.Payload, nil)
 	if err != nil {
 		res = engine.Result{Payload: syntaxError}
-	} else if in.Authorize != nil && !in.Authorize(args) {
-		res = engine.Result{Payload: notAuthorized}
+	} else if why := authorize(in, args); why != "" {
+		res = engine.Result{Payload: notAuthorized, Why: why}
 	} else {
 		req.Args = args
 		res = eng.Decide(req)
@@ -192,10 +198,12 @@ func process(eng *engine.Engine, in *inbound) outcome {
 		r.User = append(r.User, userProp{propTimestamp, res.Version.String()})
 	}
 	r.User = append(r.User, userProp{propProtVer, protocolVersion})
-	out := outcome{Action: actReply, Reply: r, Args: args, Wait: res.Wait}
+	out := outcome{Action: actReply, Reply: r, Args: args, Wait: res.Wait, Why: res.Why}
 	if r.Payload[0] == '-' {
 		out.StoreError = strings.TrimSuffix(string(r.Payload[1:]), "\r\n")
-		out.Why = refusalWhy(out.StoreError, args, &req)
+		if out.Why == "" {
+			out.Why = refusalWhy(out.StoreError, args, &req)
+		}
 	}
 	return out
 }
@@ -205,6 +213,13 @@ var (
 	notAuthorized    = resp3.AppendError(nil, string(engine.ErrNotAuthorized))
 	persistenceError = resp3.AppendError(nil, string(engine.ErrPersistence))
 )
+
+func authorize(in *inbound, args [][]byte) string {
+	if in.Authorize == nil {
+		return ""
+	}
+	return in.Authorize(args)
+}
 
 func headerMissing(r reply, name, msg string) outcome {
 	r.User = []userProp{

@@ -220,7 +220,14 @@ func (x *external) handle(p *paho.Publish) {
 		}
 	}
 	src, _ := lookup(in.User, propSourceID)
+	var start time.Time
+	if x.s.observing() {
+		start = time.Now()
+	}
 	out := process(x.s.eng, &in)
+	if x.s.observing() {
+		defer x.s.observe(start, src, &out)
+	}
 	switch out.Action {
 	case actDrop:
 		x.s.log.Warn("request dropped", "client", src, "reason", out.Reason)
@@ -263,6 +270,7 @@ func (x *external) queued(engine.Notification) bool { return true }
 // deliver publishes a notification; only clients subscribed to its topic
 // receive it.
 func (x *external) deliver(n engine.Notification) {
+	x.s.notesSent.Add(1)
 	err := x.publish(&paho.Publish{
 		QoS:     1,
 		Topic:   NotifyTopic(n.Client, n.Key),

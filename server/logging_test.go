@@ -97,7 +97,8 @@ func TestRefusedRequestsAreLoggedAtDebug(t *testing.T) {
 	}})
 	w, r := e.connect("writer"), e.connect("reader")
 	old := e.stamp(-10 * time.Second)
-	checkResponse(t, w.roundTrip(request{payload: cmd("SET", "pub/lock", "held"), ft: e.stamp(0)}), "+OK\r\n", true)
+	lockTok := e.stamp(0)
+	checkResponse(t, w.roundTrip(request{payload: cmd("SET", "pub/lock", "held"), ft: lockTok}), "+OK\r\n", true)
 	checkResponse(t, w.do("SET", "other", "x"), "+OK\r\n", true)
 
 	type rec = map[string]any
@@ -106,10 +107,10 @@ func TestRefusedRequestsAreLoggedAtDebug(t *testing.T) {
 		req  request
 		want rec
 	}{
-		{r, request{payload: cmd("SET", "pub/a", "1")}, rec{"verb": "SET", "key": "pub/a", "error": "not authorized", "reason": "authorization", "detail": "no rule grants this client Write on the key"}},
-		{r, request{payload: cmd("GET", "secret")}, rec{"verb": "GET", "key": "secret", "reason": "authorization", "detail": "no rule grants this client Read on the key"}},
+		{r, request{payload: cmd("SET", "pub/a", "1")}, rec{"verb": "SET", "key": "pub/a", "error": "not authorized", "reason": "authorization", "detail": `rule 1 names client "reader" but grants no Write on this key`}},
+		{r, request{payload: cmd("GET", "secret")}, rec{"verb": "GET", "key": "secret", "reason": "authorization", "detail": `rule 1 names client "reader" but grants no Read on this key`}},
 		{w, request{payload: cmd("SET", "pub/lock", "mine")}, rec{"verb": "SET", "key": "pub/lock", "error": string(engine.ErrFencingTokenRequired), "reason": "fencing"}},
-		{w, request{payload: cmd("DEL", "pub/lock"), ft: old}, rec{"verb": "DEL", "reason": "fencing", "detail": "the request's __ft " + old + " is lower than the key's fencing token"}},
+		{w, request{payload: cmd("DEL", "pub/lock"), ft: old}, rec{"verb": "DEL", "reason": "fencing", "detail": "request __ft " + old + " is lower than the key's fencing token " + lockTok}},
 		{w, request{payload: cmd("SET", "third", "x")}, rec{"verb": "SET", "key": "third", "error": string(engine.ErrQuotaExceeded), "reason": "quota"}},
 		{w, request{payload: []byte("*1\r\n$3\r\nGE")}, rec{"error": "syntax error", "reason": "syntax"}},
 		{w, request{payload: cmd("FLUSHALL")}, rec{"verb": "FLUSHALL", "error": "unknown command", "reason": "command"}},

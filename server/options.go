@@ -47,6 +47,15 @@ type Options struct {
 	// PersistAll keeps every key, not only those whose last SET carried
 	// aio-persistence=true. It needs DataDir.
 	PersistAll bool
+	// OnRequest, when set, is told of every request after it was answered
+	// or dropped, in the requester's goroutine: it must be quick and must
+	// not block (the web console copies the event into a ring and
+	// returns). See RequestEvent.
+	OnRequest func(*RequestEvent)
+	// OnKeyChange, when set, is told of every change of the key space (a
+	// key stored or removed, expiry included) while the engine holds its
+	// lock: it must not block and must not call into the server.
+	OnKeyChange func(key string, deleted bool)
 	// Repair lets New start on a damaged data file (one that fails its
 	// checks: a lost meta page, a truncated file, a bad page, a record whose
 	// checksum does not match) instead of failing with a *DamageError: the

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ssgen/ssgen/server/engine"
 )
@@ -36,6 +37,10 @@ type Server struct {
 	tr     transport
 	disk   *durableStore // nil without Options.DataDir
 	commit *groupCommit  // the engine's journal over disk; nil without it
+
+	// Notifications handed to the broker, and dropped before that (see
+	// Stats).
+	notesSent, notesDropped atomic.Int64
 
 	mu      sync.Mutex
 	started bool
@@ -86,6 +91,7 @@ func New(opts Options) (*Server, error) {
 		MaxValueBytes:       opts.Limits.MaxValueBytes,
 		MaxWatchesPerClient: opts.Limits.MaxWatchesPerClient,
 
+		OnChange: opts.OnKeyChange,
 		OnNotify: func(n engine.Notification) {
 			if s.tr.queued(n) {
 				s.fan.push(n.Client, n)
@@ -213,6 +219,11 @@ type Stats struct {
 	// Persist are the data file's group commit totals (all 0 without
 	// DataDir), in both modes.
 	Persist PersistStats
+	// NotificationsSent counts KEYNOTIFY notifications handed to the
+	// broker (both modes); NotificationsDropped those the embedded broker
+	// could not queue (also counted in Dropped).
+	NotificationsSent    int64
+	NotificationsDropped int64
 }
 
 // Stats returns the embedded broker's limit counters and the persistence
@@ -224,19 +235,21 @@ func (s *Server) Stats() Stats {
 	}
 	e, ok := s.tr.(*embedded)
 	if !ok {
-		return Stats{Persist: persist}
+		return Stats{Persist: persist, NotificationsSent: s.notesSent.Load()}
 	}
 	return Stats{
-		Persist:            persist,
-		Dropped:            e.dropped.Load(),
-		AcceptErrors:       e.stats.acceptErrors.Load(),
-		ConnectionsRefused: e.stats.refused.Load(),
-		ConnectTimeouts:    e.stats.connectTimeouts.Load(),
-		ConnectTooLarge:    e.stats.connectTooLarge.Load(),
-		OutputDisconnects:  e.stats.outputKicks.Load(),
-		SessionsEvicted:    e.stats.sessionsEvicted.Load(),
-		SessionsExpired:    e.stats.sessionsExpired.Load(),
-		Connections:        e.lim.openConns(),
-		KeptSessions:       e.sessions.kept(),
+		Persist:              persist,
+		NotificationsSent:    s.notesSent.Load(),
+		NotificationsDropped: s.notesDropped.Load(),
+		Dropped:              e.dropped.Load(),
+		AcceptErrors:         e.stats.acceptErrors.Load(),
+		ConnectionsRefused:   e.stats.refused.Load(),
+		ConnectTimeouts:      e.stats.connectTimeouts.Load(),
+		ConnectTooLarge:      e.stats.connectTooLarge.Load(),
+		OutputDisconnects:    e.stats.outputKicks.Load(),
+		SessionsEvicted:      e.stats.sessionsEvicted.Load(),
+		SessionsExpired:      e.stats.sessionsExpired.Load(),
+		Connections:          e.lim.openConns(),
+		KeptSessions:         e.sessions.kept(),
 	}
 }

@@ -22,7 +22,7 @@ func init() {
 
 func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlagSet(env, "bench", "[--broker mqtt://HOST:PORT [--attach]] [--clients N] [--in-flight M] [--mix get=50,set=50,del=0] "+
-		"[--requests N | --duration D] [--watchers N --watch-clients M] [--persist [--data-dir DIR]] [--baseline [--bare-baseline]] [--json]")
+		"[--requests N | --duration D] [--watchers N --watch-clients M] [--persist [--data-dir DIR]] [--baseline [--bare-baseline]] [--console] [--json]")
 	def := bench.Defaults()
 	broker := fs.String("broker", "", "a broker a state store serves on (a running ssgen serve, or a broker with one attached); default: an embedded server in this process")
 	attach := fs.Bool("attach", false, "with --broker: start a state store in this process attached to that broker (external mode)")
@@ -42,6 +42,7 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	bare := fs.Bool("bare-baseline", false, "with --baseline: the echo's packets carry only response topic and correlation data, not the protocol envelope's properties")
 	segments := fs.Int("segments", 5, "split the run into this many segments, ssgen and each baseline taking turns, so that a busy machine's noise hits them alike")
 	timeout := fs.Duration("timeout", def.Timeout, "bound of each request, and of each watch round's wait")
+	con := fs.Bool("console", false, "embedded only: serve the web console and compare, in the same run, no live stream open, one stream open as a browser keeps it, and a server without a console")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (client and embedded server) to this file")
 	memProfile := fs.String("memprofile", "", "write an allocation profile of the whole run to this file")
@@ -60,6 +61,7 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 		ValueSize: *valueSize, Keys: *keys, Requests: *requests, Duration: *duration,
 		Warmup: *warmup, Watchers: *watchers, WatchClients: *watchClients,
 		Baseline: *baseline, BareBaseline: *bare, Segments: *segments, Timeout: *timeout,
+		Console: *con,
 	}
 	for name, v := range map[string]int{"clients": *clients, "in-flight": *inFlight, "value-size": *valueSize,
 		"keys": *keys, "requests": *requests, "segments": *segments, "warmup": *warmup, "watchers": *watchers, "watch-clients": *watchClients} {

@@ -23,7 +23,7 @@ func init() {
 }
 
 func runServe(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet(env, "serve", "[--listen HOST:PORT | --broker mqtt://HOST:PORT] [--max-keys N] [--max-bytes N] [--data-dir DIR [--persist-all] [--repair]] [limits] [security] [--seed FILE] [--log-level LEVEL] [--log-format text|json]")
+	fs := newFlagSet(env, "serve", "[--listen HOST:PORT | --broker mqtt://HOST:PORT] [--max-keys N] [--max-bytes N] [--data-dir DIR [--persist-all] [--repair]] [limits] [security] [--seed FILE] [--http HOST:PORT | --ui] [--log-level LEVEL] [--log-format text|json]")
 	listen := fs.String("listen", server.DefaultListen, "address of the embedded MQTT 5 broker (port 0 picks a free one)")
 	broker := fs.String("broker", "", "attach to this MQTT 5 broker instead of embedding one (mqtt://host:port)")
 	maxKeys := fs.Int("max-keys", 0, "key quota (0 = unlimited)")
@@ -53,6 +53,8 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	seed := fs.String("seed", "", "start from this snapshot file (ssgen export); the store must be empty (a --data-dir holding keys is refused)")
 	logLevel := fs.String("log-level", "info", "debug (adds every refused request), info, warn or error")
 	logFormat := fs.String("log-format", "text", "text (key=value lines) or json (one JSON object per line)")
+	var web consoleFlags
+	web.register(fs)
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return err
 	}
@@ -105,6 +107,10 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	if opts.Security, err = serveSecurity(*tlsCert, *tlsKey, *tlsClientCA, *passwordFile, *authzFile, *allowAnonymous); err != nil {
 		return usageErrorf("%v", err)
 	}
+	con, err := web.install(env, &opts)
+	if err != nil {
+		return err
+	}
 	srv, err := server.New(opts)
 	if err != nil {
 		return usageErrorf("%v", err)
@@ -118,11 +124,26 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	if err := srv.Start(); err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}
+	if con != nil {
+		// Snapshots (ssgen export, ssgen import) behind the console's
+		// authentication and cross-site protection, limited to the keys
+		// its caller may read and write.
+		con.Handle(snapshotPath, srv.SnapshotHandler(server.SnapshotHTTP{Access: con.Access}))
+		if err := con.Start(srv); err != nil {
+			_ = srv.Close()
+			return &exitError{code: exitUsage, err: err}
+		}
+	}
 	// The URL on stdout, alone on its line, is the interface for scripts
-	// and tests that start the server on port 0.
+	// and tests that start the server on port 0; the console's URL, when
+	// there is one, is the next line.
 	fmt.Fprintln(env.stdout, srv.URL())
+	web.announce(env, con)
 	<-ctx.Done()
 	logger.Info("shutting down")
+	if con != nil {
+		_ = con.Close()
+	}
 	if err := srv.Close(); err != nil {
 		return &exitError{code: exitUsage, err: err}
 	}

@@ -22,11 +22,11 @@ func (e *Engine) deleteKey(req *Request, now time.Time, keep func(*entry) bool) 
 	}
 	s, err := e.readStamps(req, now, false, true)
 	if err != "" {
-		return errResult(err)
+		return e.stampRefusal(err, req, now)
 	}
 	ent := e.keys[string(key)]
 	if err := checkFence(ent, s); err != "" {
-		return errResult(err)
+		return fenceRefusal(err, ent, s)
 	}
 	version := e.requestTick(s)
 	switch {

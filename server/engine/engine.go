@@ -40,6 +40,13 @@ type Config struct {
 	// happened, synchronously while the engine holds its lock: it must not
 	// block and must not call back into the engine.
 	OnNotify func(Notification)
+	// OnChange, when set, is told of every change of the key space: a key
+	// stored (SET, Put, Import) or removed (DEL, VDEL, Delete, expiry), or
+	// put back by Abandon,
+	// after the change, synchronously while the engine holds its lock; like
+	// OnNotify it must not block and must not call back into the engine.
+	// key is the engine's own copy: read it, never keep a reference.
+	OnChange func(key string, deleted bool)
 	// Journal, when set, makes changes durable (see Journal): the engine
 	// hands it the changes of each write that touches a kept key, in
 	// order, and holds back every answer and notification that depends on
@@ -93,6 +100,10 @@ type Result struct {
 	// returns an error, the request is to be answered ErrPersistence
 	// instead, and it has changed nothing (see Journal).
 	Wait uint64
+	// Why says, on a refusal decided by a request's stamps, what was
+	// compared: the fencing tokens, or how far ahead a __ts or __ft was.
+	// It is for logs and the console, never sent; empty otherwise.
+	Why string
 }
 
 // Notification is a KEYNOTIFY notification for one watching client.
@@ -121,6 +132,7 @@ type Engine struct {
 	maxBytes int64
 	lim      limits
 	onNotify func(Notification)
+	onChange func(key string, deleted bool)
 	// journal and persistAll are Config.Journal and Config.PersistAll.
 	journal    Journal
 	persistAll bool
@@ -164,6 +176,7 @@ func New(cfg Config) *Engine {
 		lim:        limits{key: cfg.MaxKeyBytes, value: cfg.MaxValueBytes, watches: cfg.MaxWatchesPerClient},
 		onNotify:   cfg.OnNotify,
 		journal:    cfg.Journal,
+		onChange:   cfg.OnChange,
 		persistAll: cfg.PersistAll,
 		wake:       make(chan struct{}, 1),
 		keys:       make(map[string]*entry),

@@ -20,7 +20,7 @@ func (e *Engine) get(req *Request, now time.Time) Result {
 	}
 	s, err := e.readStamps(req, now, false, false)
 	if err != "" {
-		return errResult(err)
+		return e.stampRefusal(err, req, now)
 	}
 	if s.merge {
 		e.tick(&s.ts)

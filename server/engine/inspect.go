@@ -28,6 +28,7 @@ type Entry struct {
 	Version      hlc.HLC   // the version SET assigned (what GET returns)
 	FencingToken hlc.HLC   // zero when the key is not fenced
 	Deadline     time.Time // zero when the key never expires
+	Durable      bool      // the key is kept on disk (Config.Persist)
 }
 
 // Put stores a key directly, bypassing the protocol checks (timestamps,
@@ -117,6 +118,7 @@ func (e *Engine) Lookup(key []byte) (Entry, bool) {
 		Version:      ent.version,
 		FencingToken: ent.fenceToken(),
 		Deadline:     ent.deadline(),
+		Durable:      ent.durable,
 	}, true
 }
 
@@ -156,4 +158,39 @@ func (e *Engine) Watchers(key []byte) []string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	return slices.Clone(e.watch.byKey[string(key)])
+}
+
+// WatchCount returns the number of KEYNOTIFY registrations, all clients
+// together.
+func (e *Engine) WatchCount() int {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	n := 0
+	for _, keys := range e.watch.byClient {
+		n += len(keys)
+	}
+	return n
+}
+
+// Watching returns how many keys client is registered for, and up to max
+// of them in byte-wise order (all when max is 0, none when it is
+// negative).
+func (e *Engine) Watching(client string, max int) (int, []string) {
+	e.mu.Lock()
+	keys := e.watch.byClient[client]
+	n := len(keys)
+	if max < 0 {
+		e.mu.Unlock()
+		return n, nil
+	}
+	out := make([]string, 0, n)
+	for k := range keys {
+		out = append(out, k)
+	}
+	e.mu.Unlock()
+	slices.Sort(out)
+	if max > 0 && len(out) > max {
+		out = out[:max]
+	}
+	return n, out
 }

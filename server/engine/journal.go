@@ -173,6 +173,9 @@ func (e *Engine) Abandon(seq uint64) (last uint64) {
 // the ordered index and the deadline heap in step, and pending on what it
 // waited for before.
 func (e *Engine) revert(u *undo) {
+	if e.onChange != nil {
+		defer e.onChange(u.key, !u.had)
+	}
 	if u.pending > e.durable {
 		e.pending[u.key] = u.pending
 	} else {

@@ -19,7 +19,7 @@ func (e *Engine) keynotify(req *Request, now time.Time) Result {
 	}
 	s, err := e.readStamps(req, now, false, false)
 	if err != "" {
-		return errResult(err)
+		return e.stampRefusal(err, req, now)
 	}
 	if !stop && !e.lim.mayWatch(&e.watch, req.Client, string(args[1])) {
 		return errResult(ErrQuotaExceeded)

@@ -77,7 +77,7 @@ func (e *Engine) scan(req *Request, now time.Time) Result {
 	}
 	s, err := e.readStamps(req, now, false, false)
 	if err != "" {
-		return errResult(err)
+		return e.stampRefusal(err, req, now)
 	}
 	pat := glob.Compile(string(args[1]))
 	prefix := pat.Prefix()

@@ -97,11 +97,11 @@ func (e *Engine) set(req *Request, now time.Time) Result {
 	}
 	s, err := e.readStamps(req, now, true, true)
 	if err != "" {
-		return errResult(err)
+		return e.stampRefusal(err, req, now)
 	}
 	ent := e.keys[string(args[1])]
 	if err := checkFence(ent, s); err != "" {
-		return errResult(err)
+		return fenceRefusal(err, ent, s)
 	}
 	value := args[2]
 	if ent != nil && (opts.cond == condNX || opts.cond == condNEX && !bytes.Equal(ent.value, value)) {

@@ -89,6 +89,9 @@ func (e *Engine) place(key string, value []byte, version, fence hlc.HLC, deadlin
 	ent.setFence(fence)
 	e.bytes += ent.size()
 	e.setDeadline(ent, deadline, hasTTL)
+	if e.onChange != nil {
+		e.onChange(key, false)
+	}
 }
 
 // remove deletes ent (which must be stored) and notifies its watchers with
@@ -99,6 +102,9 @@ func (e *Engine) remove(ent *entry, version hlc.HLC) {
 	e.bytes -= ent.size()
 	e.setDeadline(ent, time.Time{}, false)
 	e.notify(ent.key, version, resp3.AppendNotifyDelete)
+	if e.onChange != nil {
+		e.onChange(ent.key, true)
+	}
 }
 
 // addKey and dropKey are the only changes of the key space: each keeps

@@ -1,0 +1,135 @@
+package main
+
+import (
+	"crypto/rand"
+	"encoding/base64"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"strings"
+
+	"github.com/ssgen/ssgen/server"
+	"github.com/ssgen/ssgen/server/console"
+)
+
+// consoleFlags are serve's flags of the web console.
+type consoleFlags struct {
+	addr, auth, tokenFile, user, clientID, allowHosts, schemaFile string
+	ui, pprof                                                     bool
+}
+
+func (h *consoleFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&h.addr, "http", "", "serve the web console, /metrics, /healthz and /readyz on this address (a bare :PORT means 127.0.0.1:PORT)")
+	fs.BoolVar(&h.ui, "ui", false, "serve the web console on a free loopback port and print its URL (second line of stdout)")
+	fs.StringVar(&h.auth, "http-auth", "", "console authentication: none (loopback only), token, or password (the --password-file users); default none on loopback, token elsewhere")
+	fs.StringVar(&h.tokenFile, "http-token-file", "", "with --http-auth token: read the token from this file (default: a random token, printed in the console URL)")
+	fs.StringVar(&h.user, "http-user", "", "the user name the console acts as for --authz-file rules (with --http-auth password: the signed-in user)")
+	fs.StringVar(&h.clientID, "http-client-id", console.DefaultClientID, "the client id the console acts as for --authz-file rules and in the request trace")
+	fs.StringVar(&h.allowHosts, "http-allow-hosts", "", "without authentication, host names besides localhost and IP addresses the console answers to (comma-separated)")
+	fs.StringVar(&h.schemaFile, "schema", "", "with --http or --ui: show the keys this schema (ssgen.yaml) declares by name, their values decoded as JSON, and its locks as locks")
+	fs.BoolVar(&h.pprof, "pprof", false, "with --http or --ui, also serve Go's profiler under /debug/pprof/ (behind the console's authentication)")
+}
+
+func (h *consoleFlags) enabled() bool { return h.addr != "" || h.ui }
+
+// install checks the console flags and hooks a console into so; nil when
+// no console was asked for.
+func (h *consoleFlags) install(env *cliEnv, so *server.Options) (*console.Console, error) {
+	if !h.enabled() {
+		if h.pprof || h.auth != "" || h.tokenFile != "" || h.schemaFile != "" {
+			return nil, usageErrorf("--pprof, --http-auth, --http-token-file and --schema need --http or --ui")
+		}
+		return nil, nil
+	}
+	if h.addr != "" && h.ui {
+		return nil, usageErrorf("--http and --ui exclude each other")
+	}
+	addr := h.addr
+	if h.ui {
+		addr = "127.0.0.1:0"
+	}
+	host, port, err := net.SplitHostPort(addr)
+	if err != nil {
+		return nil, usageErrorf("--http %q: want HOST:PORT or :PORT", h.addr)
+	}
+	if host == "" {
+		addr = net.JoinHostPort("127.0.0.1", port)
+		host = "127.0.0.1"
+	}
+	o := console.Options{
+		Addr: addr, Pprof: h.pprof, Policy: so.Security.Authorization, TLS: so.Security.TLS,
+		Principal: server.Principal{ClientID: h.clientID, Username: h.user},
+		Logger:    so.Logger,
+	}
+	if h.allowHosts != "" {
+		o.AllowedHosts = strings.Split(h.allowHosts, ",")
+	}
+	if h.schemaFile != "" {
+		s, err := loadSchema(env, h.schemaFile)
+		if err != nil {
+			return nil, err
+		}
+		o.Schema = s
+	}
+	switch {
+	case h.auth == "" && isLoopback(host):
+		o.Auth = console.AuthNone
+	case h.auth == "":
+		o.Auth = console.AuthToken
+	default:
+		a, ok := console.ParseAuth(h.auth)
+		if !ok {
+			return nil, usageErrorf("--http-auth %q: want none, token or password", h.auth)
+		}
+		o.Auth = a
+	}
+	switch o.Auth {
+	case console.AuthToken:
+		if h.tokenFile != "" {
+			b, err := os.ReadFile(h.tokenFile)
+			if err != nil {
+				return nil, usageErrorf("--http-token-file: %v", err)
+			}
+			o.Token = strings.TrimSpace(string(b))
+		} else {
+			var b [24]byte
+			_, _ = rand.Read(b[:])
+			o.Token = base64.RawURLEncoding.EncodeToString(b[:])
+		}
+	case console.AuthPassword:
+		if so.Security.Passwords == nil {
+			return nil, usageErrorf("--http-auth password needs --password-file")
+		}
+		o.Passwords = so.Security.Passwords
+	}
+	if h.tokenFile != "" && o.Auth != console.AuthToken {
+		return nil, usageErrorf("--http-token-file needs --http-auth token")
+	}
+	c, err := console.Install(so, o)
+	if err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	return c, nil
+}
+
+func isLoopback(host string) bool {
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+// announce prints where the console serves: its URL (with the sign-in
+// token when one was generated) alone on stdout's second line.
+func (h *consoleFlags) announce(env *cliEnv, c *console.Console) {
+	if c == nil {
+		return
+	}
+	u := c.URL()
+	if h.tokenFile == "" {
+		u = c.LoginURL()
+	}
+	fmt.Fprintln(env.stdout, u)
+}

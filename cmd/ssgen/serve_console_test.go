@@ -1,0 +1,120 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"io"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// startServe runs serve with args in the background and returns the
+// lines it prints on stdout (the MQTT URL, then the console's).
+func startServe(t *testing.T, args ...string) (mqttURL, consoleURL string) {
+	t.Helper()
+	ctx, cancel := context.WithCancel(context.Background())
+	outR, outW := io.Pipe()
+	stderr := &serveLog{}
+	env := &cliEnv{stdin: strings.NewReader(""), stdout: outW, stderr: stderr, getenv: func(string) string { return "" }}
+	done := make(chan int, 1)
+	go func() {
+		done <- runCLI(ctx, env, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...))
+		outW.Close()
+	}()
+	t.Cleanup(func() { stopServe(t, cancel, done, stderr) })
+	lines := bufio.NewScanner(outR)
+	for _, p := range []*string{&mqttURL, &consoleURL} {
+		if !lines.Scan() {
+			t.Fatalf("serve printed too little; stderr:\n%s", stderr)
+		}
+		*p = lines.Text()
+	}
+	go func() { _, _ = io.Copy(io.Discard, outR) }()
+	return mqttURL, consoleURL
+}
+
+func TestServeUIPrintsTheConsoleURL(t *testing.T) {
+	mqttURL, consoleURL := startServe(t, "--ui")
+	if !strings.HasPrefix(mqttURL, "mqtt://127.0.0.1:") || !strings.HasPrefix(consoleURL, "http://127.0.0.1:") || strings.HasSuffix(consoleURL, ":0/") {
+		t.Fatalf("printed %q and %q", mqttURL, consoleURL)
+	}
+	for _, path := range []string{"healthz", "readyz", "metrics", "api/keys", ""} {
+		resp, err := http.Get(consoleURL + path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("GET /%s: %d", path, resp.StatusCode)
+		}
+	}
+}
+
+func TestServeHTTPTokenFile(t *testing.T) {
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte("a-token-from-a-file-1234\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, consoleURL := startServe(t, "--http", "127.0.0.1:0", "--http-auth", "token", "--http-token-file", tokenFile)
+	if strings.Contains(consoleURL, "token=") {
+		t.Fatalf("a token from a file was printed: %q", consoleURL)
+	}
+	req, _ := http.NewRequest("GET", consoleURL+"api/keys", nil)
+	for _, c := range []struct {
+		auth string
+		want int
+	}{{"", http.StatusUnauthorized}, {"Bearer a-token-from-a-file-1234", http.StatusOK}} {
+		req.Header.Set("Authorization", c.auth)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != c.want {
+			t.Errorf("Authorization %q: %d, want %d", c.auth, resp.StatusCode, c.want)
+		}
+	}
+}
+
+func TestServeHTTPUsageErrors(t *testing.T) {
+	for _, args := range [][]string{
+		{"--http", "0.0.0.0:0", "--http-auth", "none"},
+		{"--http", "127.0.0.1:0", "--ui"},
+		{"--http", "127.0.0.1:0", "--http-auth", "password"},
+		{"--http", "127.0.0.1:0", "--http-auth", "kerberos"},
+		{"--http", "nonsense"},
+		{"--pprof"},
+		{"--schema", "ssgen.yaml"},
+		{"--ui", "--schema", "/nonexistent/ssgen.yaml"},
+		{"--http", "127.0.0.1:0", "--http-token-file", "/nonexistent/token"},
+	} {
+		var stderr strings.Builder
+		env := &cliEnv{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &stderr, getenv: func(string) string { return "" }}
+		if code := runCLI(context.Background(), env, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)); code != exitUsage {
+			t.Errorf("%q: exit %d, want %d; stderr %s", args, code, exitUsage, stderr.String())
+		}
+	}
+}
+
+// TestServeHTTPServesSnapshots: ssgen export and import reach a running
+// serve through the console's /api/snapshot, behind its token.
+func TestServeHTTPServesSnapshots(t *testing.T) {
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte("snapshot-token-0123456789"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, consoleURL := startServe(t, "--http", "127.0.0.1:0", "--http-auth", "token", "--http-token-file", tokenFile)
+	snap := `{"format":"ssgen-snapshot","version":1,"keys":[{"key":"greeting","value":"hello"}]}`
+	if code, out, errs := runVerb(t, snap, "import", "--http", consoleURL, "--token", "snapshot-token-0123456789", "-"); code != 0 || out != "stored 1 keys, deleted 0\n" {
+		t.Fatalf("import: %d %q %q", code, out, errs)
+	}
+	if code, out, errs := runVerb(t, "", "export", "--http", consoleURL, "--token", "snapshot-token-0123456789"); code != 0 || !strings.Contains(out, `"key":"greeting"`) {
+		t.Fatalf("export: %d %q %q", code, out, errs)
+	}
+	if code, _, errs := runVerb(t, "", "export", "--http", consoleURL); code != exitUsage || !strings.Contains(errs, "401") {
+		t.Fatalf("export without the token: %d %q", code, errs)
+	}
+}

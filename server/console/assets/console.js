@@ -1,0 +1,348 @@
+// ssgen console: keeps the server-rendered page live. Every key, value and
+// client id is put into the page as text (textContent), never as HTML.
+"use strict";
+(() => {
+  const $ = (s) => document.querySelector(s);
+  const csrf = document.querySelector('meta[name="csrf-token"]').content;
+  const st = { prefix: "", q: "", next: "", selected: null, detail: null, fetched: 0, paused: false, es: null, shown: 200 };
+  const maxTraceRows = 300;
+
+  function el(tag, text, cls) {
+    const e = document.createElement(tag);
+    if (text !== undefined && text !== null) e.textContent = String(text);
+    if (cls) e.className = cls;
+    return e;
+  }
+  function ttlText(ms) {
+    if (ms < 0) return "never";
+    if (ms < 1000) return ms + "ms";
+    const s = ms / 1000;
+    if (s < 120) return s.toFixed(1) + "s";
+    if (s < 7200) return Math.floor(s / 60) + "m" + Math.floor(s % 60) + "s";
+    return Math.floor(s / 3600) + "h" + Math.floor((s % 3600) / 60) + "m";
+  }
+  async function getJSON(url) {
+    const r = await fetch(url, { credentials: "same-origin" });
+    if (r.status === 401) { location.href = "/login"; throw new Error("signed out"); }
+    if (!r.ok) throw new Error((await r.text()).trim());
+    return r.json();
+  }
+  async function post(url, body) {
+    const r = await fetch(url, {
+      method: "POST", credentials: "same-origin",
+      headers: { "Content-Type": "application/json", "X-Ssgen-Csrf": csrf },
+      body: JSON.stringify(body),
+    });
+    if (!r.ok) throw new Error((await r.text()).trim());
+    return r.json();
+  }
+
+  // --- keys ---------------------------------------------------------------
+  function keysURL(from, limit) {
+    const p = new URLSearchParams();
+    if (st.q) p.set("q", st.q); else if (st.prefix) p.set("prefix", st.prefix);
+    if (st.q) p.set("flat", "1");
+    p.set("limit", String(limit || 200));
+    let u = "/api/keys?" + p.toString();
+    if (from) u += "&from=" + from; // already percent-encoded by the server
+    return u;
+  }
+  function keyRow(it) {
+    const tr = el("tr");
+    tr.dataset.ref = it.ref;
+    tr.dataset.key = it.name;
+    if (it.folder) tr.className = "folder";
+    let name = it.name;
+    if (!st.q && st.prefix && name.startsWith(st.prefix)) name = name.slice(st.prefix.length);
+    tr.append(el("td", name), el("td", it.folder ? "" : it.size, "num"), el("td", it.folder ? "" : ttlText(it.ttl_ms), "num"));
+    if (!it.folder && it.ref === st.selected) tr.classList.add("selected");
+    return tr;
+  }
+  async function loadKeys(reset) {
+    const limit = reset ? Math.min(Math.max(st.shown, 200), 1000) : 200;
+    let page;
+    try { page = await getJSON(keysURL(reset ? "" : st.next, limit)); } catch (e) { return; }
+    const body = $("#keylist tbody");
+    if (reset) body.replaceChildren();
+    for (const it of page.items) body.append(keyRow(it));
+    st.next = page.next || "";
+    st.shown = body.children.length;
+    $("#keysmore").hidden = !st.next;
+    if (reset && page.items.length === 0 && st.next) { loadKeys(false); }
+  }
+  function renderCrumbs() {
+    const nav = $("#crumbs");
+    nav.replaceChildren();
+    const root = el("a", "/");
+    root.href = "#"; root.dataset.prefix = "";
+    nav.append(root);
+    if (st.q) { nav.append(el("span", " search: " + st.q)); return; }
+    const parts = st.prefix.split("/").filter((p, i, a) => i < a.length - 1);
+    let acc = "";
+    for (const p of parts) {
+      acc += p + "/";
+      const a = el("a", p + "/");
+      a.href = "#"; a.dataset.prefix = acc;
+      nav.append(a);
+    }
+  }
+  function openFolder(prefix) {
+    st.prefix = prefix; st.q = ""; $("#q").value = ""; st.shown = 200;
+    renderCrumbs(); loadKeys(true);
+  }
+  $("#crumbs").addEventListener("click", (e) => {
+    const a = e.target.closest("a");
+    if (!a) return;
+    e.preventDefault();
+    openFolder(a.dataset.prefix);
+  });
+  $("#keylist").addEventListener("click", (e) => {
+    const tr = e.target.closest("tr[data-ref]");
+    if (!tr) return;
+    if (tr.classList.contains("folder")) openFolder(tr.dataset.key);
+    else select(tr.dataset.ref);
+  });
+  $("#search").addEventListener("submit", (e) => {
+    e.preventDefault();
+    st.q = $("#q").value.trim(); st.shown = 200;
+    renderCrumbs(); loadKeys(true);
+  });
+  $("#morekeys").addEventListener("click", () => loadKeys(false));
+
+  // --- key details ----------------------------------------------------------
+  async function select(ref) {
+    st.selected = ref;
+    for (const tr of document.querySelectorAll("#keylist tr.selected")) tr.classList.remove("selected");
+    const row = document.querySelector('#keylist tr[data-ref="' + CSS.escape(ref) + '"]');
+    if (row) row.classList.add("selected");
+    await refreshDetail();
+  }
+  async function refreshDetail() {
+    if (!st.selected) return;
+    let d = null;
+    try { d = await getJSON("/api/key?key=" + st.selected); } catch (e) { d = null; }
+    const fresh = !st.detail || !d || st.detail.ref !== d.ref;
+    st.detail = d; st.fetched = Date.now();
+    // A key the schema decodes opens on its decoded value.
+    if (fresh && d) {
+      const view = d.schema && d.schema.json ? "schema" : (d.text === undefined ? "hex" : "text");
+      document.querySelector('input[name="view"][value="' + view + '"]').checked = true;
+    }
+    renderDetail();
+  }
+  function renderDetail() {
+    const d = st.detail;
+    $("#detailbody").hidden = !d;
+    $("#detailhint").hidden = !!d;
+    if (!d) { $("#detailhint").textContent = st.selected ? "That key no longer exists." : "Choose a key."; return; }
+    $("#dname").textContent = d.name;
+    const dl = $("#dmeta");
+    dl.replaceChildren();
+    const add = (k, v, cls) => { if (v === undefined || v === null || v === "") return; dl.append(el("dt", k), el("dd", v, cls)); };
+    add("bytes", d.size + (d.truncated ? " (first 64 KiB shown)" : ""));
+    add("version", d.version + (d.version_time ? "  (" + d.version_time + ")" : ""));
+    add("fencing token", d.fencing_token || "none");
+    add("expires in", ttlText(d.ttl_ms < 0 ? -1 : Math.max(0, d.ttl_ms - (Date.now() - st.fetched))), "ttl");
+    add("durable", d.durable ? "yes (kept on disk)" : "no");
+    add("watchers", d.watchers.length ? d.watchers.join(", ") : "none");
+    if (d.schema) add("schema", d.schema.name + (d.schema.type ? " : " + d.schema.type : "") + (d.schema.error ? " (" + d.schema.error + ")" : ""));
+    if (d.lock) {
+      add("lock holder", d.lock.holder + (d.lock.client ? (d.lock.connected ? " (client " + d.lock.client + ", connected)" : " (client " + d.lock.client + ", not connected)") : "") + (d.lock.from_value ? "  [recognised by its value]" : ""));
+      add("lease left", ttlText(d.lock.lease_ms < 0 ? -1 : Math.max(0, d.lock.lease_ms - (Date.now() - st.fetched))), "ttl");
+    }
+    $("#schemaview").hidden = !(d.schema && d.schema.json);
+    renderValue();
+    $("#edit").disabled = !d.writable;
+    $("#delete").disabled = !d.writable;
+  }
+  function renderValue() {
+    const d = st.detail;
+    if (!d) return;
+    const view = document.querySelector('input[name="view"]:checked').value;
+    let text;
+    if (view === "schema" && d.schema && d.schema.json) text = d.schema.json;
+    else if (view === "hex" || d.text === undefined) text = d.hex.replace(/(..)/g, "$1 ").trim();
+    else text = d.text;
+    $("#dvalue").textContent = text;
+  }
+  for (const r of document.querySelectorAll('input[name="view"]')) r.addEventListener("change", renderValue);
+  setInterval(() => { if (st.detail && (st.detail.ttl_ms >= 0)) renderDetail(); }, 1000);
+
+  // --- writes, each behind a confirmation -----------------------------------
+  function confirmWith(text, detail) {
+    return new Promise((resolve) => {
+      const dlg = $("#confirm");
+      $("#confirmtext").textContent = text;
+      $("#confirmdetail").textContent = detail || "";
+      dlg.returnValue = "";
+      dlg.addEventListener("close", () => resolve(dlg.returnValue === "ok"), { once: true });
+      dlg.showModal();
+    });
+  }
+  function report(res) {
+    const msg = res.ok ? "Done: " + res.result : "Refused: " + (res.error || res.result) + (res.reason ? " (" + res.reason + ")" : "");
+    const p = el("p", msg, res.ok ? "flash ok" : "flash error");
+    p.setAttribute("role", "status");
+    $("#detail").prepend(p);
+    setTimeout(() => p.remove(), 6000);
+  }
+  $("#delete").addEventListener("click", async () => {
+    const d = st.detail;
+    if (!d) return;
+    const token = d.fencing_token ? prompt("This key is fenced. Fencing token to send (empty: none):", "") : "";
+    if (!(await confirmWith("Delete this key?", d.name))) return;
+    try { report(await post("/api/delete", { key: d.ref, fencing_token: token || "" })); } catch (e) { report({ ok: false, error: e.message }); }
+    refreshDetail(); loadKeys(true);
+  });
+  $("#edit").addEventListener("click", () => {
+    const d = st.detail;
+    if (!d) return;
+    const f = $("#setform");
+    f.key.value = d.name;
+    f.key.dataset.ref = d.ref;
+    const hex = d.text === undefined;
+    const typed = d.schema && d.schema.json && f.querySelector('input[value="schema"]');
+    f.value.value = typed ? d.schema.json : hex ? d.hex : d.text;
+    f.encoding.value = typed ? "schema" : hex ? "hex" : "text";
+    f.persist.checked = d.durable;
+    f.ttl_ms.value = d.ttl_ms > 0 ? String(Math.max(1, d.ttl_ms - (Date.now() - st.fetched))) : "";
+    f.fencing_token.value = "";
+    $("#newkey").open = true;
+    f.value.focus();
+  });
+  $("#setform").key.addEventListener("input", (e) => { delete e.target.dataset.ref; });
+  $("#setform").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const f = e.target;
+    const ref = f.key.dataset.ref || encodeURIComponent(f.key.value);
+    const ttl = f.ttl_ms.value ? parseInt(f.ttl_ms.value, 10) : 0;
+    const body = { key: ref, value: f.value.value, encoding: f.encoding.value, ttl_ms: ttl, persist: f.persist.checked, fencing_token: f.fencing_token.value.trim() };
+    const what = "SET " + f.key.value + (ttl ? " PX " + ttl : "") + (body.persist ? ", kept on disk" : "") + (body.fencing_token ? ", fenced" : "");
+    if (!(await confirmWith("Set this key?", what + "\n\n" + body.value.slice(0, 2000)))) return;
+    let res;
+    try { res = await post("/api/set", body); } catch (err) { res = { ok: false, error: err.message }; }
+    report(res);
+    if (res.ok) { st.selected = ref; refreshDetail(); loadKeys(true); }
+  });
+
+  // --- clients ----------------------------------------------------------
+  async function loadClients() {
+    let d;
+    try { d = await getJSON("/api/clients"); } catch (e) { return; }
+    $("#clientcount").textContent = d.external ? "(attached to another broker: it owns the connections)" : "(" + d.total + ")";
+    const body = $("#clientlist tbody");
+    body.replaceChildren();
+    for (const c of d.clients) {
+      const tr = el("tr", null, c.connected ? "" : "gone");
+      tr.dataset.client = c.id;
+      const subs = c.subscriptions.map((s) => s.hidden ? "(a key you may not read)" : s.key ? "notify " + s.key : s.filter);
+      const id = el("td", c.id + (c.connected ? "" : "  (disconnected, session kept)"));
+      id.title = c.remote;
+      const watching = c.watching.map((k) => k.name).join(", ");
+      const w = el("td", c.watches, "num");
+      if (watching) w.title = watching;
+      tr.append(id, el("td", c.user || ""), el("td", subs.join("\n"), "subs"), w);
+      body.append(tr);
+    }
+  }
+  setInterval(() => { if (!document.hidden) loadClients(); }, 2000);
+
+  // --- trace and live updates --------------------------------------------
+  function traceQuery() {
+    const f = $("#tracefilter");
+    const p = new URLSearchParams();
+    for (const n of ["client", "key", "result"]) if (f[n].value) p.set(n, f[n].value);
+    return p;
+  }
+  function traceRow(ev) {
+    const tr = el("tr", null, ev.failed ? "failed" : "");
+    tr.dataset.key = ev.key || "";
+    const t = new Date(ev.time);
+    const time = t.toLocaleTimeString([], { hour12: false }) + "." + String(t.getMilliseconds()).padStart(3, "0");
+    tr.append(el("td", time), el("td", ev.client + (ev.console ? " (console)" : "")), el("td", ev.verb), el("td", ev.key), el("td", ev.result, "result"), el("td", ev.latency_us, "num"), el("td", ev.reason, "why"));
+    return tr;
+  }
+  function addTrace(events) {
+    if (st.paused || document.hidden) return;
+    const body = $("#tracelist tbody");
+    const frag = document.createDocumentFragment();
+    for (let i = events.length - 1; i >= 0; i--) frag.append(traceRow(events[i]));
+    body.prepend(frag);
+    while (body.children.length > maxTraceRows) body.lastElementChild.remove();
+  }
+  // A change reloads the key list only when it can change what the list
+  // shows (a new item, or a shown key deleted), at most once a second;
+  // rewriting keys already listed changes nothing there.
+  let keysTimer = 0, detailTimer = 0, lastKeysLoad = 0;
+  function shownItem(key) {
+    if (!key.startsWith(st.prefix)) return null;
+    const rest = key.slice(st.prefix.length);
+    const i = rest.indexOf("/");
+    return i >= 0 ? st.prefix + rest.slice(0, i + 1) : key;
+  }
+  function listAffected(c) {
+    if (st.q) return true;
+    const item = shownItem(c.key);
+    if (item === null) return false;
+    const row = document.querySelector('#keylist tr[data-key="' + CSS.escape(item) + '"]');
+    if (row) return c.deleted && item === c.key;
+    if (c.deleted) return false;
+    // Not shown: new, unless it belongs to a page not loaded yet.
+    const rows = $("#keylist tbody").children;
+    return !st.next || rows.length === 0 || item < rows[rows.length - 1].dataset.key;
+  }
+  function scheduleKeys() {
+    if (keysTimer) return;
+    const wait = Math.max(100, 1000 - (Date.now() - lastKeysLoad));
+    keysTimer = setTimeout(() => { keysTimer = 0; lastKeysLoad = Date.now(); loadKeys(true); }, wait);
+  }
+  function onChanges(changes, all) {
+    let keys = !!all, detail = false;
+    for (const c of changes) {
+      if (c.ref === st.selected) detail = true;
+      if (!keys && listAffected(c)) keys = true;
+    }
+    if (keys) scheduleKeys();
+    if (detail && !detailTimer) detailTimer = setTimeout(() => { detailTimer = 0; refreshDetail(); }, 250);
+  }
+  async function connect() {
+    if (st.es) st.es.close();
+    const q = traceQuery();
+    let since = "";
+    try {
+      const d = await getJSON("/api/trace?" + q.toString());
+      $("#tracelist tbody").replaceChildren();
+      addTrace(d.events);
+      since = String(d.next);
+    } catch (e) { /* the stream still starts */ }
+    if (since) q.set("since", since);
+    const es = new EventSource("/events?" + q.toString());
+    st.es = es;
+    es.addEventListener("open", () => { $("#live").textContent = "live"; $("#live").className = "live on"; });
+    es.addEventListener("error", () => { $("#live").textContent = "reconnecting"; $("#live").className = "live off"; });
+    es.addEventListener("trace", (e) => addTrace(JSON.parse(e.data)));
+    es.addEventListener("keys", (e) => onChanges(JSON.parse(e.data)));
+    es.addEventListener("lost", (e) => {
+      const d = JSON.parse(e.data);
+      const p = $("#lost");
+      p.hidden = false;
+      p.textContent = "Busy: " + d.trace + " requests and " + d.keys + " key changes went by faster than shown.";
+      if (d.keys > 0) onChanges([], true);
+    });
+  }
+  $("#tracefilter").addEventListener("change", connect);
+  $("#tracefilter").addEventListener("submit", (e) => { e.preventDefault(); connect(); });
+  $("#pause").addEventListener("click", (e) => {
+    st.paused = !st.paused;
+    e.target.textContent = st.paused ? "Resume" : "Pause";
+  });
+
+  renderCrumbs();
+  const next = $("#morekeys").dataset.next;
+  st.next = next || "";
+  st.shown = $("#keylist tbody").children.length;
+  for (const tr of document.querySelectorAll("#keylist tbody tr")) tr.dataset.key = tr.firstElementChild.textContent;
+  loadClients();
+  connect();
+  document.body.dataset.ready = "1";
+})();

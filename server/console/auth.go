@@ -1,0 +1,319 @@
+package console
+
+import (
+	"context"
+	"crypto/hmac"
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"encoding/base64"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/ssgen/ssgen/server"
+)
+
+// Auth is how the console authenticates people and programs.
+type Auth uint8
+
+const (
+	// AuthNone lets every request in: only for a loopback address, where
+	// the Host check and the cross-site protection still apply.
+	AuthNone Auth = iota
+	// AuthToken requires Options.Token: as "Authorization: Bearer TOKEN",
+	// or once through /login (the form, or ?token= in the URL printed at
+	// start) for a browser session.
+	AuthToken
+	// AuthPassword requires a user and password of Options.Passwords (the
+	// MQTT password file): through the /login form for a browser session,
+	// or as HTTP Basic authentication for programs.
+	AuthPassword
+)
+
+func (a Auth) String() string {
+	switch a {
+	case AuthToken:
+		return "token"
+	case AuthPassword:
+		return "password"
+	}
+	return "none"
+}
+
+// ParseAuth reads "none", "token" or "password".
+func ParseAuth(s string) (Auth, bool) {
+	for _, a := range []Auth{AuthNone, AuthToken, AuthPassword} {
+		if a.String() == s {
+			return a, true
+		}
+	}
+	return AuthNone, false
+}
+
+const (
+	sessionCookie = "ssgen_console"
+	csrfHeader    = "X-Ssgen-Csrf"
+	// maxSessions bounds the browser sessions kept; signing in beyond it
+	// ends the session closest to its end.
+	maxSessions = 256
+	sessionTTL  = 12 * time.Hour
+	// basicCacheTTL is how long a verified Basic credential is taken
+	// without a new bcrypt comparison (a Prometheus scrape every 15 s
+	// would otherwise cost one each).
+	basicCacheTTL = 5 * time.Minute
+	maxBasicCache = 64
+	// loginSlots bounds concurrent bcrypt comparisons: password guessing
+	// cannot take more than that many cores, and waits beyond
+	// loginWait are answered 429.
+	loginSlots = 2
+	loginWait  = 3 * time.Second
+)
+
+// who is the authenticated caller of one request.
+type who struct {
+	user string // AuthPassword: the signed-in user
+	// csrfID is what the caller's CSRF token is derived from: the session
+	// id, "basic:"+user, or "" for AuthNone.
+	csrfID string
+	bearer bool // authenticated by an Authorization: Bearer header
+}
+
+type session struct {
+	user    string
+	expires time.Time
+}
+
+// gate authenticates requests and protects state-changing ones from
+// cross-site requests.
+type gate struct {
+	auth      Auth
+	token     []byte
+	passwords server.Passwords
+	secure    bool // served over TLS: cookies are Secure
+	hosts     map[string]bool
+	secret    [32]byte // derives CSRF tokens
+
+	mu       sync.Mutex
+	sessions map[string]session
+	basic    map[[32]byte]time.Time // sha256(user:password) -> verified until
+	slots    chan struct{}
+}
+
+func newGate(o *Options) *gate {
+	g := &gate{
+		auth: o.Auth, token: []byte(o.Token), passwords: o.Passwords, secure: o.TLS != nil,
+		hosts:    map[string]bool{"localhost": true},
+		sessions: map[string]session{},
+		basic:    map[[32]byte]time.Time{},
+		slots:    make(chan struct{}, loginSlots),
+	}
+	for _, h := range o.AllowedHosts {
+		g.hosts[strings.ToLower(h)] = true
+	}
+	_, _ = rand.Read(g.secret[:])
+	return g
+}
+
+// hostAllowed is the defence against DNS rebinding: without
+// authentication, a page of another site that made its name resolve to
+// this address would otherwise read the console as its own origin. The
+// Host must be an IP literal, localhost or one of Options.AllowedHosts.
+// With authentication the rebound page has no session and no token, so
+// any Host is let through.
+func (g *gate) hostAllowed(r *http.Request) bool {
+	if g.auth != AuthNone {
+		return true
+	}
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if net.ParseIP(host) != nil {
+		return true
+	}
+	return g.hosts[strings.ToLower(host)]
+}
+
+// authenticate returns the caller of r, or false when r must sign in.
+func (g *gate) authenticate(r *http.Request) (who, bool) {
+	switch g.auth {
+	case AuthNone:
+		return who{}, true
+	case AuthToken:
+		if tok, ok := bearer(r); ok {
+			return who{bearer: true}, g.tokenOK(tok)
+		}
+	case AuthPassword:
+		if user, pass, ok := r.BasicAuth(); ok {
+			if g.basicOK(r.Context(), user, pass) {
+				return who{user: user, csrfID: "basic:" + user}, true
+			}
+			return who{}, false
+		}
+	}
+	c, err := r.Cookie(sessionCookie)
+	if err != nil {
+		return who{}, false
+	}
+	g.mu.Lock()
+	s, ok := g.sessions[c.Value]
+	if ok && time.Now().After(s.expires) {
+		delete(g.sessions, c.Value)
+		ok = false
+	}
+	g.mu.Unlock()
+	return who{user: s.user, csrfID: c.Value}, ok
+}
+
+func bearer(r *http.Request) (string, bool) {
+	h := r.Header.Get("Authorization")
+	if len(h) > 7 && strings.EqualFold(h[:7], "bearer ") {
+		return strings.TrimSpace(h[7:]), true
+	}
+	return "", false
+}
+
+func (g *gate) tokenOK(tok string) bool {
+	a, b := sha256.Sum256([]byte(tok)), sha256.Sum256(g.token)
+	return len(g.token) > 0 && subtle.ConstantTimeCompare(a[:], b[:]) == 1
+}
+
+// basicOK checks a Basic credential: from the cache of recent successes,
+// else with bcrypt under the login slots.
+func (g *gate) basicOK(ctx context.Context, user, pass string) bool {
+	sum := sha256.Sum256([]byte(user + "\x00" + pass))
+	now := time.Now()
+	g.mu.Lock()
+	until, ok := g.basic[sum]
+	g.mu.Unlock()
+	if ok && now.Before(until) {
+		return true
+	}
+	if !g.checkPassword(ctx, user, pass) {
+		return false
+	}
+	g.mu.Lock()
+	if len(g.basic) >= maxBasicCache {
+		clear(g.basic)
+	}
+	g.basic[sum] = now.Add(basicCacheTTL)
+	g.mu.Unlock()
+	return true
+}
+
+// checkPassword compares under a login slot; false when none frees up in
+// time.
+func (g *gate) checkPassword(ctx context.Context, user, pass string) bool {
+	t := time.NewTimer(loginWait)
+	defer t.Stop()
+	select {
+	case g.slots <- struct{}{}:
+	case <-t.C:
+		return false
+	case <-ctx.Done():
+		return false
+	}
+	defer func() { <-g.slots }()
+	return g.passwords.Check(user, []byte(pass))
+}
+
+// newSession signs user in and returns the session id for the cookie.
+func (g *gate) newSession(user string) string {
+	var b [32]byte
+	_, _ = rand.Read(b[:])
+	id := base64.RawURLEncoding.EncodeToString(b[:])
+	now := time.Now()
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(g.sessions) >= maxSessions {
+		oldest := ""
+		for k, s := range g.sessions {
+			if oldest == "" || s.expires.Before(g.sessions[oldest].expires) {
+				oldest = k
+			}
+		}
+		delete(g.sessions, oldest)
+	}
+	g.sessions[id] = session{user: user, expires: now.Add(sessionTTL)}
+	return id
+}
+
+func (g *gate) endSession(r *http.Request) {
+	if c, err := r.Cookie(sessionCookie); err == nil {
+		g.mu.Lock()
+		delete(g.sessions, c.Value)
+		g.mu.Unlock()
+	}
+}
+
+func (g *gate) setCookie(w http.ResponseWriter, value string, maxAge int) {
+	http.SetCookie(w, &http.Cookie{
+		Name: sessionCookie, Value: value, Path: "/", MaxAge: maxAge,
+		HttpOnly: true, Secure: g.secure, SameSite: http.SameSiteStrictMode,
+	})
+}
+
+// csrfToken is the token state-changing requests of w's caller carry in
+// the X-Ssgen-Csrf header: an HMAC of the caller's session (or Basic
+// user), so it cannot be guessed and is worthless for another session.
+func (g *gate) csrfToken(c who) string {
+	m := hmac.New(sha256.New, g.secret[:])
+	m.Write([]byte("csrf\x00" + c.csrfID))
+	return base64.RawURLEncoding.EncodeToString(m.Sum(nil))
+}
+
+// crossSite says why a state-changing request is refused as possibly
+// cross-site, or "" when it is not. Browsers say where a request comes
+// from (Sec-Fetch-Site; Origin on every cross-origin POST), so:
+//   - a request authenticated by a Bearer header passes: no browser adds
+//     that header by itself;
+//   - a request a browser reports as coming from another origin is
+//     refused;
+//   - a request from a browser (either header present) must also carry
+//     the caller's CSRF token, which only a page of this origin can read;
+//   - a request with neither header is not a browser's (curl, ssgen
+//     import, a script) and passes, like Go's CrossOriginProtection
+//     lets it: a cookie or cached Basic credential is only ever sent by
+//     a browser, and a browser sends those headers.
+//
+// A CSRF header that is present must be right.
+func (g *gate) crossSite(r *http.Request, c who) string {
+	if c.bearer {
+		return ""
+	}
+	if why := sameOrigin(r); why != "" {
+		return why
+	}
+	got := r.Header.Get(csrfHeader)
+	browser := r.Header.Get("Sec-Fetch-Site") != "" || r.Header.Get("Origin") != ""
+	switch {
+	case got == "" && !browser:
+		return ""
+	case got == "":
+		return "missing " + csrfHeader + " header"
+	case !hmac.Equal([]byte(got), []byte(g.csrfToken(c))):
+		return "wrong " + csrfHeader + " header"
+	}
+	return ""
+}
+
+// safeMethod reports whether a method changes nothing.
+func safeMethod(m string) bool {
+	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions
+}
+
+// securityHeaders are set on every answer: no framing (clickjacking), no
+// inline script or style, no referrer (a login URL holds the token), no
+// MIME sniffing.
+func securityHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("Referrer-Policy", "no-referrer")
+	h.Set("Cross-Origin-Resource-Policy", "same-origin")
+	h.Set("Cross-Origin-Opener-Policy", "same-origin")
+}

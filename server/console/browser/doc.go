@@ -1,0 +1,15 @@
+// Package browser holds the web console's test in a real browser:
+// headless Chromium, driven by chromedp, loads the console of a running
+// server, watches a key written by a runtime client appear in the key
+// browser and in the request trace, deletes it from the console and
+// checks that the store lost it. It is a package of its own so that the
+// browser's time is bounded and accounted for separately.
+//
+// The test needs Chromium (Debian's chromium package, /usr/bin/chromium,
+// or CHROMIUM=path). Without it the test is skipped, unless
+// SSGEN_REQUIRE_CHROMIUM is set, as CI sets it: then it fails.
+//
+//	go test ./server/console/browser -screenshot
+//
+// also rewrites docs/console.png, the screenshot of docs/console.md.
+package browser

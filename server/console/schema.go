@@ -1,0 +1,68 @@
+package console
+
+import (
+	"encoding/json"
+	"errors"
+
+	"github.com/ssgen/ssgen/internal/schemaval"
+	"github.com/ssgen/ssgen/schema"
+)
+
+// schemaView reads and writes keys through a schema (Options.Schema),
+// the way generated code does (package internal/schemaval).
+type schemaView struct {
+	r *schemaval.Resolver
+}
+
+func newSchemaView(s *schema.Schema) *schemaView {
+	if s == nil {
+		return nil
+	}
+	return &schemaView{r: schemaval.NewResolver(s)}
+}
+
+// describe says what the schema declares key to be: its declared name,
+// type and value decoded to JSON (or why it does not decode), or that it
+// is a lock. Keys the schema does not declare are not described.
+func (v *schemaView) describe(key, value []byte) (Description, bool) {
+	m, ok := v.r.Resolve(string(key))
+	if !ok {
+		return Description{}, false
+	}
+	d := Description{Name: m.Name()}
+	if m.Lock != nil {
+		d.Lock = true
+		return d, true
+	}
+	c := m.Codec()
+	d.Type = c.Type().String() + " (" + string(c.Encoding()) + ")"
+	val, err := c.Decode(value)
+	if err == nil {
+		var b []byte
+		if b, err = json.MarshalIndent(val, "", "  "); err == nil {
+			d.JSON = string(b)
+		}
+	}
+	if err != nil {
+		d.Error = err.Error()
+	}
+	return d, true
+}
+
+// encode turns input (JSON, or the bare text of a string-like type) into
+// the stored bytes of key's declared type, checked against it.
+func (v *schemaView) encode(key []byte, input string) ([]byte, error) {
+	m, ok := v.r.Resolve(string(key))
+	switch {
+	case !ok:
+		return nil, errors.New("the schema declares no key of this name")
+	case m.Lock != nil:
+		return nil, errors.New("this is the lock " + m.Name() + ": its value is a holder id, write it as text")
+	}
+	c := m.Codec()
+	val, err := c.ParseInput(input)
+	if err != nil {
+		return nil, err
+	}
+	return c.Encode(val)
+}

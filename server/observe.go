@@ -1,0 +1,167 @@
+package server
+
+import (
+	"strings"
+	"time"
+
+	"github.com/ssgen/ssgen/runtime/hlc"
+	"github.com/ssgen/ssgen/server/engine"
+)
+
+// RequestEvent is one request as Options.OnRequest is told of it, after it
+// was answered (or dropped). Its byte slices alias the request and the
+// response and are valid only during the call: an observer that keeps
+// anything copies it.
+type RequestEvent struct {
+	// Start is when the service began serving the request; Latency how
+	// long until its answer was handed to the broker (or it was dropped).
+	Start   time.Time
+	Latency time.Duration
+	// Client is the requester: its MQTT client id (embedded), its __srcId
+	// (external), or the name a tool gave Server.Exec.
+	Client string
+	// Verb is the command (SET, GET, DEL, VDEL, KEYNOTIFY, SCAN, or what
+	// the client sent); empty when the request was not decoded (dropped,
+	// refused by an envelope rule, or not a RESP3 array).
+	Verb string
+	// Key is the command's key (SCAN: its pattern); nil without one.
+	Key []byte
+	// Status is the __stat answered (200, 400, 505); 0 when nothing was
+	// answered (Dropped).
+	Status int
+	// Payload is the RESP3 response (nil when nothing was answered).
+	Payload []byte
+	// Version is the __ts answered, zero when none.
+	Version string
+	// Error is the -ERR text of a 200 answer, or the message of a 400/505.
+	Error string
+	// Reason says why the request was refused: the envelope rule that
+	// dropped it, disconnected its client or answered it 400/505, the
+	// authorization rules that did not grant it, or the fencing token or
+	// stamp that the engine refused. Empty for requests served.
+	Reason string
+	// Dropped is true when nothing was answered; Disconnected when the
+	// client was also disconnected (a forbidden response topic).
+	Dropped, Disconnected bool
+}
+
+// observing reports whether requests are observed: only then is the
+// start of each request read from the clock.
+func (s *Server) observing() bool { return s.opts.OnRequest != nil }
+
+// observe tells Options.OnRequest of a request that ran through process.
+func (s *Server) observe(start time.Time, client string, out *outcome) {
+	ev := RequestEvent{Start: start, Client: client, Reason: out.Reason}
+	if len(out.Args) > 0 {
+		ev.Verb = verbName(out.Args[0])
+		if len(out.Args) > 1 {
+			ev.Key = out.Args[1]
+		}
+	}
+	switch out.Action {
+	case actDrop:
+		ev.Dropped = true
+	case actKick:
+		ev.Dropped, ev.Disconnected = true, true
+	default:
+		ev.Payload = out.Reply.Payload
+		ev.Status = 200
+		for _, p := range out.Reply.User {
+			switch p.Key {
+			case propStatus:
+				if p.Value != "200" {
+					ev.Status = statusCode(p.Value)
+				}
+			case propTimestamp:
+				ev.Version = p.Value
+			}
+		}
+		ev.Error = strings.TrimPrefix(out.StoreError, "ERR ")
+		if ev.Status != 200 {
+			ev.Error = out.Reason
+		}
+		if out.Why != "" {
+			ev.Reason = out.Why
+		}
+	}
+	ev.Latency = time.Since(start)
+	s.opts.OnRequest(&ev)
+}
+
+func statusCode(v string) int {
+	switch v {
+	case "400":
+		return 400
+	case "505":
+		return 505
+	}
+	return 0
+}
+
+// verbName returns the verb as one of the constant strings for the
+// commands the engine knows (no allocation), else as sent, cut to 32
+// bytes.
+func verbName(b []byte) string {
+	switch string(b) {
+	case "SET":
+		return "SET"
+	case "GET":
+		return "GET"
+	case "DEL":
+		return "DEL"
+	case "VDEL":
+		return "VDEL"
+	case "KEYNOTIFY":
+		return "KEYNOTIFY"
+	case "SCAN":
+		return "SCAN"
+	}
+	if len(b) > 32 {
+		b = b[:32]
+	}
+	return strings.ToValidUTF8(string(b), "?")
+}
+
+// ExecRequest is a request a tool makes on the store in its own name
+// (Server.Exec): the web console's set and delete.
+type ExecRequest struct {
+	// Client names the requester in the trace and KEYNOTIFY registrations.
+	Client string
+	// Args is the command, verb first, as a client would send it.
+	Args [][]byte
+	// FencingToken is sent as __ft when not empty.
+	FencingToken string
+	// Persist asks that a SET's key be kept on disk (aio-persistence).
+	Persist bool
+}
+
+// Exec runs one request on the engine as a client's would run, stamped
+// with the engine's own clock, and tells Options.OnRequest of it. It
+// checks no authorization: the caller decides who may do what.
+func (s *Server) Exec(r ExecRequest) engine.Result {
+	start := time.Now()
+	now := start
+	if s.opts.Now != nil {
+		now = s.opts.Now()
+	}
+	ts := hlc.HLC{Wall: uint64(max(now.UnixMilli(), 0)), Node: "console"}
+	req := engine.Request{
+		Args: r.Args, Client: r.Client, Persist: r.Persist,
+		HasTimestamp: true, Timestamp: ts.String(),
+	}
+	if r.FencingToken != "" {
+		req.HasFencingToken, req.FencingToken = true, r.FencingToken
+	}
+	res := s.eng.Handle(req)
+	if s.observing() {
+		out := outcome{Action: actReply, Args: r.Args, Why: res.Why, Reply: reply{Payload: res.Payload}}
+		if !res.Version.IsZero() {
+			out.Reply.User = []userProp{{propTimestamp, res.Version.String()}}
+		}
+		if len(res.Payload) > 0 && res.Payload[0] == '-' {
+			out.StoreError = strings.TrimSuffix(string(res.Payload[1:]), "\r\n")
+		}
+		s.observe(start, r.Client, &out)
+	}
+	return res
+}
