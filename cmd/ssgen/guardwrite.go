@@ -54,7 +54,7 @@ func underGuard(ctx context.Context, env *cliEnv, verbName string, c *runtime.Cl
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 		defer cancel()
 		if err := lease.Release(rctx); err != nil {
-			fmt.Fprintf(env.stderr, "ssgen %s: release lock %q: %v (it expires by itself after %s)\n", verbName, lockKey, err, lk.TTL)
+			fmt.Fprintf(env.stderr, "ssgen %s: release lock %q: %s (it expires by itself after %s)\n", verbName, lockKey, libText(err), lk.TTL)
 		}
 	}()
 	return op(ctx, lease)

@@ -67,7 +67,7 @@ func runKeys(ctx context.Context, env *cliEnv, args []string) error {
 	for key, err := range l.All(ctx) {
 		if err != nil {
 			out.Flush()
-			return &exitError{code: exitUsage, err: fmt.Errorf("keys %q: %w (resume with --cursor %q)", pattern, err, l.Cursor())}
+			return &exitError{code: exitUsage, err: fmt.Errorf("%q: %w (resume with --cursor %q)", pattern, libErr(err), l.Cursor())}
 		}
 		if err := writeKey(out, key, resolve(res, key), *asJSON, *asHex); err != nil {
 			return &exitError{code: exitUsage, err: fmt.Errorf("write: %w", err)}

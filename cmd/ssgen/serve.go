@@ -103,20 +103,20 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	opts.DataDir, opts.PersistAll, opts.Repair = *dataDir, *persistAll, *repair
 	opts.Limits = lim
 	if opts.Security, err = serveSecurity(*tlsCert, *tlsKey, *tlsClientCA, *passwordFile, *authzFile, *allowAnonymous); err != nil {
-		return usageErrorf("%v", err)
+		return &exitError{code: exitUsage, err: libErr(err)}
 	}
 	srv, err := server.New(opts)
 	if err != nil {
-		return usageErrorf("%v", err)
+		return &exitError{code: exitUsage, err: libErr(err)}
 	}
 	if *seed != "" {
 		if err := seedServer(srv, *seed); err != nil {
 			_ = srv.Close()
-			return usageErrorf("--seed %s: %v", *seed, err)
+			return usageErrorf("--seed %s: %s", *seed, libText(err))
 		}
 	}
 	if err := srv.Start(); err != nil {
-		return &exitError{code: exitUsage, err: err}
+		return &exitError{code: exitUsage, err: libErr(err)}
 	}
 	// The URL on stdout, alone on its line, is the interface for scripts
 	// and tests that start the server on port 0.
@@ -124,7 +124,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	<-ctx.Done()
 	logger.Info("shutting down")
 	if err := srv.Close(); err != nil {
-		return &exitError{code: exitUsage, err: err}
+		return &exitError{code: exitUsage, err: libErr(err)}
 	}
 	return nil
 }

@@ -98,7 +98,7 @@ func watchKey(ctx context.Context, c *runtime.Client, env *cliEnv, key []byte, o
 	for ev, err := range c.WatchWith(ctx, key, opts) {
 		if err != nil {
 			last = err
-			out.warn(env.stderr, "ssgen watch: %s: %v\n", f.key(key), err)
+			out.warn(env.stderr, "ssgen watch: %s: %s\n", f.key(key), libText(err))
 			continue
 		}
 		last = nil
