@@ -79,14 +79,10 @@ func runGet(ctx context.Context, env *cliEnv, args []string) error {
 
 	switch {
 	case *asJSON:
-		obj := map[string]any{}
-		keyJSON(obj, key, *keyHex)
-		d.setJSON(obj)
-		versionJSON(obj, m, ver)
-		if in := infoOf(m); in != nil {
-			obj["schema"] = in
-		}
-		err = writeJSONLine(env.stdout, obj)
+		rec := newRecord(key, *keyHex, m)
+		rec.setValue(d)
+		rec.setVersion(m, ver)
+		err = writeJSONLine(env.stdout, rec)
 	case *out == "-":
 		_, err = env.stdout.Write(val)
 	case *out != "":

@@ -99,12 +99,7 @@ func writeKey(w *bufio.Writer, key []byte, m *schemaval.Match, asJSON, asHex boo
 	var err error
 	switch {
 	case asJSON:
-		obj := map[string]any{}
-		keyJSON(obj, key, asHex)
-		if in := infoOf(m); in != nil {
-			obj["schema"] = in
-		}
-		err = writeJSONLine(w, obj)
+		err = writeJSONLine(w, newRecord(key, asHex, m))
 	case m != nil:
 		_, err = fmt.Fprintln(w, token(key, asHex), m.Name())
 	default:

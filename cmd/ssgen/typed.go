@@ -190,45 +190,72 @@ func compactJSON(v any) string {
 	return out.String()
 }
 
-// setJSON puts the value into a --json object: "value" (the decoded value,
-// or the text of bytes that are UTF-8) or "valueHex"; and the reason a
-// declared key's value did not decode.
-func (d decoded) setJSON(obj map[string]any) {
+// record is one --json line of get, watch or keys, its fields in this
+// order, those that do not apply left out.
+type record struct {
+	Event       string      `json:"event,omitempty"`
+	Found       *bool       `json:"found,omitempty"`
+	Key         *string     `json:"key,omitempty"`
+	KeyHex      string      `json:"keyHex,omitempty"`
+	Value       any         `json:"value,omitempty"` // a nil interface only: a false or null value is kept
+	ValueHex    *string     `json:"valueHex,omitempty"`
+	DecodeError string      `json:"decodeError,omitempty"`
+	Version     string      `json:"version,omitempty"`
+	Written     string      `json:"written,omitempty"`
+	TTL         string      `json:"ttl,omitempty"`
+	Expires     string      `json:"expires,omitempty"`
+	Schema      *schemaInfo `json:"schema,omitempty"`
+}
+
+// newRecord starts a record with the key ("keyHex" when it is not UTF-8,
+// or asHex) and the declaration it is.
+func newRecord(key []byte, asHex bool, m *schemaval.Match) *record {
+	r := &record{Schema: infoOf(m)}
+	if asHex || !utf8.Valid(key) {
+		r.KeyHex = hex.EncodeToString(key)
+	} else {
+		k := string(key)
+		r.Key = &k
+	}
+	return r
+}
+
+// setValue puts the value in: "value" (the decoded value, or the text of
+// bytes that are UTF-8) or "valueHex", and the reason a declared key's
+// value did not decode.
+func (r *record) setValue(d decoded) {
 	switch {
 	case d.typed:
-		obj["value"] = d.value
+		r.Value = jsonValue{d.value}
 	case utf8.Valid(d.raw):
-		obj["value"] = string(d.raw)
+		r.Value = string(d.raw)
 	default:
-		obj["valueHex"] = hex.EncodeToString(d.raw)
+		h := hex.EncodeToString(d.raw)
+		r.ValueHex = &h
 	}
 	if d.err != nil {
-		obj["decodeError"] = d.err.Error()
+		r.DecodeError = d.err.Error()
 	}
 }
 
-// keyJSON puts the key into a --json object: "key", or "keyHex" when it
-// is not UTF-8 (or asHex).
-func keyJSON(obj map[string]any, key []byte, asHex bool) {
-	if asHex || !utf8.Valid(key) {
-		obj["keyHex"] = hex.EncodeToString(key)
-		return
-	}
-	obj["key"] = string(key)
-}
+// jsonValue keeps a decoded value that is nil (an absent list or map)
+// from being taken for no value at all.
+type jsonValue struct{ v any }
 
-// versionJSON adds the version and what follows from it: when it was
+func (j jsonValue) MarshalJSON() ([]byte, error) { return json.Marshal(j.v) }
+
+// setVersion puts in the version and what follows from it: when it was
 // written and, for a declaration with a TTL, when it expires if it was
 // written with that TTL.
-func versionJSON(obj map[string]any, m *schemaval.Match, ver hlc.HLC) {
-	obj["version"] = ver.String()
+func (r *record) setVersion(m *schemaval.Match, ver hlc.HLC) {
 	if ver.IsZero() {
 		return
 	}
-	obj["written"] = ver.Time().UTC().Format(time.RFC3339Nano)
+	r.Version = ver.String()
+	r.Written = ver.Time().UTC().Format(time.RFC3339Nano)
 	if ttl := declaredTTL(m); ttl > 0 {
-		obj["ttl"] = ttl.String()
-		obj["expires"] = ver.Time().Add(ttl).UTC().Format(time.RFC3339Nano)
+		r.TTL = ttl.String()
+		r.Expires = ver.Time().Add(ttl).UTC().Format(time.RFC3339Nano)
 	}
 }
 

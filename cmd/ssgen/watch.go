@@ -181,32 +181,27 @@ func (f eventFormat) format(ev runtime.Event) (line, warn string) {
 }
 
 func (f eventFormat) jsonLine(ev runtime.Event, m *schemaval.Match, d decoded) string {
-	obj := map[string]any{}
+	rec := newRecord(ev.Key, f.keyHex, m)
 	switch ev.Kind {
 	case runtime.EventSet:
-		obj["event"] = "set"
+		rec.Event = "set"
 	case runtime.EventDelete:
-		obj["event"] = "delete"
+		rec.Event = "delete"
 	case runtime.EventResync:
-		obj["event"] = "resync"
-		obj["found"] = ev.Found
+		rec.Event = "resync"
+		rec.Found = &ev.Found
 	}
-	keyJSON(obj, ev.Key, f.keyHex)
 	if ev.Kind == runtime.EventSet || ev.Kind == runtime.EventResync && ev.Found {
 		if f.valueHex {
-			obj["valueHex"] = hex.EncodeToString(ev.Value)
+			h := hex.EncodeToString(ev.Value)
+			rec.ValueHex = &h
 		} else {
-			d.setJSON(obj)
+			rec.setValue(d)
 		}
 	}
-	if !ev.Version.IsZero() {
-		versionJSON(obj, m, ev.Version)
-	}
-	if in := infoOf(m); in != nil {
-		obj["schema"] = in
-	}
+	rec.setVersion(m, ev.Version)
 	var b strings.Builder
-	_ = writeJSONLine(&b, obj)
+	_ = writeJSONLine(&b, rec)
 	return strings.TrimSuffix(b.String(), "\n")
 }
 
