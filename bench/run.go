@@ -175,6 +175,9 @@ func dialClients(ctx context.Context, brokerURL, prefix string, n int, cfg Confi
 		c, err := runtime.Dial(ctx, rc)
 		if err != nil {
 			closeAll(clients)
+			if ce := (*runtime.ConnectError)(nil); errors.As(err, &ce) {
+				return nil, fmt.Errorf("bench: %w", err) // it names the address
+			}
 			return nil, fmt.Errorf("bench: connect to %s: %w", brokerURL, err)
 		}
 		clients = append(clients, c)

@@ -87,7 +87,7 @@ func (c *Client) dialFirst(ctx context.Context) (*conn, error) {
 		if err == nil {
 			return cn, nil
 		}
-		if !retryableConnectError(err) {
+		if c.cfg.DialOnce || !retryableConnectError(err) {
 			return nil, err
 		}
 		c.log.Debug("connect failed, retrying", "attempt", n+1, "err", err)

@@ -64,6 +64,13 @@ type Config struct {
 	Timeout time.Duration
 	// ConnectTimeout bounds each connection attempt (Timeout by default).
 	ConnectTimeout time.Duration
+	// DialOnce makes Dial return the first connection attempt's failure
+	// at once: a refused connection, a broker that closes it, a failed
+	// handshake. By default Dial retries such transient failures until
+	// ConnectTimeout, which suits a service that may start before its
+	// broker; a command a person runs wants the answer now. Reconnections
+	// after a connection was made are not affected.
+	DialOnce bool
 	// ReconnectMin and ReconnectMax bound the reconnect backoff.
 	ReconnectMin, ReconnectMax time.Duration
 	// StableAfter is how long a connection must live for its loss to reset

@@ -96,7 +96,7 @@ func (c *Client) connect(ctx context.Context, first bool) (*conn, error) {
 		if ctx.Err() != nil && c.isClosing() {
 			return nil, ErrClosed
 		}
-		return nil, fmt.Errorf("statestore: connect %s: %w", c.cfg.addr(), err)
+		return nil, &ConnectError{Addr: c.cfg.addr(), TLS: c.cfg.TLS, Stage: StageMQTT, Err: err}
 	}
 	go func() {
 		<-pc.Done()
@@ -128,6 +128,10 @@ func (c *Client) connect(ctx context.Context, first bool) (*conn, error) {
 		if err != nil {
 			_ = pc.Disconnect(&paho.Disconnect{ReasonCode: 0})
 			ccancel(err)
+			var be *BrokerError
+			if !errors.As(err, &be) {
+				err = &ConnectError{Addr: c.cfg.addr(), TLS: c.cfg.TLS, Stage: StageSubscribe, Err: err}
+			}
 			return nil, err
 		}
 	}
@@ -152,7 +156,7 @@ func (c *Client) subscribe(ctx context.Context, pc *paho.Client) error {
 				}
 			}
 		}
-		return fmt.Errorf("statestore: subscribe: %w", err)
+		return err
 	}
 	return nil
 }
@@ -196,25 +200,26 @@ func (c *Client) connectPacket(first bool) (*paho.Connect, error) {
 
 func (c *Client) dialNet(ctx context.Context) (net.Conn, error) {
 	d := net.Dialer{KeepAlive: -1} // MQTT keep-alive does the job
+	nc, err := d.DialContext(ctx, "tcp", c.cfg.addr())
+	if err != nil {
+		return nil, &ConnectError{Addr: c.cfg.addr(), TLS: c.cfg.TLS, Stage: StageTCP, Err: err}
+	}
 	if !c.cfg.TLS {
-		nc, err := d.DialContext(ctx, "tcp", c.cfg.addr())
-		if err != nil {
-			return nil, fmt.Errorf("statestore: dial %s: %w", c.cfg.addr(), err)
-		}
 		return bufconn.New(nc), nil // still one writev per packet: see bufconn
 	}
 	tc, err := c.tlsConfig()
 	if err != nil {
+		_ = nc.Close()
 		return nil, err
 	}
-	td := tls.Dialer{NetDialer: &d, Config: tc}
-	nc, err := td.DialContext(ctx, "tcp", c.cfg.addr())
-	if err != nil {
-		return nil, fmt.Errorf("statestore: dial %s: %w", c.cfg.addr(), err)
+	conn := tls.Client(nc, tc)
+	if err := conn.HandshakeContext(ctx); err != nil {
+		_ = nc.Close()
+		return nil, &ConnectError{Addr: c.cfg.addr(), TLS: true, Stage: StageTLS, Err: err}
 	}
 	// paho writes a packet in several Write calls; over TLS they must not
 	// interleave between goroutines.
-	return bufconn.New(packets.NewThreadSafeConn(nc)), nil
+	return bufconn.New(packets.NewThreadSafeConn(conn)), nil
 }
 
 // tlsConfig is rebuilt for every connection so rotated files apply.
@@ -252,7 +257,7 @@ func (c *Client) tlsConfig() (*tls.Config, error) {
 		tc.InsecureSkipVerify = true // #nosec G402 -- chain verified below
 		tc.VerifyConnection = func(cs tls.ConnectionState) error {
 			if len(cs.PeerCertificates) == 0 {
-				return errors.New("statestore: broker sent no certificate")
+				return errors.New("broker sent no certificate")
 			}
 			inter := x509.NewCertPool()
 			for _, ic := range cs.PeerCertificates[1:] {

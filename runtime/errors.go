@@ -188,9 +188,9 @@ type ProtocolError struct {
 }
 
 func (e *ProtocolError) Error() string {
-	s := "statestore: " + e.Op + ": protocol violation: " + e.Reason
+	s := prefix + e.Op + ": protocol violation: " + e.Reason
 	if e.Err != nil {
-		s += ": " + e.Err.Error()
+		s += ": " + bare(e.Err)
 	}
 	return s
 }
@@ -207,9 +207,9 @@ type connLostError struct {
 }
 
 func (e *connLostError) Error() string {
-	s := "statestore: " + e.op + ": connection lost"
+	s := prefix + e.op + ": connection lost"
 	if e.cause != nil {
-		s += " (" + e.cause.Error() + ")"
+		s += " (" + bare(e.cause) + ")"
 	}
 	return s
 }

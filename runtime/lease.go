@@ -34,7 +34,7 @@ type LeaseLostError struct {
 }
 
 func (e *LeaseLostError) Error() string {
-	return "statestore: lease on " + e.Lock + " lost: " + e.Cause.Error()
+	return prefix + "lease on " + e.Lock + " lost: " + bare(e.Cause)
 }
 
 // Is matches ErrLeaseLost.

@@ -3,8 +3,8 @@ package runtime
 import (
 	"context"
 	"errors"
-	"fmt"
 	"iter"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -192,7 +192,7 @@ func (pw *patternWatch) handle(it pwItem) (ev Event, err error, deliver, stop bo
 		return Event{}, nil, false, k.failed != nil
 	case it.err != nil:
 		k.failed = it.err
-		return Event{}, fmt.Errorf("statestore: watch %q: %w", k.key, it.err), true, false
+		return Event{}, wrap(it.err, "watch "+strconv.Quote(k.key)), true, false
 	}
 	ev = it.ev
 	if !k.started {

@@ -74,7 +74,7 @@ func (c *Client) roundTrip(parent context.Context, op string, args [][]byte, o r
 	defer c.sem.release()
 	ts, err := c.clock.Now()
 	if err != nil {
-		return response{}, nil, fmt.Errorf("statestore: %s: %w", op, err)
+		return response{}, nil, wrap(err, op)
 	}
 	cl := c.getCall()
 	defer c.putCall(cl) // runs after remove, below
@@ -140,7 +140,7 @@ func (c *Client) roundTrip(parent context.Context, op string, args [][]byte, o r
 			if ack.Properties != nil {
 				reason = ack.Properties.ReasonString
 			}
-			return response{}, cn, fmt.Errorf("statestore: %s: %w", op, &BrokerError{Packet: "PUBACK", ReasonCode: ack.ReasonCode, Reason: reason})
+			return response{}, cn, wrap(&BrokerError{Packet: "PUBACK", ReasonCode: ack.ReasonCode, Reason: reason}, op)
 		}
 	}
 }
@@ -278,11 +278,11 @@ func (c *Client) waitError(parent context.Context, op string, err error, connect
 	case errors.Is(err, ErrClosed) || c.isClosing():
 		return ErrClosed
 	case parent.Err() != nil && !errors.Is(parent.Err(), context.DeadlineExceeded):
-		return fmt.Errorf("statestore: %s: %w", op, parent.Err())
+		return wrap(parent.Err(), op)
 	case errors.Is(err, context.DeadlineExceeded):
 		return &TimeoutError{Op: op, Connected: connected}
 	}
-	return fmt.Errorf("statestore: %s: %w", op, err)
+	return wrap(err, op)
 }
 
 // envelope builds the PUBLISH of wire contract §2 in cl, from its payload
@@ -364,7 +364,7 @@ func (c *Client) decode(op string, p *paho.Publish) (response, error) {
 			return response{}, &ProtocolError{Op: op, Reason: "response __ts", Err: fmt.Errorf("%w: %w", ErrInvalidVersion, err)}
 		}
 		if _, err := c.clock.Update(v); err != nil {
-			return response{}, fmt.Errorf("statestore: %s: response timestamp: %w", op, err)
+			return response{}, wrap(err, op+": response timestamp")
 		}
 		r.version = v
 	}

@@ -7,7 +7,6 @@ import (
 	"os"
 	goruntime "runtime"
 	"runtime/pprof"
-	"strings"
 
 	"github.com/ssgen/ssgen/bench"
 )
@@ -15,7 +14,7 @@ import (
 func init() {
 	register(verb{
 		name:    "bench",
-		summary: "load generator: ops/s and latency percentiles, with a raw-MQTT baseline in the same run",
+		summary: "measure a state store's throughput and latency, against a raw-MQTT baseline in the same run",
 		run:     runBench,
 	})
 }
@@ -57,7 +56,7 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 		return usageErrorf("--mix: %v", err)
 	}
 	cfg := bench.Config{
-		Broker: *broker, Attach: *attach, Persist: *persist, DataDir: *dataDir, Clients: *clients, InFlight: *inFlight, Mix: mix,
+		Broker: optionalBrokerURL(*broker), Attach: *attach, Persist: *persist, DataDir: *dataDir, Clients: *clients, InFlight: *inFlight, Mix: mix,
 		ValueSize: *valueSize, Keys: *keys, Requests: *requests, Duration: *duration,
 		Warmup: *warmup, Watchers: *watchers, WatchClients: *watchClients,
 		Baseline: *baseline, BareBaseline: *bare, Segments: *segments, Timeout: *timeout,
@@ -153,9 +152,18 @@ func startProfiles(cpuPath, memPath string) (func() error, error) {
 }
 
 // benchError drops the "bench: " that package bench puts before its
-// messages (right for a library error) since the CLI already says
-// "ssgen bench: ", so the message reads the verb once.
+// messages (right for a library error), and the runtime's "statestore: "
+// after it, since the CLI already says "ssgen bench: ", so the message
+// reads the verb once.
 type benchError struct{ err error }
 
-func (e benchError) Error() string { return strings.TrimPrefix(e.err.Error(), "bench: ") }
+func (e benchError) Error() string { return libText(e.err) }
 func (e benchError) Unwrap() error { return e.err }
+
+// optionalBrokerURL is brokerURL, keeping "" (no broker) as it is.
+func optionalBrokerURL(s string) string {
+	if s == "" {
+		return ""
+	}
+	return brokerURL(s)
+}

@@ -12,7 +12,7 @@ import (
 )
 
 func init() {
-	register(verb{name: "check", summary: "exit 1 with a diff when generated files are stale (for CI)", run: runCheck})
+	register(verb{name: "check", summary: "check that the generated files are up to date (exit 1 with a diff when stale, for CI)", run: runCheck})
 }
 
 const checkUsage = `[--schema FILE] [--out DIR] [--format text|github-actions]

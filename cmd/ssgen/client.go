@@ -5,10 +5,11 @@ import (
 	"encoding/hex"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
+	"net"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ssgen/ssgen/runtime"
@@ -20,20 +21,34 @@ type connFlags struct {
 	broker   string
 	clientID string
 	timeout  time.Duration
+	source   string // where the broker came from, "" for the default
 }
 
-const connUsage = "--broker mqtt://host:port (else the AIO_* variables), --client-id, --timeout"
+// The broker a shell verb talks to when nothing names one.
+const (
+	defaultBroker = "mqtt://127.0.0.1:1883"
+	brokerEnv     = "SSGEN_BROKER"
+)
 
 func (c *connFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&c.broker, "broker", "", "broker URL, mqtt://host:port or mqtts://host:port (default: the AIO_* environment variables)")
+	fs.StringVar(&c.broker, "broker", "", "broker `URL`: mqtt://host:port, mqtts://host:port (TLS) or host:port (default: $"+brokerEnv+", else the AIO_* variables, else "+defaultBroker+")")
 	fs.StringVar(&c.clientID, "client-id", "", "MQTT client id (default: AIO_MQTT_CLIENT_ID, else a random one)")
 	fs.DurationVar(&c.timeout, "timeout", runtime.DefaultTimeout, "bound on connecting and on each request")
 }
 
-// config resolves the broker from --broker, else from the AIO_* variables.
-// oneShot verbs keep no MQTT session, so a killed process leaves nothing
-// behind on the broker; long-running verbs keep the runtime's default so a
-// reconnect resumes their session.
+// brokerURL reads a --broker or $SSGEN_BROKER value: a URL, or host:port
+// (or a bare host) meaning plain MQTT.
+func brokerURL(s string) string {
+	if strings.Contains(s, "://") {
+		return s
+	}
+	return "mqtt://" + s
+}
+
+// config resolves the broker: --broker, else $SSGEN_BROKER, else the
+// AIO_* variables, else the default. oneShot verbs keep no MQTT session,
+// so a killed process leaves nothing behind on the broker; long-running
+// verbs keep the runtime's default so a reconnect resumes their session.
 func (c *connFlags) config(env *cliEnv, oneShot bool) (runtime.Config, error) {
 	if c.timeout <= 0 {
 		return runtime.Config{}, usageErrorf("--timeout must be positive, got %s", c.timeout)
@@ -42,25 +57,37 @@ func (c *connFlags) config(env *cliEnv, oneShot bool) (runtime.Config, error) {
 	var err error
 	switch {
 	case c.broker != "":
-		cfg, err = runtime.FromURL(c.broker)
+		c.source = "--broker"
+		cfg, err = runtime.FromURL(brokerURL(c.broker))
+	case env.getenv(brokerEnv) != "":
+		c.source = "$" + brokerEnv
+		cfg, err = runtime.FromURL(brokerURL(env.getenv(brokerEnv)))
 	case env.getenv("AIO_BROKER_HOSTNAME") != "":
 		// runtime.FromEnv reads the process environment; env.getenv only
 		// decides whether the variables are there to be read.
+		c.source = "the AIO_* variables"
 		cfg, err = runtime.FromEnv()
 		if err == nil && oneShot && env.getenv("AIO_MQTT_SESSION_EXPIRY") != "" {
 			oneShot = false
 		}
 	default:
-		return runtime.Config{}, usageErrorf("no broker: pass --broker mqtt://host:port or set AIO_BROKER_HOSTNAME")
+		c.source = ""
+		cfg, err = runtime.FromURL(defaultBroker)
 	}
 	if err != nil {
-		return runtime.Config{}, usageErrorf("%v", err)
+		if c.source != "" {
+			return runtime.Config{}, usageErrorf("%s: %s", c.source, libText(err))
+		}
+		return runtime.Config{}, &exitError{code: exitUsage, err: libErr(err)}
 	}
 	if c.clientID != "" {
 		cfg.ClientID = c.clientID
 	}
 	cfg.Timeout = c.timeout
 	cfg.ConnectTimeout = c.timeout
+	// A person waiting at a prompt wants a refused connection or a TLS
+	// mismatch reported now, not after retrying for --timeout.
+	cfg.DialOnce = true
 	if oneShot {
 		cfg.SessionExpiry = -1
 	}
@@ -68,7 +95,7 @@ func (c *connFlags) config(env *cliEnv, oneShot bool) (runtime.Config, error) {
 }
 
 // dial connects with the verb's connection flags. Connection failures are
-// exit code 2.
+// exit code 2, with what to try.
 func (c *connFlags) dial(ctx context.Context, env *cliEnv, oneShot bool) (*runtime.Client, error) {
 	cfg, err := c.config(env, oneShot)
 	if err != nil {
@@ -77,9 +104,34 @@ func (c *connFlags) dial(ctx context.Context, env *cliEnv, oneShot bool) (*runti
 	keepLibraryOffStdout(env)
 	cl, err := runtime.Dial(ctx, cfg)
 	if err != nil {
-		return nil, &exitError{code: exitUsage, err: fmt.Errorf("connect to %s:%d: %w", cfg.Host, cfg.Port, err)}
+		return nil, &exitError{code: exitUsage, err: connectError(cfg, c.source, err)}
 	}
 	return cl, nil
+}
+
+// connectError says why a connection failed and what to try.
+func connectError(cfg runtime.Config, source string, err error) error {
+	addr := net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port))
+	msg := libText(err)
+	if !strings.HasPrefix(msg, "connect ") {
+		msg = "connect " + addr + ": " + msg
+	}
+	var ce *runtime.ConnectError
+	isConnect := errors.As(err, &ce)
+	switch {
+	case isConnect && ce.Refused() && source == "":
+		msg += "; nothing named a broker (--broker, $" + brokerEnv + ", AIO_BROKER_HOSTNAME), so this was the default " +
+			defaultBroker + ": start a local state store with ssgen serve, or name the broker with --broker HOST:PORT"
+	case isConnect && ce.Refused():
+		msg += " (broker from " + source + "): is the broker running, and listening on that port?"
+	case isConnect && ce.ClosedByBroker() && ce.TLS:
+		msg += "; if the broker does not use TLS on that port, connect with mqtt://" + addr
+	case isConnect && ce.ClosedByBroker():
+		msg += "; if the broker expects TLS on that port, connect with mqtts://" + addr + " (or it refused this client: check its log)"
+	case errors.Is(err, context.DeadlineExceeded) || errors.Is(err, os.ErrDeadlineExceeded):
+		msg += " (no answer within --timeout " + cfg.ConnectTimeout.String() + ")"
+	}
+	return &cliError{msg: msg, err: err}
 }
 
 // keepLibraryOffStdout points os.Stdout at stderr when the verb writes to
@@ -104,7 +156,7 @@ func opError(subject string, err error) error {
 		errors.Is(err, runtime.ErrFencingTokenRequired):
 		code = exitNegative
 	}
-	return &exitError{code: code, err: fmt.Errorf("%s: %w", subject, err)}
+	return &exitError{code: code, err: &cliError{msg: subject + ": " + libText(err), err: err}}
 }
 
 // keyArg decodes a key given on the command line, as text or as hex.

@@ -22,23 +22,30 @@ func runVDel(ctx context.Context, env *cliEnv, args []string) error {
 
 // runDelete is del and vdel: they differ only in the value to compare.
 func runDelete(ctx context.Context, env *cliEnv, args []string, byValue bool) error {
+	const typed = "With a schema (--schema, $" + schemaEnv + " or ./" + defaultSchemaFile + "), a guarded key is deleted\n" +
+		"under its guard lock's lease (taken and released; --wait waits for a holder)\n" +
+		"unless --fencing-token is given"
 	name, usage := "del", "KEY [flags]\n\n"+
-		"Deletes KEY. Prints nothing; exit 1 if the key did not exist or the\n"+
-		"fencing token is stale.\n\nflags:"
+		"Deletes KEY. Prints nothing; exit 1 if the key did not exist, the guard lock is\n"+
+		"held by someone else, or the fencing token is stale.\n\n"+typed+".\n\nflags:"
 	if byValue {
 		name, usage = "vdel", "KEY VALUE [flags]\n\n"+
 			"Deletes KEY only if it holds exactly VALUE (text, or hex with --hex). Prints\n"+
-			"nothing; exit 1 if the key did not exist, holds another value, or the\n"+
-			"fencing token is stale.\n\nflags:"
+			"nothing; exit 1 if the key did not exist, holds another value, the guard lock\n"+
+			"is held by someone else, or the fencing token is stale.\n\n"+typed+", and\n"+
+			"VALUE of a declared key is typed as for ssgen set and encoded with its encoding.\n\nflags:"
 	}
 	fs := newFlagSet(env, name, usage)
 	var cf connFlags
 	cf.register(fs)
+	var sf schemaFlags
+	sf.register(fs)
 	fencing := fs.String("fencing-token", "", "fencing token (an HLC) sent with the delete")
+	wait := fs.Duration("wait", 0, "for a guarded key: wait this long for the guard lock (0: fail at once if it is held)")
 	keyHex := fs.Bool("key-hex", false, "KEY is given as hex")
 	var asHex *bool
 	if byValue {
-		asHex = fs.Bool("hex", false, "VALUE is given as hex")
+		asHex = fs.Bool("hex", false, "VALUE is given as hex bytes (implies --raw)")
 	}
 	pos, _, help, err := parseArgs(fs, args, 0)
 	if help || err != nil {
@@ -60,6 +67,10 @@ func runDelete(ctx context.Context, env *cliEnv, args []string, byValue bool) er
 	if opts.FencingToken, err = fencingArg(*fencing); err != nil {
 		return err
 	}
+	if *wait < 0 {
+		return usageErrorf("--wait must not be negative")
+	}
+	subject := showKey(key, *keyHex)
 	var value []byte
 	if byValue {
 		value = []byte(pos[1])
@@ -69,23 +80,46 @@ func runDelete(ctx context.Context, env *cliEnv, args []string, byValue bool) er
 			}
 		}
 	}
+	sf.raw = sf.raw || asHex != nil && *asHex
+	res, err := sf.resolver(env)
+	if err != nil {
+		return err
+	}
+	m := resolve(res, key)
+	if m != nil && m.Lock != nil {
+		return usageErrorf("%s is the %s: ssgen lock releases it (--raw deletes it anyway)", subject, describe(m))
+	}
+	if m != nil && byValue {
+		if value, err = encodeArg(m, subject, pos[1]); err != nil {
+			return err
+		}
+	}
 
 	c, err := cf.dial(ctx, env, true)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	var deleted bool
-	if byValue {
-		deleted, _, err = c.VDel(ctx, key, value, opts)
-	} else {
-		deleted, _, err = c.Del(ctx, key, opts)
+	del := func(ctx context.Context) error {
+		var deleted bool
+		if byValue {
+			deleted, _, err = c.VDel(ctx, key, value, opts)
+		} else {
+			deleted, _, err = c.Del(ctx, key, opts)
+		}
+		if err == nil && !deleted {
+			err = runtime.ErrNotFound
+		}
+		if err != nil {
+			return opError(subject, err)
+		}
+		return nil
 	}
-	if err == nil && !deleted {
-		err = runtime.ErrNotFound
+	if m != nil && m.Key.Guard != nil && opts.FencingToken.IsZero() {
+		return underGuard(ctx, env, name, c, m, subject, *wait, cf.timeout, func(ctx context.Context, le *runtime.Lease) error {
+			opts.FencingToken = le.Token()
+			return del(ctx)
+		})
 	}
-	if err != nil {
-		return opError(showKey(key, *keyHex), err)
-	}
-	return nil
+	return del(ctx)
 }

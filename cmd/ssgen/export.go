@@ -69,7 +69,7 @@ func exportHTTP(ctx context.Context, env *cliEnv, hf *httpFlags, w io.Writer) er
 	}
 	defer resp.Body.Close()
 	if _, err := io.Copy(w, resp.Body); err != nil {
-		return &exitError{code: exitUsage, err: fmt.Errorf("export: %w", err)}
+		return &exitError{code: exitUsage, err: fmt.Errorf("reading the snapshot: %w", err)}
 	}
 	return nil
 }
@@ -86,11 +86,11 @@ func exportDataDir(env *cliEnv, dir string, w io.Writer) error {
 	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srv, err := server.New(server.Options{DataDir: dir, Logger: log})
 	if err != nil {
-		return usageErrorf("%v (to export from a running server, use --http)", err)
+		return usageErrorf("%s (to export from a running server, use --http)", libText(err))
 	}
 	werr := srv.WriteSnapshot(w)
 	if err := errors.Join(werr, srv.Close()); err != nil {
-		return &exitError{code: exitUsage, err: err}
+		return &exitError{code: exitUsage, err: libErr(err)}
 	}
 	return nil
 }

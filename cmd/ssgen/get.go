@@ -6,22 +6,33 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 )
 
 func init() {
 	register(verb{name: "get", summary: "print the value of a key", run: runGet})
 }
 
+const getUsage = "KEY [flags]\n\n" +
+	"Prints the value of KEY followed by a newline. Exit 1 if the key does not exist.\n\n" +
+	"With a schema (--schema, $" + schemaEnv + " or ./" + defaultSchemaFile + "), a declared key's value is\n" +
+	"decoded with its type and encoding: a scalar prints as text, anything else as\n" +
+	"indented JSON, and one line on stderr names the declaration, its parameters, the\n" +
+	"version and when the key expires if written with its declared TTL. --json prints\n" +
+	"all of it as one JSON object instead. An undeclared key, --raw, --hex and --out\n" +
+	"print the bytes. --version adds the key's version (an HLC) as the last line.\n\nflags:"
+
 func runGet(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet(env, "get", "KEY [flags]\n\n"+
-		"Prints the value followed by a newline (as hex with --hex, or written\n"+
-		"byte-exact to a file with --out). --version adds the key's version (an HLC)\n"+
-		"as the last line of stdout. Exit 1 if the key does not exist.\n\nflags:")
+	fs := newFlagSet(env, "get", getUsage)
 	var cf connFlags
 	cf.register(fs)
-	asHex := fs.Bool("hex", false, "print the value as hex")
-	out := fs.String("out", "", "write the value, byte-exact, to this file (- for stdout) instead")
+	var sf schemaFlags
+	sf.register(fs)
+	asHex := fs.Bool("hex", false, "print the value's bytes as hex")
+	out := fs.String("out", "", "write the value's bytes, byte-exact, to this file (- for stdout) instead")
 	withVersion := fs.Bool("version", false, "print the version on its own line after the value")
+	asJSON := fs.Bool("json", false, `print one JSON object: key, value (or valueHex), version, written; for a declared key also schema, ttl and expires`)
+	quiet := fs.Bool("quiet", false, "print no summary line on stderr")
 	keyHex := fs.Bool("key-hex", false, "KEY is given as hex")
 	pos, _, help, err := parseArgs(fs, args, 0)
 	if help || err != nil {
@@ -33,6 +44,9 @@ func runGet(ctx context.Context, env *cliEnv, args []string) error {
 	if *asHex && *out != "" {
 		return usageErrorf("--hex and --out exclude each other")
 	}
+	if *asJSON && (*asHex || *out != "" || *withVersion) {
+		return usageErrorf("--json excludes --hex, --out and --version (it prints the version)")
+	}
 	if *out == "-" && *withVersion {
 		// The version line could not be told apart from a value without a newline.
 		return usageErrorf("--version and --out - exclude each other")
@@ -41,6 +55,13 @@ func runGet(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	// Bytes asked for are bytes: no schema.
+	sf.raw = sf.raw || *asHex || *out != ""
+	res, err := sf.resolver(env)
+	if err != nil {
+		return err
+	}
+	m := resolve(res, key)
 
 	c, err := cf.dial(ctx, env, true)
 	if err != nil {
@@ -51,8 +72,17 @@ func runGet(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return opError(showKey(key, *keyHex), err)
 	}
+	d := decodeValue(m, val)
+	if d.err != nil && !*asJSON {
+		return &exitError{code: exitUsage, err: fmt.Errorf("%s: stored value does not fit %s: %v (--raw prints its bytes)", showKey(key, *keyHex), describe(m), d.err)}
+	}
 
 	switch {
+	case *asJSON:
+		rec := newRecord(key, *keyHex, m)
+		rec.setValue(d)
+		rec.setVersion(m, ver)
+		err = writeJSONLine(env.stdout, rec)
 	case *out == "-":
 		_, err = env.stdout.Write(val)
 	case *out != "":
@@ -60,13 +90,16 @@ func runGet(ctx context.Context, env *cliEnv, args []string) error {
 	case *asHex:
 		_, err = fmt.Fprintln(env.stdout, hex.EncodeToString(val))
 	default:
-		err = writeLine(env.stdout, val)
+		err = writeLine(env.stdout, d.text())
 	}
 	if err == nil && *withVersion {
 		_, err = fmt.Fprintln(env.stdout, ver)
 	}
 	if err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("write value: %w", err)}
+	}
+	if m != nil && !*asJSON && !*quiet {
+		fmt.Fprintln(env.stderr, facts(m, ver, time.Now()))
 	}
 	return nil
 }

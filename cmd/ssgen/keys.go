@@ -3,11 +3,10 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/hex"
 	"encoding/json"
 	"fmt"
-	"unicode/utf8"
 
+	"github.com/ssgen/ssgen/internal/schemaval"
 	"github.com/ssgen/ssgen/runtime"
 )
 
@@ -21,10 +20,15 @@ func runKeys(ctx context.Context, env *cliEnv, args []string) error {
 		"order: '*' any run of bytes ('/' included), '?' one byte, [abc] [a-z] [!a]\n"+
 		"a set, '\\' makes the next byte literal. With --limit the listing stops\n"+
 		"after N keys and prints the cursor to resume from on stderr; --cursor\n"+
-		"resumes there (keys of the page it points into may be listed again).\n\nflags:")
+		"resumes there (keys of the page it points into may be listed again).\n\n"+
+		"With a schema (--schema, $"+schemaEnv+" or ./"+defaultSchemaFile+"), a declared key is followed\n"+
+		"by its declaration's name (KEY Thermostat.SetPoint); with --json, by the\n"+
+		"declaration and its parameter values.\n\nflags:")
 	var cf connFlags
 	cf.register(fs)
-	asJSON := fs.Bool("json", false, `print JSON lines: {"key":K} ({"keyHex":H} for a key that is not UTF-8), then {"cursor":C} if --limit stopped the listing`)
+	var sf schemaFlags
+	sf.register(fs)
+	asJSON := fs.Bool("json", false, `print JSON lines: {"key":K} ({"keyHex":H} for a key that is not UTF-8; "schema" for a declared key), then {"cursor":C} if --limit stopped the listing`)
 	asHex := fs.Bool("key-hex", false, "print keys as hex")
 	limit := fs.Int("limit", 0, "stop after this many keys (0: all)")
 	from := fs.String("cursor", "", "resume a listing of the same GLOB from this cursor")
@@ -46,6 +50,11 @@ func runKeys(ctx context.Context, env *cliEnv, args []string) error {
 		return usageErrorf("--limit must not be negative, got %d", *limit)
 	}
 
+	res, err := sf.resolver(env)
+	if err != nil {
+		return err
+	}
+
 	c, err := cf.dial(ctx, env, true)
 	if err != nil {
 		return err
@@ -58,9 +67,9 @@ func runKeys(ctx context.Context, env *cliEnv, args []string) error {
 	for key, err := range l.All(ctx) {
 		if err != nil {
 			out.Flush()
-			return &exitError{code: exitUsage, err: fmt.Errorf("keys %q: %w (resume with --cursor %q)", pattern, err, l.Cursor())}
+			return &exitError{code: exitUsage, err: fmt.Errorf("%q: %w (resume with --cursor %q)", pattern, libErr(err), l.Cursor())}
 		}
-		if err := writeKey(out, key, *asJSON, *asHex); err != nil {
+		if err := writeKey(out, key, resolve(res, key), *asJSON, *asHex); err != nil {
 			return &exitError{code: exitUsage, err: fmt.Errorf("write: %w", err)}
 		}
 		if n++; n == *limit {
@@ -84,17 +93,15 @@ func runKeys(ctx context.Context, env *cliEnv, args []string) error {
 }
 
 // writeKey prints one listed key: as text (Go-quoted when it is not plain,
-// as watch does), as hex, or as a JSON line.
-func writeKey(w *bufio.Writer, key []byte, asJSON, asHex bool) error {
+// as watch does) followed by its declaration's name if it has one, as
+// hex, or as a JSON line.
+func writeKey(w *bufio.Writer, key []byte, m *schemaval.Match, asJSON, asHex bool) error {
 	var err error
 	switch {
 	case asJSON:
-		field, val := "key", string(key)
-		if asHex || !utf8.Valid(key) {
-			field, val = "keyHex", hex.EncodeToString(key)
-		}
-		line, _ := json.Marshal(map[string]string{field: val})
-		_, err = fmt.Fprintf(w, "%s\n", line)
+		err = writeJSONLine(w, newRecord(key, asHex, m))
+	case m != nil:
+		_, err = fmt.Fprintln(w, token(key, asHex), m.Name())
 	default:
 		_, err = fmt.Fprintln(w, token(key, asHex))
 	}

@@ -73,7 +73,7 @@ func runLock(ctx context.Context, env *cliEnv, args []string) error {
 		rctx, cancel := context.WithTimeout(context.Background(), cf.timeout)
 		defer cancel()
 		if err := lease.Release(rctx); err != nil {
-			fmt.Fprintf(env.stderr, "ssgen lock: %s: release: %v (the lock expires by itself after --ttl)\n", subject, err)
+			fmt.Fprintf(env.stderr, "ssgen lock: %s: release: %s (the lock expires by itself after --ttl)\n", subject, libText(err))
 		}
 	}()
 
@@ -110,7 +110,7 @@ func runLock(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	restoreTerminal()
 	if lost {
-		return &exitError{code: exitNegative, err: fmt.Errorf("%s: %v; stopped %s", subject, lease.Err(), command[0])}
+		return &exitError{code: exitNegative, err: fmt.Errorf("%s: %s; stopped %s", subject, libText(lease.Err()), command[0])}
 	}
 	return commandExit(cmd, err)
 }

@@ -31,6 +31,9 @@ type cliEnv struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 	getenv         func(string) string
+	// onFlagSet, when set, sees every flag set a verb makes (completion
+	// reads the verbs' flags with it).
+	onFlagSet func(*flag.FlagSet)
 }
 
 var verbs = map[string]verb{}
@@ -64,8 +67,14 @@ func newFlagSet(env *cliEnv, name, usage string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(env.stderr)
 	fs.Usage = func() {
+		if v, ok := verbs[name]; ok {
+			fmt.Fprintf(env.stderr, "%s\n\n", sentence(v.summary))
+		}
 		fmt.Fprintf(env.stderr, "usage: ssgen %s %s\n", name, usage)
 		fs.PrintDefaults()
+	}
+	if env.onFlagSet != nil {
+		env.onFlagSet(fs)
 	}
 	return fs
 }
@@ -91,13 +100,18 @@ func main() {
 
 // runCLI dispatches to a verb and turns its error into an exit code.
 func runCLI(ctx context.Context, env *cliEnv, args []string) int {
-	if len(args) == 0 || args[0] == "help" || args[0] == "-h" || args[0] == "--help" {
+	switch {
+	case len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" && len(args) == 1:
 		printHelp(env.stdout)
 		return exitOK
+	case args[0] == "help":
+		return helpVerb(ctx, env, args[1:])
+	case args[0] == "-version" || args[0] == "--version":
+		args = append([]string{"version"}, args[1:]...)
 	}
 	v, ok := verbs[args[0]]
 	if !ok {
-		fmt.Fprintf(env.stderr, "ssgen: unknown verb %q (see ssgen help)\n", args[0])
+		fmt.Fprintf(env.stderr, "ssgen: unknown verb %q%s (see ssgen help)\n", args[0], suggestVerb(args[0]))
 		return exitUsage
 	}
 	err := v.run(ctx, env, args[1:])
@@ -125,6 +139,7 @@ func printHelp(w io.Writer) {
 	}
 	sort.Strings(names)
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-9s %s\n", n, verbs[n].summary)
+		fmt.Fprintf(w, "  %-11s %s\n", n, verbs[n].summary)
 	}
+	fmt.Fprintln(w, "\nssgen help VERB describes a verb; ssgen --version prints the version.")
 }

@@ -105,7 +105,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	opts.DataDir, opts.PersistAll, opts.Repair = *dataDir, *persistAll, *repair
 	opts.Limits = lim
 	if opts.Security, err = serveSecurity(*tlsCert, *tlsKey, *tlsClientCA, *passwordFile, *authzFile, *allowAnonymous); err != nil {
-		return usageErrorf("%v", err)
+		return &exitError{code: exitUsage, err: libErr(err)}
 	}
 	con, err := web.install(env, &opts)
 	if err != nil {
@@ -113,16 +113,16 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	srv, err := server.New(opts)
 	if err != nil {
-		return usageErrorf("%v", err)
+		return &exitError{code: exitUsage, err: libErr(err)}
 	}
 	if *seed != "" {
 		if err := seedServer(srv, *seed); err != nil {
 			_ = srv.Close()
-			return usageErrorf("--seed %s: %v", *seed, err)
+			return usageErrorf("--seed %s: %s", *seed, libText(err))
 		}
 	}
 	if err := srv.Start(); err != nil {
-		return &exitError{code: exitUsage, err: err}
+		return &exitError{code: exitUsage, err: libErr(err)}
 	}
 	if con != nil {
 		// Snapshots (ssgen export, ssgen import) behind the console's
@@ -145,7 +145,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		_ = con.Close()
 	}
 	if err := srv.Close(); err != nil {
-		return &exitError{code: exitUsage, err: err}
+		return &exitError{code: exitUsage, err: libErr(err)}
 	}
 	return nil
 }

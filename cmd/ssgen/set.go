@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/ssgen/ssgen/runtime"
@@ -16,22 +17,34 @@ func init() {
 	register(verb{name: "set", summary: "store a value under a key", run: runSet})
 }
 
+const setUsage = "KEY VALUE [flags]   or   ssgen set KEY --file PATH [flags]\n\n" +
+	"Stores VALUE (or the contents of --file; --file - reads stdin) and prints the\n" +
+	"version the service gave it. Exit 1 if --nx/--nex found the key in the way, the\n" +
+	"guard lock is held by someone else, or the fencing token is stale. Put \"--\"\n" +
+	"before a VALUE that starts with \"-\".\n\n" +
+	"With a schema (--schema, $" + schemaEnv + " or ./" + defaultSchemaFile + "), VALUE for a declared key is\n" +
+	"JSON (bare text for string-like types: set .../mode heat), checked against the\n" +
+	"key's type and encoded with its encoding; a misfit is refused before anything is\n" +
+	"sent. The key's declared TTL and persist apply unless --px or --persist say\n" +
+	"otherwise. A guarded key is written under its guard lock's lease (taken for the\n" +
+	"write and released after; --wait waits for a holder to let go) unless\n" +
+	"--fencing-token is given. An undeclared key, --raw and --hex store bytes as given.\n\nflags:"
+
 func runSet(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet(env, "set", "KEY VALUE [flags]   or   ssgen set KEY --file PATH [flags]\n\n"+
-		"Stores VALUE (text, or hex with --hex, or the bytes of a file with --file;\n"+
-		"--file - reads stdin) and prints the version the service gave it. Exit 1 if\n"+
-		"--nx/--nex found the key in the way or the fencing token is stale. Put \"--\"\n"+
-		"before a VALUE that starts with \"-\".\n\nflags:")
+	fs := newFlagSet(env, "set", setUsage)
 	var cf connFlags
 	cf.register(fs)
+	var sf schemaFlags
+	sf.register(fs)
 	nx := fs.Bool("nx", false, "set only if the key does not exist")
 	nex := fs.Bool("nex", false, "set only if the key does not exist or already holds exactly VALUE")
 	var px pxFlag
 	fs.Var(&px, "px", "expire the key after this long: a Go duration (10s, 1500ms) or a number of milliseconds")
 	fencing := fs.String("fencing-token", "", "fencing token (an HLC, as printed by ssgen lock/set) sent with the write")
 	persist := fs.Bool("persist", false, "ask the broker to persist the key (aio-persistence)")
-	asHex := fs.Bool("hex", false, "VALUE is given as hex")
-	file := fs.String("file", "", "read the value from this file (- for stdin) instead of VALUE")
+	wait := fs.Duration("wait", 0, "for a guarded key: wait this long for the guard lock (0: fail at once if it is held)")
+	asHex := fs.Bool("hex", false, "VALUE is given as hex bytes (implies --raw)")
+	file := fs.String("file", "", "read VALUE from this file (- for stdin)")
 	keyHex := fs.Bool("key-hex", false, "KEY is given as hex")
 	pos, _, help, err := parseArgs(fs, args, 0)
 	if help || err != nil {
@@ -51,10 +64,14 @@ func runSet(ctx context.Context, env *cliEnv, args []string) error {
 	if *nx && *nex {
 		return usageErrorf("--nx and --nex exclude each other")
 	}
+	if *wait < 0 {
+		return usageErrorf("--wait must not be negative")
+	}
 	key, err := keyArg(pos[0], *keyHex)
 	if err != nil {
 		return err
 	}
+	subject := showKey(key, *keyHex)
 	opts := runtime.SetOptions{TTL: px.d, Persist: *persist}
 	switch {
 	case *nx:
@@ -82,22 +99,58 @@ func runSet(ctx context.Context, env *cliEnv, args []string) error {
 		return usageErrorf("read value: %v", err)
 	}
 
+	sf.raw = sf.raw || *asHex
+	res, err := sf.resolver(env)
+	if err != nil {
+		return err
+	}
+	m := resolve(res, key)
+	switch {
+	case m != nil && m.Lock != nil:
+		return usageErrorf("%s is the %s: take it with ssgen lock (--raw writes it anyway)", subject, describe(m))
+	case m != nil:
+		input := string(value)
+		if *file != "" {
+			// A file or a pipe usually ends its text with a newline.
+			input = strings.TrimSuffix(strings.TrimSuffix(input, "\n"), "\r")
+		}
+		if value, err = encodeArg(m, subject, input); err != nil {
+			return err
+		}
+		if !px.set {
+			opts.TTL = m.Key.TTL
+		}
+		opts.Persist = opts.Persist || m.Key.Persist
+	}
+
 	c, err := cf.dial(ctx, env, true)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	ver, err := c.Set(ctx, key, value, opts)
-	if err != nil {
-		return opError(showKey(key, *keyHex), err)
+	write := func(ctx context.Context) error {
+		ver, err := c.Set(ctx, key, value, opts)
+		if err != nil {
+			return opError(subject, err)
+		}
+		fmt.Fprintln(env.stdout, ver)
+		return nil
 	}
-	fmt.Fprintln(env.stdout, ver)
-	return nil
+	if m != nil && m.Key.Guard != nil && opts.FencingToken.IsZero() {
+		return underGuard(ctx, env, "set", c, m, subject, *wait, cf.timeout, func(ctx context.Context, le *runtime.Lease) error {
+			opts.FencingToken = le.Token()
+			return write(ctx)
+		})
+	}
+	return write(ctx)
 }
 
 // pxFlag is --px: a Go duration, or a bare number of milliseconds as in
 // the protocol's own PX argument.
-type pxFlag struct{ d time.Duration }
+type pxFlag struct {
+	d   time.Duration
+	set bool
+}
 
 func (p *pxFlag) String() string {
 	if p == nil || p.d == 0 {
@@ -111,7 +164,7 @@ func (p *pxFlag) Set(s string) error {
 	if err != nil {
 		return err
 	}
-	p.d = d
+	p.d, p.set = d, true
 	return nil
 }
 

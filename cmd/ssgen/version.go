@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime/debug"
+	"strings"
 )
 
 func init() {
@@ -11,14 +12,50 @@ func init() {
 }
 
 func runVersion(_ context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet(env, "version", "")
+	fs := newFlagSet(env, "version", "\n\nPrints \"ssgen VERSION\": the module version it was built as (v1.2.3,\n"+
+		"or (devel) for a build from a checkout), then the commit and the Go version when\n"+
+		"the build recorded them. ssgen --version prints the same.")
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return err
 	}
-	v := "(devel)"
-	if bi, ok := debug.ReadBuildInfo(); ok && bi.Main.Version != "" {
-		v = bi.Main.Version
+	if fs.NArg() > 0 {
+		return usageErrorf("want no arguments, got %d (see ssgen version --help)", fs.NArg())
 	}
-	fmt.Fprintf(env.stdout, "ssgen %s\n", v)
+	fmt.Fprintln(env.stdout, versionLine())
 	return nil
+}
+
+// versionLine is "ssgen VERSION [COMMIT[+dirty]] (GO)" from the build
+// information the Go toolchain records.
+func versionLine() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "ssgen (unknown)"
+	}
+	v := bi.Main.Version
+	if v == "" {
+		v = "(devel)"
+	}
+	parts := []string{"ssgen", v}
+	var rev string
+	var dirty bool
+	for _, s := range bi.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	// A version from a tag or a pseudo-version names its commit itself.
+	if rev != "" && v == "(devel)" {
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		if dirty {
+			rev += "+dirty"
+		}
+		parts = append(parts, rev)
+	}
+	return strings.Join(parts, " ") + " (" + bi.GoVersion + ")"
 }

@@ -6,10 +6,12 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 	"sync"
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/ssgen/ssgen/internal/schemaval"
 	"github.com/ssgen/ssgen/runtime"
 )
 
@@ -25,13 +27,20 @@ const watchUsage = "KEY... [flags]\n\n" +
 	"KEY and VALUE are printed as they are when they consist of printable characters\n" +
 	"other than space, '\"' and '\\'; otherwise as Go-quoted strings (\"\" when empty).\n" +
 	"--hex prints values, --key-hex keys, as hex instead. --current starts each KEY\n" +
-	"with a RESYNC line of its state, read once the watch is registered.\n\nflags:"
+	"with a RESYNC line of its state, read once the watch is registered.\n\n" +
+	"With a schema (--schema, $" + schemaEnv + " or ./" + defaultSchemaFile + "), a declared key's VALUE is\n" +
+	"decoded: a scalar as its text, anything else as JSON without white space. A value\n" +
+	"that does not decode is printed as bytes, with the reason on stderr. --json\n" +
+	"prints one JSON object per change instead, with the declaration for declared keys.\n\nflags:"
 
 func runWatch(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlagSet(env, "watch", watchUsage)
 	var cf connFlags
 	cf.register(fs)
-	asHex := fs.Bool("hex", false, "print values as hex")
+	var sf schemaFlags
+	sf.register(fs)
+	asHex := fs.Bool("hex", false, "print values as hex (implies --raw)")
+	asJSON := fs.Bool("json", false, `print JSON lines: {"event":"set"|"delete"|"resync","key":K,"value":V,"version":H,...}`)
 	keyHex := fs.Bool("key-hex", false, "KEYs are given, and printed, as hex")
 	current := fs.Bool("current", false, "first print each KEY's current state as a RESYNC line")
 	pos, _, help, err := parseArgs(fs, args, 0)
@@ -47,6 +56,11 @@ func runWatch(ctx context.Context, env *cliEnv, args []string) error {
 			return err
 		}
 	}
+	sf.raw = sf.raw || *asHex
+	res, err := sf.resolver(env)
+	if err != nil {
+		return err
+	}
 
 	c, err := cf.dial(ctx, env, false)
 	if err != nil {
@@ -57,7 +71,7 @@ func runWatch(ctx context.Context, env *cliEnv, args []string) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	out := &lineWriter{w: env.stdout}
-	f := eventFormat{valueHex: *asHex, keyHex: *keyHex}
+	f := eventFormat{valueHex: *asHex, keyHex: *keyHex, json: *asJSON, schema: res}
 	var (
 		wg    sync.WaitGroup
 		once  sync.Once
@@ -84,11 +98,15 @@ func watchKey(ctx context.Context, c *runtime.Client, env *cliEnv, key []byte, o
 	for ev, err := range c.WatchWith(ctx, key, opts) {
 		if err != nil {
 			last = err
-			out.warn(env.stderr, "ssgen watch: %s: %v\n", f.key(key), err)
+			out.warn(env.stderr, "ssgen watch: %s: %s\n", f.key(key), libText(err))
 			continue
 		}
 		last = nil
-		if err := out.line(f.format(ev)); err != nil {
+		line, warn := f.format(ev)
+		if warn != "" {
+			out.warn(env.stderr, "ssgen watch: %s\n", warn)
+		}
+		if err := out.line(line); err != nil {
 			return &exitError{code: exitUsage, err: fmt.Errorf("write: %w", err)}
 		}
 	}
@@ -128,27 +146,66 @@ func (l *lineWriter) warn(w io.Writer, format string, a ...any) {
 }
 
 // eventFormat renders watch events as single lines.
-type eventFormat struct{ valueHex, keyHex bool }
+type eventFormat struct {
+	valueHex, keyHex, json bool
+	schema                 *schemaval.Resolver // nil: values are bytes
+}
 
-func (f eventFormat) format(ev runtime.Event) string {
+// format renders ev, and returns a warning for stderr when a declared
+// key's value does not decode.
+func (f eventFormat) format(ev runtime.Event) (line, warn string) {
+	m := resolve(f.schema, ev.Key)
+	var d decoded
+	if ev.Kind == runtime.EventSet || ev.Kind == runtime.EventResync && ev.Found {
+		d = decodeValue(m, ev.Value)
+		if d.err != nil {
+			warn = fmt.Sprintf("%s: value does not fit %s: %v", f.key(ev.Key), describe(m), d.err)
+		}
+	}
+	if f.json {
+		return f.jsonLine(ev, m, d), ""
+	}
 	k := f.key(ev.Key)
 	switch ev.Kind {
 	case runtime.EventSet:
-		return "SET " + k + " " + f.value(ev.Value) + " " + ev.Version.String()
+		return "SET " + k + " " + d.token(f.valueHex) + " " + ev.Version.String(), warn
 	case runtime.EventDelete:
-		return "DELETE " + k + " " + ev.Version.String()
+		return "DELETE " + k + " " + ev.Version.String(), warn
 	case runtime.EventResync:
 		if !ev.Found {
-			return "RESYNC " + k
+			return "RESYNC " + k, warn
 		}
-		return "RESYNC " + k + " " + f.value(ev.Value) + " " + ev.Version.String()
+		return "RESYNC " + k + " " + d.token(f.valueHex) + " " + ev.Version.String(), warn
 	}
-	return "UNKNOWN " + k
+	return "UNKNOWN " + k, warn
+}
+
+func (f eventFormat) jsonLine(ev runtime.Event, m *schemaval.Match, d decoded) string {
+	rec := newRecord(ev.Key, f.keyHex, m)
+	switch ev.Kind {
+	case runtime.EventSet:
+		rec.Event = "set"
+	case runtime.EventDelete:
+		rec.Event = "delete"
+	case runtime.EventResync:
+		rec.Event = "resync"
+		rec.Found = &ev.Found
+	}
+	if ev.Kind == runtime.EventSet || ev.Kind == runtime.EventResync && ev.Found {
+		if f.valueHex {
+			h := hex.EncodeToString(ev.Value)
+			rec.ValueHex = &h
+		} else {
+			rec.setValue(d)
+		}
+	}
+	rec.setVersion(m, ev.Version)
+	var b strings.Builder
+	_ = writeJSONLine(&b, rec)
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 func (f eventFormat) key(b []byte) string { return token(b, f.keyHex) }
-
-func (f eventFormat) value(b []byte) string { return token(b, f.valueHex) }
 
 // token renders bytes as one space-free field.
 func token(b []byte, asHex bool) string {

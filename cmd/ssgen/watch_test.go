@@ -98,7 +98,7 @@ func TestEventFormat(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			if got := tt.f.format(tt.ev); got != tt.want {
+			if got, _ := tt.f.format(tt.ev); got != tt.want {
 				t.Fatalf("got %q, want %q", got, tt.want)
 			}
 		})

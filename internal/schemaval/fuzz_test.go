@@ -1,6 +1,8 @@
 package schemaval_test
 
 import (
+	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/ssgen/ssgen/internal/schemaval"
@@ -57,4 +59,43 @@ func holdsGoType(t *schema.Type, seen map[*schema.TypeDef]bool) bool {
 		}
 	}
 	return false
+}
+
+// FuzzParseJSON feeds text to ParseJSON and then to Encode of every
+// fixture key: ParseJSON accepts only valid JSON (refusing valid JSON
+// only for a member named twice), and nothing panics.
+func FuzzParseJSON(f *testing.F) {
+	for _, seed := range []string{
+		`{"zeta":1,"alpha":"a"}`, `{"a":1,"a":2}`, `[1,2,{"x":null}]`, `"heat"`, `1e400`,
+		`18446744073709551616`, `-0`, `{"mode":"heat","inner":{"name":""},"self":null}`, `{`, `[1,]`, ` "x" y`,
+	} {
+		f.Add(uint8(0), []byte(seed))
+	}
+	keys := fixtureKeys()
+	s := kindsSchema(f)
+	codecs := make([]*schemaval.Codec, len(keys))
+	for i, g := range keys {
+		codecs[i] = keyCodec(f, s, g.name())
+	}
+	f.Fuzz(func(t *testing.T, which uint8, data []byte) {
+		v, err := schemaval.ParseJSON(data)
+		if err == nil && !json.Valid(data) {
+			t.Fatalf("ParseJSON accepted %q, which is not JSON", data)
+		}
+		if err != nil && json.Valid(data) && !strings.Contains(err.Error(), "member given twice") && !strings.Contains(err.Error(), "nests deeper") {
+			t.Fatalf("ParseJSON refused valid JSON %q: %v", data, err)
+		}
+		if err != nil {
+			return
+		}
+		c := codecs[int(which)%len(codecs)]
+		b, err := c.Encode(v)
+		if err != nil {
+			return
+		}
+		// What Encode writes, Decode reads.
+		if _, err := c.Decode(b); err != nil {
+			t.Fatalf("%s: Encode(%s) wrote %x, which Decode refuses: %v", keys[int(which)%len(keys)].name(), data, b, err)
+		}
+	})
 }

@@ -1,0 +1,136 @@
+package main
+
+import (
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"unicode"
+)
+
+func TestVersionFlagAndVerbAgree(t *testing.T) {
+	verb := runIn(t, "", nil, "version")
+	flag := runIn(t, "", nil, "--version")
+	verb.want(t, exitOK, nil)
+	flag.want(t, exitOK, ptr(verb.stdout))
+	if !strings.HasPrefix(verb.stdout, "ssgen ") || !strings.HasSuffix(verb.stdout, ")\n") || strings.Count(verb.stdout, "\n") != 1 {
+		t.Errorf("version printed %q, want one line \"ssgen VERSION ... (goX)\"", verb.stdout)
+	}
+	runIn(t, "", nil, "version", "extra").want(t, exitUsage, ptr(""))
+}
+
+// Every verb's help starts with one sentence saying what it does, then
+// its usage line.
+func TestEveryVerbsHelpStartsWithASentence(t *testing.T) {
+	for name, v := range verbs {
+		r := runIn(t, "", nil, name, "--help")
+		if r.code != exitOK || r.stdout != "" {
+			t.Errorf("%s --help: exit %d, stdout %q", name, r.code, r.stdout)
+			continue
+		}
+		first, rest, _ := strings.Cut(r.stderr, "\n")
+		if first != sentence(v.summary) || !strings.HasPrefix(rest, "\nusage: ssgen "+name) {
+			t.Errorf("%s --help starts %q, want the summary sentence, a blank line and the usage", name, r.stderr[:min(len(r.stderr), 200)])
+		}
+		if !unicode.IsUpper([]rune(first)[0]) || !strings.HasSuffix(first, ".") || strings.Contains(strings.TrimSuffix(first, "."), ". ") {
+			t.Errorf("%s: %q is not one sentence", name, first)
+		}
+	}
+}
+
+func TestHelpVerbPrintsTheVerbsHelp(t *testing.T) {
+	r := runIn(t, "", nil, "help", "get")
+	r.want(t, exitOK, nil)
+	if !strings.HasPrefix(r.stdout, "Print the value of a key.\n\nusage: ssgen get KEY") || r.stderr != "" {
+		t.Errorf("help get: stdout %q, stderr %q", r.stdout, r.stderr)
+	}
+	r = runIn(t, "", nil, "help", "gett")
+	r.want(t, exitUsage, ptr(""))
+	if !strings.Contains(r.stderr, `did you mean "get"?`) {
+		t.Errorf("help gett: %q", r.stderr)
+	}
+	r = runIn(t, "", nil, "sett", "k", "v")
+	r.want(t, exitUsage, ptr(""))
+	if !strings.Contains(r.stderr, `unknown verb "sett" (did you mean "set"?)`) {
+		t.Errorf("sett: %q", r.stderr)
+	}
+	for _, args := range [][]string{{}, {"help"}, {"--help"}, {"-h"}} {
+		r := runIn(t, "", nil, args...)
+		r.want(t, exitOK, nil)
+		if !strings.Contains(r.stdout, "  completion ") || !strings.Contains(r.stdout, "ssgen help VERB") {
+			t.Errorf("%q printed %q", args, r.stdout)
+		}
+	}
+}
+
+func TestCompletionScripts(t *testing.T) {
+	for _, shell := range []string{"bash", "zsh", "fish"} {
+		r := runIn(t, "", nil, "completion", shell)
+		r.want(t, exitOK, nil)
+		for name := range verbs {
+			if !strings.Contains(r.stdout, name) {
+				t.Errorf("%s script does not name verb %s", shell, name)
+			}
+		}
+		for _, flag := range []string{"schema", "broker", "fencing-token", "raw"} {
+			if !strings.Contains(r.stdout, flag) {
+				t.Errorf("%s script does not name flag --%s", shell, flag)
+			}
+		}
+		// Where the shell is installed, the script must at least parse.
+		check := map[string][]string{"bash": {"-n"}, "zsh": {"-n"}, "fish": {"--no-execute"}}[shell]
+		if path, err := exec.LookPath(shell); err == nil {
+			file := filepath.Join(t.TempDir(), "ssgen."+shell)
+			writeTestFile(t, file, []byte(r.stdout))
+			if out, err := exec.Command(path, append(check, file)...).CombinedOutput(); err != nil {
+				t.Errorf("%s does not parse the script: %v\n%s", shell, err, out)
+			}
+		}
+	}
+	runIn(t, "", nil, "completion", "powershell").want(t, exitUsage, ptr(""))
+	runIn(t, "", nil, "completion").want(t, exitUsage, ptr(""))
+}
+
+// The bash script completes verbs, flags and file arguments.
+func TestBashCompletionCompletes(t *testing.T) {
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	dir := t.TempDir()
+	script := filepath.Join(dir, "ssgen.bash")
+	writeTestFile(t, script, []byte(runIn(t, "", nil, "completion", "bash").stdout))
+	writeTestFile(t, filepath.Join(dir, "kinds.yaml"), []byte("x"))
+	complete := func(words ...string) string {
+		t.Helper()
+		quoted := make([]string, len(words))
+		for i, w := range words {
+			quoted[i] = strconv.Quote(w)
+		}
+		cmd := exec.Command(bash, "-c", "source "+script+"; COMP_WORDS=(ssgen "+strings.Join(quoted, " ")+"); COMP_CWORD="+strconv.Itoa(len(words))+"; _ssgen; echo \"${COMPREPLY[*]}\"")
+		cmd.Dir = dir
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("bash: %v\n%s", err, out)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	tests := []struct {
+		words []string
+		want  string
+	}{
+		{[]string{"wat"}, "watch"},
+		{[]string{"get", "--sch"}, "--schema"},
+		{[]string{"get", "--schema", "kin"}, "kinds.yaml"},
+		{[]string{"set", "--fencing"}, "--fencing-token"},
+		{[]string{"set", "--broker", "x"}, ""},
+		{[]string{"completion", "z"}, "zsh"},
+		{[]string{"help", "ver"}, "version"},
+	}
+	for _, tt := range tests {
+		if got := complete(tt.words...); got != tt.want {
+			t.Errorf("ssgen %s<TAB>: %q, want %q", strings.Join(tt.words, " "), got, tt.want)
+		}
+	}
+}
