@@ -178,7 +178,10 @@ func TestGetManyRetriesWhatTheConnectionLost(t *testing.T) {
 					done <- result{res, err}
 				}()
 				waitFor(t, "4 GETs in flight", func() bool { return c.Stats().InFlight >= 4 })
-				p.Restore() // cuts the connection that lost the replies
+				// Once a reply is swallowed, Restore cuts the connection,
+				// and the replies not delivered yet are lost with it.
+				waitFor(t, "a reply swallowed", func() bool { return p.Swallowed() > 0 })
+				p.Restore()
 				r := receive(t, "GetMany's end", done)
 				lost := 0
 				for i, res := range r.res {

@@ -33,6 +33,7 @@ type Proxy struct {
 
 	accepted atomic.Int64
 	cuts     atomic.Int64
+	dropped  atomic.Int64
 	wg       sync.WaitGroup
 }
 
@@ -88,6 +89,9 @@ func (p *Proxy) Accepted() int64 { return p.accepted.Load() }
 
 // Cuts counts the connections ended by Cut, Restore or Close.
 func (p *Proxy) Cuts() int64 { return p.cuts.Load() }
+
+// Swallowed counts the bytes dropped by Blackhole and SwallowReplies.
+func (p *Proxy) Swallowed() int64 { return p.dropped.Load() }
 
 // Live is the number of connections being forwarded now.
 func (p *Proxy) Live() int {
@@ -261,6 +265,7 @@ func (p *Proxy) pump(l *link, src, dst net.Conn, fromTarget bool) {
 			switch {
 			case hole:
 				l.holed.Store(true)
+				p.dropped.Add(int64(n))
 			default:
 				if delay > 0 {
 					time.Sleep(delay)
