@@ -2,19 +2,22 @@ package bench
 
 import (
 	"encoding/binary"
+	"strconv"
 
 	"github.com/eclipse/paho.golang/paho"
 	"github.com/mochi-mqtt/server/v2/packets"
 
+	"github.com/ssgen/ssgen/internal/protocol"
 	"github.com/ssgen/ssgen/runtime/hlc"
 )
 
 // echoShape is what the raw echo's packets carry besides their payload.
 //
-// By default that is the state store protocol's envelope: a request with
-// the five user properties, content type, payload format and message
-// expiry of wire contract §2, and a reply with the content type and the
-// __stat, __ts and __protVer of §4, with values as long as ssgen's. The
+// By default that is the state store protocol's envelope
+// (docs/wire-protocol.md): a request with the five user properties,
+// content type, payload format and message expiry every request carries,
+// and a reply with the content type and the __stat, __ts and __protVer of
+// every response, with values as long as ssgen's. The
 // echo then moves the same MQTT bytes as ssgen, which the protocol
 // requires of any client, and the ratio to it is what ssgen adds on top.
 // A bare echo carries only the response topic and correlation data.
@@ -29,10 +32,7 @@ type echoShape struct {
 	repPaho paho.UserProperties    // the same, for the paho responder
 }
 
-const (
-	shapeContentType = "application/octet-stream"
-	corrBytes        = 16 // the runtime's correlation data length
-)
+const corrBytes = 16 // the runtime's correlation data length
 
 func newEchoShape(bare bool, clientID string) *echoShape {
 	s := &echoShape{bare: bare, expiry: 10}
@@ -41,16 +41,16 @@ func newEchoShape(bare bool, clientID string) *echoShape {
 	}
 	ts := hlc.HLC{Wall: 1_763_800_000_000, Node: clientID}.String()
 	s.reqUser = paho.UserProperties{
-		{Key: "__srcId", Value: clientID},
-		{Key: "__ts", Value: ts},
-		{Key: "__protVer", Value: "1.0"},
-		{Key: "$partition", Value: clientID},
-		{Key: "$high_priority", Value: ""},
+		{Key: protocol.PropSourceID, Value: clientID},
+		{Key: protocol.PropTimestamp, Value: ts},
+		{Key: protocol.PropProtocolVersion, Value: protocol.ProtocolVersion},
+		{Key: protocol.PropPartition, Value: clientID},
+		{Key: protocol.PropHighPriority, Value: ""},
 	}
 	s.repUser = []packets.UserProperty{
-		{Key: "__stat", Val: "200"},
-		{Key: "__ts", Val: hlc.HLC{Wall: 1_763_800_000_000, Node: "StateStore"}.String()},
-		{Key: "__protVer", Val: "1.0"},
+		{Key: protocol.PropStatus, Val: strconv.Itoa(protocol.StatusOK)},
+		{Key: protocol.PropTimestamp, Val: hlc.HLC{Wall: 1_763_800_000_000, Node: protocol.ServiceNodeID}.String()},
+		{Key: protocol.PropProtocolVersion, Val: protocol.ProtocolVersion},
 	}
 	for _, u := range s.repUser {
 		s.repPaho = append(s.repPaho, paho.UserProperty{Key: u.Key, Value: u.Val})
@@ -67,7 +67,7 @@ func (s *echoShape) request(topic, respTopic string, payload []byte, id uint64) 
 		Properties: &paho.PublishProperties{ResponseTopic: respTopic, CorrelationData: corr},
 	}
 	if !s.bare {
-		p.Properties.ContentType = shapeContentType
+		p.Properties.ContentType = protocol.ContentType
 		p.Properties.PayloadFormat = &s.format
 		p.Properties.MessageExpiry = &s.expiry
 		p.Properties.User = s.reqUser
@@ -82,7 +82,7 @@ func (s *echoShape) pahoReply(req *paho.Publish) *paho.Publish {
 		Properties: &paho.PublishProperties{CorrelationData: req.Properties.CorrelationData},
 	}
 	if !s.bare {
-		p.Properties.ContentType = shapeContentType
+		p.Properties.ContentType = protocol.ContentType
 		p.Properties.User = s.repPaho
 	}
 	return p
@@ -93,7 +93,7 @@ func (s *echoShape) pahoReply(req *paho.Publish) *paho.Publish {
 func (s *echoShape) mochiProps(corr []byte) packets.Properties {
 	p := packets.Properties{CorrelationData: corr}
 	if !s.bare {
-		p.ContentType = shapeContentType
+		p.ContentType = protocol.ContentType
 		p.User = s.repUser
 	}
 	return p

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+
+	"github.com/ssgen/ssgen/internal/protocol"
 )
 
 // Outcomes of a request that are not failures of the transport.
@@ -41,36 +43,54 @@ var (
 	ErrInvalidVersion = errors.New("statestore: response without a valid version (__ts)")
 )
 
-// The state store's -ERR texts (wire contract §4), one sentinel each. A
-// *ServiceError matches the sentinel of its text with errors.Is.
+// The state store's -ERR texts, one sentinel each (see
+// docs/wire-protocol.md). A *ServiceError matches the sentinel of its text
+// with errors.Is.
 var (
-	ErrTimestampSkew            = errors.New("the request timestamp is too far in the future; ensure that the client and broker system clocks are synchronized")
-	ErrFencingTokenRequired     = errors.New("a fencing token is required for this request")
-	ErrFencingTokenSkew         = errors.New("the request fencing token timestamp is too far in the future; ensure that the client and broker system clocks are synchronized")
-	ErrFencingTokenLowerVersion = errors.New("the request fencing token is a lower version than the fencing token protecting the resource")
-	ErrQuotaExceeded            = errors.New("the quota has been exceeded")
-	ErrSyntax                   = errors.New("syntax error")
-	ErrNotAuthorized            = errors.New("not authorized")
-	ErrUnknownCommand           = errors.New("unknown command")
-	ErrWrongNumberOfArguments   = errors.New("wrong number of arguments")
-	ErrMissingTimestamp         = errors.New("missing timestamp")
-	ErrMalformedTimestamp       = errors.New("malformed timestamp")
-	ErrKeyLengthZero            = errors.New("the key length is zero")
+	ErrTimestampSkew            = errors.New(protocol.ErrTimestampSkew)
+	ErrFencingTokenRequired     = errors.New(protocol.ErrFencingTokenRequired)
+	ErrFencingTokenSkew         = errors.New(protocol.ErrFencingTokenSkew)
+	ErrFencingTokenLowerVersion = errors.New(protocol.ErrFencingTokenLowerVersion)
+	ErrQuotaExceeded            = errors.New(protocol.ErrQuotaExceeded)
+	ErrSyntax                   = errors.New(protocol.ErrSyntax)
+	ErrNotAuthorized            = errors.New(protocol.ErrNotAuthorized)
+	ErrUnknownCommand           = errors.New(protocol.ErrUnknownCommand)
+	ErrWrongNumberOfArguments   = errors.New(protocol.ErrWrongNumberOfArguments)
+	ErrMissingTimestamp         = errors.New(protocol.ErrMissingTimestamp)
+	ErrMalformedTimestamp       = errors.New(protocol.ErrMalformedTimestamp)
+	ErrKeyLengthZero            = errors.New(protocol.ErrKeyLengthZero)
 )
 
-// serviceSentinels maps each exact -ERR text to its sentinel.
-var serviceSentinels = func() map[string]error {
-	m := make(map[string]error)
-	for _, e := range []error{
-		ErrTimestampSkew, ErrFencingTokenRequired, ErrFencingTokenSkew,
-		ErrFencingTokenLowerVersion, ErrQuotaExceeded, ErrSyntax,
-		ErrNotAuthorized, ErrUnknownCommand, ErrWrongNumberOfArguments,
-		ErrMissingTimestamp, ErrMalformedTimestamp, ErrKeyLengthZero,
-	} {
-		m[e.Error()] = e
+// serviceSentinel is the sentinel of an exact -ERR text, or nil.
+func serviceSentinel(text string) error {
+	switch text {
+	case protocol.ErrTimestampSkew:
+		return ErrTimestampSkew
+	case protocol.ErrFencingTokenRequired:
+		return ErrFencingTokenRequired
+	case protocol.ErrFencingTokenSkew:
+		return ErrFencingTokenSkew
+	case protocol.ErrFencingTokenLowerVersion:
+		return ErrFencingTokenLowerVersion
+	case protocol.ErrQuotaExceeded:
+		return ErrQuotaExceeded
+	case protocol.ErrSyntax:
+		return ErrSyntax
+	case protocol.ErrNotAuthorized:
+		return ErrNotAuthorized
+	case protocol.ErrUnknownCommand:
+		return ErrUnknownCommand
+	case protocol.ErrWrongNumberOfArguments:
+		return ErrWrongNumberOfArguments
+	case protocol.ErrMissingTimestamp:
+		return ErrMissingTimestamp
+	case protocol.ErrMalformedTimestamp:
+		return ErrMalformedTimestamp
+	case protocol.ErrKeyLengthZero:
+		return ErrKeyLengthZero
 	}
-	return m
-}()
+	return nil
+}
 
 // ServiceError is a "-ERR text" answer of the state store. Text is kept
 // verbatim, so texts this package does not know still reach the caller.
@@ -82,8 +102,8 @@ func (e *ServiceError) Error() string { return "statestore: " + e.Text }
 
 // Is matches the sentinel whose text equals e.Text.
 func (e *ServiceError) Is(target error) bool {
-	s, ok := serviceSentinels[e.Text]
-	return ok && s == target
+	s := serviceSentinel(e.Text)
+	return s != nil && s == target
 }
 
 // RPCError is an envelope-level failure: a response whose __stat is not
@@ -152,7 +172,7 @@ func (e *BrokerError) Error() string {
 	return s
 }
 
-// Is makes a PUBACK "not authorized" (0x87, an ACL denial) match
+// Is makes a PUBACK Not Authorized (0x87, an ACL denial) match
 // ErrNotAuthorized like the state store's own refusal.
 func (e *BrokerError) Is(target error) bool {
 	return target == ErrNotAuthorized && (e.ReasonCode == 0x87 || e.ReasonCode == 0x86)

@@ -8,6 +8,7 @@ import (
 	"iter"
 	"time"
 
+	"github.com/ssgen/ssgen/internal/protocol"
 	"github.com/ssgen/ssgen/runtime/resp3"
 )
 
@@ -123,8 +124,6 @@ func (l *Listing) Cursor() Cursor { return l.cursor }
 // Done reports whether the listing reached its last page.
 func (l *Listing) Done() bool { return l.done }
 
-var verbSCAN = []byte("SCAN")
-
 // All yields the listed keys, asking for the next page only when the
 // previous one has been consumed. An error ends the iteration: the
 // context's, ErrInvalidArgument for an empty pattern, the service's
@@ -150,7 +149,7 @@ func (l *Listing) All(ctx context.Context) iter.Seq2[[]byte, error] {
 			}
 			if next != "" {
 				if _, again := l.tokens[next]; again || next == l.cursor {
-					yield(nil, &ProtocolError{Op: "SCAN", Reason: "continuation token repeated"})
+					yield(nil, &ProtocolError{Op: protocol.VerbScan, Reason: "continuation token repeated"})
 					return
 				}
 				l.tokens[next] = struct{}{}
@@ -212,11 +211,12 @@ func (l *Listing) page(ctx context.Context) ([][]byte, Cursor, error) {
 
 // scan sends one SCAN request and parses its page.
 func (c *Client) scan(ctx context.Context, pattern []byte, from Cursor) ([][]byte, Cursor, error) {
-	args := [][]byte{verbSCAN, pattern}
+	argBuf := [3][]byte{[]byte(protocol.VerbScan), pattern, []byte(from)}
+	args := argBuf[:2]
 	if from != "" {
-		args = append(args, []byte(from))
+		args = argBuf[:3]
 	}
-	r, _, err := c.invoke(ctx, "SCAN", args, reqOpts{})
+	r, _, err := c.invoke(ctx, protocol.VerbScan, args, reqOpts{})
 	if err != nil {
 		return nil, "", err
 	}
@@ -231,7 +231,7 @@ var errScanShape = errors.New("want [[keys...]] or [[keys...], token]")
 // The keys are copies, the caller's to keep.
 func parseScanPage(v resp3.Value) ([][]byte, Cursor, error) {
 	bad := func(reason string) error {
-		return &ProtocolError{Op: "SCAN", Reason: reason, Err: errScanShape}
+		return &ProtocolError{Op: protocol.VerbScan, Reason: reason, Err: errScanShape}
 	}
 	if v.Kind != resp3.KindArray || len(v.Elems) < 1 || len(v.Elems) > 2 {
 		return nil, "", bad("unexpected " + v.Kind.String() + " response")

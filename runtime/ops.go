@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/ssgen/ssgen/internal/protocol"
 	"github.com/ssgen/ssgen/runtime/hlc"
 	"github.com/ssgen/ssgen/runtime/resp3"
 )
@@ -27,9 +28,9 @@ func (c Condition) String() string {
 	case Always:
 		return "Always"
 	case IfNotExists:
-		return "NX"
+		return protocol.OptNX
 	case IfNotExistsOrEqual:
-		return "NEX"
+		return protocol.OptNEX
 	}
 	return "Condition(" + strconv.Itoa(int(c)) + ")"
 }
@@ -52,18 +53,6 @@ type DelOptions struct {
 	FencingToken hlc.HLC
 }
 
-var (
-	verbGET       = []byte("GET")
-	verbSET       = []byte("SET")
-	verbDEL       = []byte("DEL")
-	verbVDEL      = []byte("VDEL")
-	verbKEYNOTIFY = []byte("KEYNOTIFY")
-	argNX         = []byte("NX")
-	argNEX        = []byte("NEX")
-	argPX         = []byte("PX")
-	argSTOP       = []byte("STOP")
-)
-
 func checkKey(key []byte) error {
 	if len(key) == 0 {
 		return invalidArg("empty key")
@@ -77,7 +66,7 @@ func (c *Client) Get(ctx context.Context, key []byte) ([]byte, hlc.HLC, error) {
 	if err := checkKey(key); err != nil {
 		return nil, hlc.HLC{}, err
 	}
-	r, _, err := c.invoke(ctx, "GET", [][]byte{verbGET, key}, reqOpts{})
+	r, _, err := c.invoke(ctx, protocol.VerbGet, [][]byte{[]byte(protocol.VerbGet), key}, reqOpts{})
 	if err != nil {
 		return nil, hlc.HLC{}, err
 	}
@@ -87,7 +76,7 @@ func (c *Client) Get(ctx context.Context, key []byte) ([]byte, hlc.HLC, error) {
 	case resp3.KindNull:
 		return nil, hlc.HLC{}, ErrNotFound
 	}
-	return nil, hlc.HLC{}, unexpected("GET", r.val)
+	return nil, hlc.HLC{}, unexpected(protocol.VerbGet, r.val)
 }
 
 // Set stores value under key and returns the version the service gave it.
@@ -99,34 +88,41 @@ func (c *Client) Set(ctx context.Context, key, value []byte, opts SetOptions) (h
 	if opts.TTL < 0 {
 		return hlc.HLC{}, invalidArg("negative TTL %s", opts.TTL)
 	}
+	// Filled by index, not append: nothing here escapes, so a Set
+	// allocates no argument list.
 	var argBuf [6][]byte
-	args := append(argBuf[:0], verbSET, key, value)
+	argBuf[0], argBuf[1], argBuf[2] = []byte(protocol.VerbSet), key, value
+	n := 3
 	switch opts.Condition {
 	case Always:
 	case IfNotExists:
-		args = append(args, argNX)
+		argBuf[n] = []byte(protocol.OptNX)
+		n++
 	case IfNotExistsOrEqual:
-		args = append(args, argNEX)
+		argBuf[n] = []byte(protocol.OptNEX)
+		n++
 	default:
 		return hlc.HLC{}, invalidArg("unknown condition %d", int(opts.Condition))
 	}
+	var num [20]byte
 	if opts.TTL > 0 {
 		ms := (opts.TTL + time.Millisecond - 1) / time.Millisecond
-		var num [20]byte
-		args = append(args, argPX, strconv.AppendInt(num[:0], int64(ms), 10))
+		argBuf[n], argBuf[n+1] = []byte(protocol.OptPX), strconv.AppendInt(num[:0], int64(ms), 10)
+		n += 2
 	}
-	r, _, err := c.invoke(ctx, "SET", args, reqOpts{fencing: opts.FencingToken, persist: opts.Persist})
+	args := argBuf[:n]
+	r, _, err := c.invoke(ctx, protocol.VerbSet, args, reqOpts{fencing: opts.FencingToken, persist: opts.Persist})
 	if err != nil {
 		return hlc.HLC{}, err
 	}
 	switch {
-	case r.val.Kind == resp3.KindSimple && string(r.val.Str) == "OK":
+	case r.val.Kind == resp3.KindSimple && string(r.val.Str) == protocol.ReplyOK:
 		c.patterns.wrote(key) // a pattern watch picks up its own client's new keys at once
 		return r.version, nil
 	case r.val.Kind == resp3.KindInteger && r.val.Int == -1:
 		return hlc.HLC{}, ErrConditionNotMet
 	}
-	return hlc.HLC{}, unexpected("SET", r.val)
+	return hlc.HLC{}, unexpected(protocol.VerbSet, r.val)
 }
 
 // Del deletes key. deleted is false when the key was absent.
@@ -134,14 +130,14 @@ func (c *Client) Del(ctx context.Context, key []byte, opts DelOptions) (deleted 
 	if err := checkKey(key); err != nil {
 		return false, hlc.HLC{}, err
 	}
-	r, _, err := c.invoke(ctx, "DEL", [][]byte{verbDEL, key}, reqOpts{fencing: opts.FencingToken})
+	r, _, err := c.invoke(ctx, protocol.VerbDel, [][]byte{[]byte(protocol.VerbDel), key}, reqOpts{fencing: opts.FencingToken})
 	if err != nil {
 		return false, hlc.HLC{}, err
 	}
 	if r.val.Kind == resp3.KindInteger && (r.val.Int == 0 || r.val.Int == 1) {
 		return r.val.Int == 1, r.version, nil
 	}
-	return false, hlc.HLC{}, unexpected("DEL", r.val)
+	return false, hlc.HLC{}, unexpected(protocol.VerbDel, r.val)
 }
 
 // VDel deletes key only if it holds exactly value. deleted is false when
@@ -150,7 +146,7 @@ func (c *Client) VDel(ctx context.Context, key, value []byte, opts DelOptions) (
 	if err := checkKey(key); err != nil {
 		return false, hlc.HLC{}, err
 	}
-	r, _, err := c.invoke(ctx, "VDEL", [][]byte{verbVDEL, key, value}, reqOpts{fencing: opts.FencingToken})
+	r, _, err := c.invoke(ctx, protocol.VerbVDel, [][]byte{[]byte(protocol.VerbVDel), key, value}, reqOpts{fencing: opts.FencingToken})
 	if err != nil {
 		return false, hlc.HLC{}, err
 	}
@@ -162,7 +158,7 @@ func (c *Client) VDel(ctx context.Context, key, value []byte, opts DelOptions) (
 			return false, hlc.HLC{}, ErrConditionNotMet
 		}
 	}
-	return false, hlc.HLC{}, unexpected("VDEL", r.val)
+	return false, hlc.HLC{}, unexpected(protocol.VerbVDel, r.val)
 }
 
 // KeyNotify registers this client for notifications about key. It is the
@@ -184,18 +180,17 @@ func (c *Client) keyNotify(ctx context.Context, key []byte, stop bool) (*conn, e
 	if err := checkKey(key); err != nil {
 		return nil, err
 	}
-	args := [][]byte{verbKEYNOTIFY, key}
-	op := "KEYNOTIFY"
+	argBuf := [3][]byte{[]byte(protocol.VerbKeyNotify), key, []byte(protocol.OptStop)}
+	args, op := argBuf[:2], protocol.VerbKeyNotify
 	if stop {
-		args = append(args, argSTOP)
-		op = "KEYNOTIFY STOP"
+		args, op = argBuf[:3], protocol.VerbKeyNotify+" "+protocol.OptStop
 	}
 	r, cn, err := c.invoke(ctx, op, args, reqOpts{})
 	if err != nil {
 		return cn, err
 	}
 	switch {
-	case r.val.Kind == resp3.KindSimple && string(r.val.Str) == "OK":
+	case r.val.Kind == resp3.KindSimple && string(r.val.Str) == protocol.ReplyOK:
 		return cn, nil
 	case stop && r.val.Kind == resp3.KindInteger && r.val.Int == 0:
 		return cn, nil

@@ -12,15 +12,11 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 	"github.com/eclipse/paho.golang/paho/session"
 
+	"github.com/ssgen/ssgen/internal/protocol"
 	"github.com/ssgen/ssgen/runtime/hlc"
 	"github.com/ssgen/ssgen/runtime/resp3"
 )
 
-// Envelope constants of wire contract §2.
-const (
-	contentType     = "application/octet-stream"
-	protocolVersion = "1.0"
-)
 
 // reqOpts are the optional parts of a request envelope.
 type reqOpts struct {
@@ -285,7 +281,7 @@ func (c *Client) waitError(parent context.Context, op string, err error, connect
 	return wrap(err, op)
 }
 
-// envelope builds the PUBLISH of wire contract §2 in cl, from its payload
+// envelope builds the request PUBLISH (docs/wire-protocol.md) in cl, from its payload
 // and correlation id.
 func (c *Client) envelope(cl *call, ts hlc.HLC, o reqOpts, deadline time.Time) *paho.Publish {
 	// Message Expiry is the time left, rounded up to whole seconds, so the
@@ -294,21 +290,21 @@ func (c *Client) envelope(cl *call, ts hlc.HLC, o reqOpts, deadline time.Time) *
 	cl.expiry = uint32(min(max((left+time.Second-1)/time.Second, 1), math.MaxUint32))
 	id := c.cfg.ClientID
 	user := append(cl.user[:0],
-		paho.UserProperty{Key: "__srcId", Value: id},
-		paho.UserProperty{Key: "__ts", Value: ts.String()},
-		paho.UserProperty{Key: "__protVer", Value: protocolVersion},
-		paho.UserProperty{Key: "$partition", Value: id},
-		paho.UserProperty{Key: "$high_priority", Value: ""},
+		paho.UserProperty{Key: protocol.PropSourceID, Value: id},
+		paho.UserProperty{Key: protocol.PropTimestamp, Value: ts.String()},
+		paho.UserProperty{Key: protocol.PropProtocolVersion, Value: protocol.ProtocolVersion},
+		paho.UserProperty{Key: protocol.PropPartition, Value: id},
+		paho.UserProperty{Key: protocol.PropHighPriority, Value: ""},
 	)
 	if !o.fencing.IsZero() {
-		user = append(user, paho.UserProperty{Key: "__ft", Value: o.fencing.String()})
+		user = append(user, paho.UserProperty{Key: protocol.PropFencingToken, Value: o.fencing.String()})
 	}
 	if o.persist {
-		user = append(user, paho.UserProperty{Key: "aio-persistence", Value: "true"})
+		user = append(user, paho.UserProperty{Key: protocol.PropPersistence, Value: protocol.PersistenceOn})
 	}
 	cl.props = paho.PublishProperties{
 		CorrelationData: cl.id[:],
-		ContentType:     contentType,
+		ContentType:     protocol.ContentType,
 		ResponseTopic:   c.respTopic,
 		PayloadFormat:   &cl.format, // 0: unspecified bytes
 		MessageExpiry:   &cl.expiry,
@@ -332,17 +328,17 @@ func (c *Client) decode(op string, p *paho.Publish) (response, error) {
 	if p.Properties != nil {
 		for _, u := range p.Properties.User {
 			switch u.Key {
-			case "__stat":
+			case protocol.PropStatus:
 				stat, hasStat = u.Value, true
-			case "__stMsg":
+			case protocol.PropStatusMessage:
 				msg = u.Value
-			case "__propName":
+			case protocol.PropPropertyName:
 				pname = u.Value
-			case "__propVal":
+			case protocol.PropPropertyValue:
 				pval = u.Value
-			case "__supProtMajVer":
+			case protocol.PropSupportedMajor:
 				supMaj = u.Value
-			case "__ts":
+			case protocol.PropTimestamp:
 				ts, hasTS = u.Value, true
 			}
 		}
@@ -354,7 +350,7 @@ func (c *Client) decode(op string, p *paho.Publish) (response, error) {
 	if err != nil {
 		return response{}, &ProtocolError{Op: op, Reason: fmt.Sprintf("__stat %q is not a number", stat)}
 	}
-	if code != 200 {
+	if code != protocol.StatusOK {
 		return response{}, &RPCError{Status: code, Message: msg, PropertyName: pname, PropertyVal: pval, SupportedMajor: supMaj}
 	}
 	var r response
@@ -394,11 +390,11 @@ func (c *Client) decode(op string, p *paho.Publish) (response, error) {
 // one, although the contract has the service send it.
 func carriesVersion(op string, v resp3.Value) bool {
 	switch op {
-	case "SET":
-		return v.Kind == resp3.KindSimple && string(v.Str) == "OK"
-	case "GET":
+	case protocol.VerbSet:
+		return v.Kind == resp3.KindSimple && string(v.Str) == protocol.ReplyOK
+	case protocol.VerbGet:
 		return v.Kind == resp3.KindBulk
-	case "DEL", "VDEL":
+	case protocol.VerbDel, protocol.VerbVDel:
 		return v.Kind == resp3.KindInteger && (v.Int == 0 || v.Int == 1)
 	}
 	return false

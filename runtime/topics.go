@@ -17,13 +17,13 @@ const RequestTopic = protocol.RequestTopic
 // '#', an id that is itself upper-case hex, "statestore"). The server
 // refuses a response topic under a level the client does not own.
 func ResponseTopic(clientID string) string {
-	return protocol.ClientsRoot + protocol.OwnLevel(clientID) + "/services/statestore/v1/" + protocol.ServiceID + "/command/invoke/response"
+	return protocol.ResponseTopic(protocol.OwnLevel(clientID))
 }
 
 // NotifyTopicPrefix is the notification topic of clientID without its last
 // level, the upper-case hex of the key.
 func NotifyTopicPrefix(clientID string) string {
-	return protocol.NotifyPrefix + "/" + upperHex([]byte(clientID)) + "/command/notify/"
+	return protocol.NotifyClientPrefix(clientID)
 }
 
 // NotifyTopic is the topic on which clientID receives notifications for key.

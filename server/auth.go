@@ -67,7 +67,7 @@ func (*guard) Provides(b byte) bool {
 //   - a will must be one the client could publish itself: a will is
 //     published by the broker, not through a PUBLISH, so it would
 //     otherwise escape the topic rule (a forged notification). Refused
-//     with CONNACK 0x87 (not authorized), or 0x9A (retain not supported)
+//     with CONNACK 0x87 (Not Authorized), or 0x9A (retain not supported)
 //     for a retained will under "clients/" (see OnPublish);
 //   - a will's delay ends with the session: without that, a will delayed
 //     past a session that ended at disconnect waits under the bare id,

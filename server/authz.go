@@ -13,6 +13,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ssgen/ssgen/internal/glob"
+	"github.com/ssgen/ssgen/internal/protocol"
 )
 
 // ErrPolicy wraps every problem found in an authorization file.
@@ -224,11 +225,11 @@ func (p *Policy) permits(id *identity, args [][]byte) bool {
 	}
 	var need access
 	switch string(args[0]) {
-	case "SCAN":
+	case protocol.VerbScan:
 		return true // it lists only the keys id may read (inbound.Readable)
-	case "GET", "KEYNOTIFY":
+	case protocol.VerbGet, protocol.VerbKeyNotify:
 		need = accessRead
-	case "SET", "DEL", "VDEL":
+	case protocol.VerbSet, protocol.VerbDel, protocol.VerbVDel:
 		need = accessWrite
 	default:
 		return true

@@ -141,12 +141,12 @@ func TestTimestampsAndSkew(t *testing.T) {
 		t.Run("__ts too far ahead", func(t *testing.T) {
 			c.t = t
 			p := c.roundTrip(request{payload: cmd("SET", "k", "v"), ts: e.stamp(2 * time.Minute)})
-			checkResponse(t, p, "-ERR "+string(engine.ErrRequestTimestampDrift)+"\r\n", false)
+			checkResponse(t, p, "-ERR "+string(engine.ErrTimestampSkew)+"\r\n", false)
 		})
 		t.Run("__ft too far ahead", func(t *testing.T) {
 			c.t = t
 			p := c.roundTrip(request{payload: cmd("SET", "k", "v"), ft: e.stamp(2 * time.Minute)})
-			checkResponse(t, p, "-ERR "+string(engine.ErrFencingTokenDrift)+"\r\n", false)
+			checkResponse(t, p, "-ERR "+string(engine.ErrFencingTokenSkew)+"\r\n", false)
 		})
 		t.Run("__ts behind is fine and the version is after it", func(t *testing.T) {
 			c.t = t

@@ -198,7 +198,7 @@
 //     Receive Maximum announced in CONNACK.
 //
 // The first three, like the quotas, are enforced by the engine and
-// answered "-ERR the quota has been exceeded" (__stat 200, no __ts,
+// answered engine.ErrQuotaExceeded (__stat 200, no __ts,
 // nothing changed, no registration made). The wire contract has no other
 // error meaning "too much", and the official SDKs turn that text into
 // their quota error, so a client sees one kind of refusal for every size
@@ -270,7 +270,7 @@
 // SET, DEL and VDEL need Write. SCAN is always answered, listing only the
 // keys the client may Read (the others are walked past, so paging skips
 // no readable key; a page may then be short or empty while a token
-// follows). A refusal is "-ERR not authorized"
+// follows). A refusal is engine.ErrNotAuthorized
 // with __stat 200 and no __ts, and changes nothing; it is decided after
 // the envelope rules and the RESP3 parse, before the engine, except that
 // an unknown verb, a missing key or an empty key get the engine's own
@@ -287,7 +287,7 @@
 // upper-case hex of even length), the id itself; no two ids own a common
 // level, and "statestore" is the service's (package internal/protocol
 // states the rule once for the runtime and the server). In the
-// notification space clients/statestore/v1/FA9AE35F-2F64-47CD-9BFF-08E2B32A0FE8
+// notification space (NotifyPrefix)
 // a client owns only its hex id. One rule for everything a client sends —
 // a PUBLISH (PUBACK 0x87), a will (checked at CONNECT, refused with
 // CONNACK 0x87, and again when it fires) and a request's Response Topic

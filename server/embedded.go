@@ -13,6 +13,7 @@ import (
 	"github.com/mochi-mqtt/server/v2/listeners"
 	"github.com/mochi-mqtt/server/v2/packets"
 
+	"github.com/ssgen/ssgen/internal/protocol"
 	"github.com/ssgen/ssgen/server/engine"
 )
 
@@ -206,7 +207,7 @@ func (e *embedded) respond(cl *mqtt.Client, out *outcome, puback uint16) {
 		TopicName:   r.Topic,
 		Payload:     r.Payload,
 		Properties: packets.Properties{
-			ContentType:     contentType,
+			ContentType:     protocol.ContentType,
 			CorrelationData: r.CorrelationData,
 			User:            mochiProps(r.User),
 		},
@@ -242,7 +243,7 @@ func (e *embedded) deliver(n engine.Notification) {
 		TopicName:   NotifyTopic(n.Client, n.Key),
 		Payload:     n.Payload,
 		Properties: packets.Properties{
-			ContentType: contentType,
+			ContentType: protocol.ContentType,
 			User:        mochiProps(notificationProps(n)),
 		},
 	}

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/ssgen/ssgen/internal/protocol"
@@ -15,29 +16,6 @@ const (
 	// NotifyPrefix starts every notification topic; the service reserves
 	// everything under it, so no response may be routed there.
 	NotifyPrefix = protocol.NotifyPrefix
-)
-
-// User property names of the state store's RPC envelope.
-const (
-	propStatus       = "__stat"
-	propStatusMsg    = "__stMsg"
-	propName         = "__propName"
-	propProtVer      = "__protVer"
-	propSupMajor     = "__supProtMajVer"
-	propReqProtVer   = "__requestProtVer"
-	propTimestamp    = "__ts"
-	propFencingToken = "__ft"
-	propSourceID     = "__srcId"
-	// propPersistence asks the broker to keep a SET's key on disk (the
-	// real broker's default dynamic-persistence property).
-	propPersistence = "aio-persistence"
-
-	protocolVersion = "1.0"
-	supportedMajor  = "1"
-	contentType     = "application/octet-stream"
-	// corrDataName is how the official SDKs name Correlation Data in
-	// __propName (constants.CorrelationData in iot-operations-sdks).
-	corrDataName = "Correlation Data"
 )
 
 // userProp is one MQTT user property; both transports convert to and
@@ -56,8 +34,8 @@ type inbound struct {
 	// (embedded); empty when it must come from __srcId (external).
 	Client string
 	// Authorize, when set, decides a decoded request before the engine
-	// sees it: "" allows it, anything else refuses it ("-ERR not
-	// authorized") and says why (for logs and the console).
+	// sees it: "" allows it, anything else refuses it (answered
+	// engine.ErrNotAuthorized) and says why (for logs and the console).
 	Authorize func(args [][]byte) string
 	// Readable, when set, is the key read rule of the requester: SCAN
 	// lists only the keys it allows.
@@ -113,8 +91,8 @@ type outcome struct {
 // into the persistence error: the request changed nothing.
 func (o *outcome) abandon() {
 	o.Reply.Payload = persistenceError
-	o.Reply.User = []userProp{{propStatus, "200"}, {propProtVer, protocolVersion}}
-	o.StoreError = "ERR " + string(engine.ErrPersistence)
+	o.Reply.User = []userProp{{protocol.PropStatus, statusOK}, {protocol.PropProtocolVersion, protocol.ProtocolVersion}}
+	o.StoreError = protocol.ErrorPrefix + string(engine.ErrPersistence)
 	o.Why = ""
 	o.Wait = 0
 }
@@ -146,7 +124,7 @@ func process(eng *engine.Engine, in *inbound) outcome {
 	}
 	client := in.Client
 	if client == "" {
-		client, _ = lookup(in.User, propSourceID)
+		client, _ = lookup(in.User, protocol.PropSourceID)
 	}
 	// Before anything is answered: not even a 400 or 505 goes into
 	// another client's topics. Without a client id (external mode, no
@@ -155,29 +133,29 @@ func process(eng *engine.Engine, in *inbound) outcome {
 		return outcome{Action: actKick, Reason: "response topic is in another client's topic space"}
 	}
 	r := reply{Topic: in.ResponseTopic, CorrelationData: in.CorrelationData}
-	if ver, ok := lookup(in.User, propProtVer); ok && !supportedVersion(ver) {
+	if ver, ok := lookup(in.User, protocol.PropProtocolVersion); ok && !supportedVersion(ver) {
 		r.User = []userProp{
-			{propStatus, "505"},
-			{propStatusMsg, "unsupported version"},
-			{propReqProtVer, ver},
-			{propSupMajor, supportedMajor},
-			{propProtVer, protocolVersion},
+			{protocol.PropStatus, statusVersionNotSupported},
+			{protocol.PropStatusMessage, protocol.StatusMsgVersionNotSupported},
+			{protocol.PropRequestVersion, ver},
+			{protocol.PropSupportedMajor, protocol.SupportedMajor},
+			{protocol.PropProtocolVersion, protocol.ProtocolVersion},
 		}
-		r.Payload = resp3.AppendError(nil, "unsupported protocol version "+ver)
+		r.Payload = resp3.AppendError(nil, protocol.UnsupportedVersionText+ver)
 		return outcome{Action: actReply, Reason: "unsupported __protVer " + ver, Reply: r}
 	}
 	if len(in.CorrelationData) == 0 {
-		return headerMissing(r, corrDataName, "correlation data missing")
+		return headerMissing(r, protocol.CorrelationDataName, protocol.StatusMsgCorrelationDataMissing)
 	}
 	if client == "" {
-		return headerMissing(r, propSourceID, "source id missing")
+		return headerMissing(r, protocol.PropSourceID, protocol.StatusMsgSourceIDMissing)
 	}
 
 	req := engine.Request{Client: client, Visible: in.Readable}
-	req.Timestamp, req.HasTimestamp = lookup(in.User, propTimestamp)
-	req.FencingToken, req.HasFencingToken = lookup(in.User, propFencingToken)
-	persist, _ := lookup(in.User, propPersistence)
-	req.Persist = strings.EqualFold(persist, "true")
+	req.Timestamp, req.HasTimestamp = lookup(in.User, protocol.PropTimestamp)
+	req.FencingToken, req.HasFencingToken = lookup(in.User, protocol.PropFencingToken)
+	persist, _ := lookup(in.User, protocol.PropPersistence)
+	req.Persist = strings.EqualFold(persist, protocol.PersistenceOn)
 	var res engine.Result
 	args, err := resp3.ParseRequest(in.Payload, nil)
 	if err != nil {
@@ -193,11 +171,11 @@ func process(eng *engine.Engine, in *inbound) outcome {
 		r.Payload = syntaxError
 	}
 	r.User = make([]userProp, 0, 3)
-	r.User = append(r.User, userProp{propStatus, "200"})
+	r.User = append(r.User, userProp{protocol.PropStatus, statusOK})
 	if !res.Version.IsZero() {
-		r.User = append(r.User, userProp{propTimestamp, res.Version.String()})
+		r.User = append(r.User, userProp{protocol.PropTimestamp, res.Version.String()})
 	}
-	r.User = append(r.User, userProp{propProtVer, protocolVersion})
+	r.User = append(r.User, userProp{protocol.PropProtocolVersion, protocol.ProtocolVersion})
 	out := outcome{Action: actReply, Reply: r, Args: args, Wait: res.Wait, Why: res.Why}
 	if r.Payload[0] == '-' {
 		out.StoreError = strings.TrimSuffix(string(r.Payload[1:]), "\r\n")
@@ -212,6 +190,10 @@ var (
 	syntaxError      = resp3.AppendError(nil, string(engine.ErrSyntax))
 	notAuthorized    = resp3.AppendError(nil, string(engine.ErrNotAuthorized))
 	persistenceError = resp3.AppendError(nil, string(engine.ErrPersistence))
+
+	statusOK                  = strconv.Itoa(protocol.StatusOK)
+	statusBadRequest          = strconv.Itoa(protocol.StatusBadRequest)
+	statusVersionNotSupported = strconv.Itoa(protocol.StatusVersionNotSupported)
 )
 
 func authorize(in *inbound, args [][]byte) string {
@@ -223,10 +205,10 @@ func authorize(in *inbound, args [][]byte) string {
 
 func headerMissing(r reply, name, msg string) outcome {
 	r.User = []userProp{
-		{propStatus, "400"},
-		{propStatusMsg, msg},
-		{propName, name},
-		{propProtVer, protocolVersion},
+		{protocol.PropStatus, statusBadRequest},
+		{protocol.PropStatusMessage, msg},
+		{protocol.PropPropertyName, name},
+		{protocol.PropProtocolVersion, protocol.ProtocolVersion},
 	}
 	r.Payload = resp3.AppendError(nil, msg)
 	return outcome{Action: actReply, Reason: msg, Reply: r}
@@ -249,7 +231,7 @@ func supportedVersion(v string) bool {
 		return true
 	}
 	major, _, _ := strings.Cut(v, ".")
-	return major == supportedMajor
+	return major == protocol.SupportedMajor
 }
 
 // responseTopicProblem says why topic may not be used as a Response Topic,
@@ -280,5 +262,5 @@ func NotifyTopic(clientID string, key []byte) string { return protocol.NotifyTop
 
 // notificationProps are the user properties of a notification.
 func notificationProps(n engine.Notification) []userProp {
-	return []userProp{{propTimestamp, n.Version.String()}}
+	return []userProp{{protocol.PropTimestamp, n.Version.String()}}
 }

@@ -3,6 +3,7 @@ package server
 import (
 	"testing"
 
+	"github.com/ssgen/ssgen/internal/protocol"
 	"github.com/ssgen/ssgen/server/engine"
 )
 
@@ -61,11 +62,11 @@ func TestProcessAppliesTheEnvelopeRulesInOrder(t *testing.T) {
 		{"QoS 0 is dropped before anything else", inbound{QoS: 0, Payload: get}, actDrop, ""},
 		{"QoS 2 is dropped", inbound{QoS: 2, ResponseTopic: "r", CorrelationData: corr, Payload: get, Client: "c"}, actDrop, ""},
 		{"no response topic is dropped", inbound{QoS: 1, CorrelationData: corr, Payload: get, Client: "c"}, actDrop, ""},
-		{"forbidden topic beats a bad version", inbound{QoS: 1, ResponseTopic: RequestTopic, User: []userProp{{propProtVer, "9"}}}, actKick, ""},
-		{"version beats missing correlation", inbound{QoS: 1, ResponseTopic: "r", User: []userProp{{propProtVer, "2.0"}}}, actReply, "505"},
+		{"forbidden topic beats a bad version", inbound{QoS: 1, ResponseTopic: RequestTopic, User: []userProp{{protocol.PropProtocolVersion, "9"}}}, actKick, ""},
+		{"version beats missing correlation", inbound{QoS: 1, ResponseTopic: "r", User: []userProp{{protocol.PropProtocolVersion, "2.0"}}}, actReply, "505"},
 		{"missing correlation", inbound{QoS: 1, ResponseTopic: "r", Payload: get, Client: "c"}, actReply, "400"},
 		{"missing __srcId when the client is unknown", inbound{QoS: 1, ResponseTopic: "r", CorrelationData: corr, Payload: get}, actReply, "400"},
-		{"__srcId stands in for the client", inbound{QoS: 1, ResponseTopic: "r", CorrelationData: corr, Payload: get, User: []userProp{{propSourceID, "c"}}}, actReply, "200"},
+		{"__srcId stands in for the client", inbound{QoS: 1, ResponseTopic: "r", CorrelationData: corr, Payload: get, User: []userProp{{protocol.PropSourceID, "c"}}}, actReply, "200"},
 		{"served", inbound{QoS: 1, ResponseTopic: "r", CorrelationData: corr, Payload: get, Client: "c"}, actReply, "200"},
 		{"undecodable payload is a 200 with -ERR", inbound{QoS: 1, ResponseTopic: "r", CorrelationData: corr, Payload: []byte("GET k"), Client: "c"}, actReply, "200"},
 	} {
@@ -80,7 +81,7 @@ func TestProcessAppliesTheEnvelopeRulesInOrder(t *testing.T) {
 				}
 				return
 			}
-			if stat, _ := lookup(out.Reply.User, propStatus); stat != tc.stat {
+			if stat, _ := lookup(out.Reply.User, protocol.PropStatus); stat != tc.stat {
 				t.Fatalf("__stat %q, want %q (%v)", stat, tc.stat, out.Reply.User)
 			}
 			if len(out.Reply.Payload) == 0 {
@@ -99,7 +100,7 @@ func TestUndecodablePayloadIsASyntaxError(t *testing.T) {
 	if string(out.Reply.Payload) != "-ERR syntax error\r\n" {
 		t.Fatalf("payload %q", out.Reply.Payload)
 	}
-	if _, ok := lookup(out.Reply.User, propTimestamp); ok {
+	if _, ok := lookup(out.Reply.User, protocol.PropTimestamp); ok {
 		t.Fatal("an error carries no __ts")
 	}
 	if out.StoreError != "ERR syntax error" || out.Reason != "" {

@@ -20,6 +20,7 @@ import (
 
 	"github.com/ssgen/ssgen/internal/bufconn"
 	"github.com/ssgen/ssgen/internal/pahostore"
+	"github.com/ssgen/ssgen/internal/protocol"
 	"github.com/ssgen/ssgen/server/engine"
 )
 
@@ -196,7 +197,7 @@ func (x *external) received(pr paho.PublishReceived) (bool, error) {
 	key := ""
 	if p.Properties != nil {
 		for _, u := range p.Properties.User {
-			if u.Key == propSourceID {
+			if u.Key == protocol.PropSourceID {
 				key = u.Value
 				break
 			}
@@ -219,7 +220,7 @@ func (x *external) handle(p *paho.Publish) {
 			in.User[i] = userProp{u.Key, u.Value}
 		}
 	}
-	src, _ := lookup(in.User, propSourceID)
+	src, _ := lookup(in.User, protocol.PropSourceID)
 	var start time.Time
 	if x.s.observing() {
 		start = time.Now()
@@ -250,7 +251,7 @@ func (x *external) respond(src string, out *outcome) {
 		Topic:   r.Topic,
 		Payload: r.Payload,
 		Properties: &paho.PublishProperties{
-			ContentType:     contentType,
+			ContentType:     protocol.ContentType,
 			CorrelationData: r.CorrelationData,
 			User:            pahoProps(r.User),
 		},
@@ -276,7 +277,7 @@ func (x *external) deliver(n engine.Notification) {
 		Topic:   NotifyTopic(n.Client, n.Key),
 		Payload: n.Payload,
 		Properties: &paho.PublishProperties{
-			ContentType: contentType,
+			ContentType: protocol.ContentType,
 			User:        pahoProps(notificationProps(n)),
 		},
 	})

@@ -141,7 +141,7 @@ func FuzzProcess(f *testing.F) {
 		}
 		requester := client
 		if requester == "" {
-			requester, _ = lookup(in.User, propSourceID)
+			requester, _ = lookup(in.User, protocol.PropSourceID)
 		}
 		if requester != "" && !protocol.MayPublish(requester, r.Topic) {
 			t.Fatalf("reply for %q on %q, another client's topic", requester, r.Topic)
@@ -149,10 +149,10 @@ func FuzzProcess(f *testing.F) {
 		if !bytes.Equal(r.CorrelationData, corr) {
 			t.Fatalf("correlation data %x, sent %x", r.CorrelationData, corr)
 		}
-		if len(r.User) == 0 || r.User[0].Key != propStatus {
+		if len(r.User) == 0 || r.User[0].Key != protocol.PropStatus {
 			t.Fatalf("reply properties %v do not start with __stat", r.User)
 		}
-		if _, ok := lookup(r.User, propProtVer); !ok {
+		if _, ok := lookup(r.User, protocol.PropProtocolVersion); !ok {
 			t.Fatalf("reply properties %v lack __protVer", r.User)
 		}
 		if len(r.Payload) == 0 {
@@ -162,7 +162,7 @@ func FuzzProcess(f *testing.F) {
 		if err != nil {
 			t.Fatalf("reply payload %q does not parse: %v", r.Payload, err)
 		}
-		if tsv, ok := lookup(r.User, propTimestamp); ok {
+		if tsv, ok := lookup(r.User, protocol.PropTimestamp); ok {
 			if v.Kind == resp3.KindError || v.Kind == resp3.KindNull {
 				t.Fatalf("__ts %q on a %v reply", tsv, v.Kind)
 			}
@@ -170,7 +170,7 @@ func FuzzProcess(f *testing.F) {
 				t.Fatalf("reply __ts %q: %v", tsv, err)
 			}
 		}
-		if stat, _ := lookup(r.User, propStatus); stat != "200" && v.Kind != resp3.KindError {
+		if stat, _ := lookup(r.User, protocol.PropStatus); stat != "200" && v.Kind != resp3.KindError {
 			t.Fatalf("__stat %s with a %v payload", stat, v.Kind)
 		}
 	})
@@ -186,7 +186,7 @@ func TestUnsupportedVersionReplyIsWellFormed(t *testing.T) {
 	for _, ver := range []string{"\r", "2\r\n+OK", "3\n"} {
 		out := process(eng, &inbound{
 			QoS: 1, ResponseTopic: "clients/c1/resp", CorrelationData: []byte("0123456789abcdef"),
-			User: []userProp{{propSourceID, "c1"}, {propProtVer, ver}}, Payload: []byte("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n"),
+			User: []userProp{{protocol.PropSourceID, "c1"}, {protocol.PropProtocolVersion, ver}}, Payload: []byte("*2\r\n$3\r\nGET\r\n$1\r\nk\r\n"),
 		})
 		if v, err := resp3.ParseResponse(out.Reply.Payload); err != nil || v.Kind != resp3.KindError {
 			t.Errorf("__protVer %q: reply payload %q: %v, want one -ERR value", ver, out.Reply.Payload, err)

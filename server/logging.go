@@ -16,24 +16,25 @@ import (
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
 
+	"github.com/ssgen/ssgen/internal/protocol"
 	"github.com/ssgen/ssgen/server/engine"
 )
 
 // refusalClass is the reason word of a refusal: authorization, fencing,
 // quota, timestamp, syntax, arguments, command, key or persistence.
 func refusalClass(storeError string) string {
-	switch engine.Error(strings.TrimPrefix(storeError, "ERR ")) {
+	switch engine.Error(strings.TrimPrefix(storeError, protocol.ErrorPrefix)) {
 	case engine.ErrNotAuthorized:
 		return "authorization"
-	case engine.ErrFencingTokenRequired, engine.ErrFencingTokenLower, engine.ErrFencingTokenDrift:
+	case engine.ErrFencingTokenRequired, engine.ErrFencingTokenLowerVersion, engine.ErrFencingTokenSkew:
 		return "fencing"
-	case engine.ErrMissingTimestamp, engine.ErrMalformedTimestamp, engine.ErrRequestTimestampDrift:
+	case engine.ErrMissingTimestamp, engine.ErrMalformedTimestamp, engine.ErrTimestampSkew:
 		return "timestamp"
 	case engine.ErrQuotaExceeded:
 		return "quota"
 	case engine.ErrSyntax:
 		return "syntax"
-	case engine.ErrWrongArgs:
+	case engine.ErrWrongNumberOfArguments:
 		return "arguments"
 	case engine.ErrUnknownCommand:
 		return "command"
@@ -49,24 +50,24 @@ func refusalClass(storeError string) string {
 // ("ERR text") to args, which req carried: the access an authorization
 // refusal lacked, the request's stamps; "" when the error says it all.
 func refusalWhy(storeError string, args [][]byte, req *engine.Request) string {
-	switch engine.Error(strings.TrimPrefix(storeError, "ERR ")) {
+	switch engine.Error(strings.TrimPrefix(storeError, protocol.ErrorPrefix)) {
 	case engine.ErrNotAuthorized:
 		need := "Write"
-		if len(args) > 0 && (string(args[0]) == "GET" || string(args[0]) == "KEYNOTIFY") {
+		if len(args) > 0 && (string(args[0]) == protocol.VerbGet || string(args[0]) == protocol.VerbKeyNotify) {
 			need = "Read"
 		}
 		return "no rule grants this client " + need + " on the key"
 	case engine.ErrFencingTokenRequired:
 		return "the key is fenced and the request has no __ft"
-	case engine.ErrFencingTokenLower:
+	case engine.ErrFencingTokenLowerVersion:
 		return "the request's __ft " + clip(req.FencingToken, 64) + " is lower than the key's fencing token"
-	case engine.ErrFencingTokenDrift:
+	case engine.ErrFencingTokenSkew:
 		return "the request's __ft " + clip(req.FencingToken, 64) + " is too far ahead of the server's clock"
 	case engine.ErrMissingTimestamp:
 		return "SET without __ts"
 	case engine.ErrMalformedTimestamp:
 		return "__ts " + clip(req.Timestamp, 64) + ", __ft " + clip(req.FencingToken, 64)
-	case engine.ErrRequestTimestampDrift:
+	case engine.ErrTimestampSkew:
 		return "the request's __ts " + clip(req.Timestamp, 64) + " is too far ahead of the server's clock"
 	}
 	return ""
@@ -92,12 +93,12 @@ func logAnswer(log *slog.Logger, client string, out *outcome) {
 		}
 		if len(out.Args) > 1 {
 			name := "key"
-			if string(out.Args[0]) == "SCAN" {
+			if string(out.Args[0]) == protocol.VerbScan {
 				name = "pattern"
 			}
 			attrs = append(attrs, slog.String(name, logBytes(out.Args[1], 200)))
 		}
-		attrs = append(attrs, slog.String("error", strings.TrimPrefix(out.StoreError, "ERR ")), slog.String("reason", refusalClass(out.StoreError)))
+		attrs = append(attrs, slog.String("error", strings.TrimPrefix(out.StoreError, protocol.ErrorPrefix)), slog.String("reason", refusalClass(out.StoreError)))
 		if out.Why != "" {
 			attrs = append(attrs, slog.String("detail", out.Why))
 		}
@@ -152,7 +153,7 @@ func clip(s string, max int) string {
 //     connection that ends with an error becomes "connection ended", at
 //     Debug when the end was ordinary (EOF, reset, closed, timed out, a
 //     normal DISCONNECT, a refusal the service has logged already: bad
-//     credentials, not authorized, over a limit, server busy or shutting
+//     credentials, an authorization refusal, over a limit, server busy or shutting
 //     down, session taken over) and Info otherwise (a protocol violation
 //     or malformed packet from the client, a TLS failure);
 //   - "error processing packet" (a client's bad packet) becomes Info, and

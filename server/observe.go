@@ -4,6 +4,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/ssgen/ssgen/internal/protocol"
 	"github.com/ssgen/ssgen/runtime/hlc"
 	"github.com/ssgen/ssgen/server/engine"
 )
@@ -68,11 +69,11 @@ func (s *Server) observe(start time.Time, client string, out *outcome) {
 		ev.Status = 200
 		for _, p := range out.Reply.User {
 			switch p.Key {
-			case propStatus:
+			case protocol.PropStatus:
 				if p.Value != "200" {
 					ev.Status = statusCode(p.Value)
 				}
-			case propTimestamp:
+			case protocol.PropTimestamp:
 				ev.Version = p.Value
 			}
 		}
@@ -156,7 +157,7 @@ func (s *Server) Exec(r ExecRequest) engine.Result {
 	if s.observing() {
 		out := outcome{Action: actReply, Args: r.Args, Why: res.Why, Reply: reply{Payload: res.Payload}}
 		if !res.Version.IsZero() {
-			out.Reply.User = []userProp{{propTimestamp, res.Version.String()}}
+			out.Reply.User = []userProp{{protocol.PropTimestamp, res.Version.String()}}
 		}
 		if len(res.Payload) > 0 && res.Payload[0] == '-' {
 			out.StoreError = strings.TrimSuffix(string(res.Payload[1:]), "\r\n")

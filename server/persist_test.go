@@ -13,6 +13,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ssgen/ssgen/internal/protocol"
 	"github.com/ssgen/ssgen/runtime/hlc"
 	"github.com/ssgen/ssgen/server/engine"
 )
@@ -241,7 +242,7 @@ func TestEnvelopePassesTheAioPersistenceFlagToTheEngine(t *testing.T) {
 		j := &recordingJournal{}
 		eng := engine.New(engine.Config{Journal: j})
 		in := &inbound{QoS: 1, ResponseTopic: "r", CorrelationData: []byte{1}, Client: "c",
-			User:    append([]userProp{{propTimestamp, "1:0:c"}}, tc.props...),
+			User:    append([]userProp{{protocol.PropTimestamp, "1:0:c"}}, tc.props...),
 			Payload: []byte("*3\r\n$3\r\nSET\r\n$1\r\nk\r\n$1\r\nv\r\n")}
 		if out := process(eng, in); string(out.Reply.Payload) != "+OK\r\n" {
 			t.Fatalf("%v: %q", tc.props, out.Reply.Payload)

@@ -98,13 +98,13 @@ const (
 	RequestTopic = protocol.RequestTopic
 	// ResponseTopic is the runtime's response topic with the broker's
 	// client id token in place of the client's own level.
-	ResponseTopic = protocol.ClientsRoot + "{principal.clientId}/services/statestore/v1/" + protocol.ServiceID + "/command/invoke/response"
+	ResponseTopic = protocol.ClientsRoot + "{principal.clientId}" + protocol.ResponseSuffix
 )
 
 // NotifyTopic is the notification topic filter of one client id, as the
 // runtime subscribes to it.
 func NotifyTopic(clientID string) string {
-	return protocol.NotifyPrefix + "/" + string(protocol.AppendUpperHex(nil, clientID)) + "/command/notify/+"
+	return protocol.NotifyClientPrefix(clientID) + "+"
 }
 
 // PersistResources returns the stateStoreResources entries (without a

@@ -1,24 +1,3 @@
-// Package protocol holds the state store's topic names and the rule that
-// says which client owns which topic, shared by the client runtime and the
-// server so that both sides always agree on it.
-//
-// # Who owns a topic
-//
-// Under "clients/", the second topic level names the owner of everything
-// below it. A client with id ID owns exactly these levels:
-//
-//   - HEX(ID), the upper-case hex of the id's bytes. The official Go SDK puts
-//     its response topics there, and the service puts every notification for
-//     the client under NotifyPrefix/HEX(ID).
-//   - ID itself, when ID is a plain level (PlainLevel): not empty, valid
-//     UTF-8, none of '/', '+', '#' or NUL, not "statestore", and not itself
-//     an upper-case hex string of even length. The Rust and .NET SDKs put
-//     their response topics there.
-//
-// The last exclusion is what keeps ownership unique: an id such as
-// "76696374696D2D617070" would otherwise own the level that is the hex
-// form of the id "victim-app". No two ids own a common level (see
-// OwnsLevel), and the level "statestore" belongs to the service alone.
 package protocol
 
 import (
@@ -31,27 +10,49 @@ const ServiceID = "FA9AE35F-2F64-47CD-9BFF-08E2B32A0FE8"
 
 // Topic names of the state store.
 const (
+	// ServiceLevel is the level under ClientsRoot that only the service
+	// owns; no client id owns it, even a client named "statestore". It is
+	// also the service's name in every other topic.
+	ServiceLevel = "statestore"
 	// RequestTopic is where clients publish state store requests.
-	RequestTopic = "statestore/v1/" + ServiceID + "/command/invoke"
+	RequestTopic = ServiceLevel + "/v1/" + ServiceID + "/command/invoke"
 	// ClientsRoot starts every client-owned topic.
 	ClientsRoot = "clients/"
-	// ServiceLevel is the level under ClientsRoot that only the service
-	// owns; no client id owns it, even a client named "statestore".
-	ServiceLevel = "statestore"
 	// NotifyPrefix starts every notification topic, followed by
 	// "/HEX(clientId)/command/notify/HEX(key)".
 	NotifyPrefix = ClientsRoot + ServiceLevel + "/v1/" + ServiceID
+	// ResponseSuffix follows a client's own level (see OwnLevel) in the
+	// response topic of the ssgen runtime, the Rust SDK's layout:
+	// ClientsRoot + level + ResponseSuffix.
+	ResponseSuffix = "/services/" + ServiceLevel + "/v1/" + ServiceID + "/command/invoke/response"
+	// notifyInfix separates the client and the key level of a
+	// notification topic.
+	notifyInfix = "/command/notify/"
 )
+
+// ResponseTopic is the ssgen runtime's response topic under level, a
+// level its client owns (OwnLevel), or a broker's placeholder for it.
+func ResponseTopic(level string) string { return ClientsRoot + level + ResponseSuffix }
 
 // NotifyTopic is the topic of the notifications for key sent to clientID.
 func NotifyTopic(clientID string, key []byte) string {
-	b := make([]byte, 0, len(NotifyPrefix)+2*len(clientID)+len("//command/notify/")+2*len(key))
+	b := make([]byte, 0, len(NotifyPrefix)+1+2*len(clientID)+len(notifyInfix)+2*len(key))
+	b = appendNotifyClientPrefix(b, clientID)
+	b = AppendUpperHex(b, string(key))
+	return string(b)
+}
+
+// NotifyClientPrefix is the notification topic of clientID without its
+// last level, the upper-case hex of the key.
+func NotifyClientPrefix(clientID string) string {
+	return string(appendNotifyClientPrefix(nil, clientID))
+}
+
+func appendNotifyClientPrefix(b []byte, clientID string) []byte {
 	b = append(b, NotifyPrefix...)
 	b = append(b, '/')
 	b = AppendUpperHex(b, clientID)
-	b = append(b, "/command/notify/"...)
-	b = AppendUpperHex(b, string(key))
-	return string(b)
+	return append(b, notifyInfix...)
 }
 
 const hexDigits = "0123456789ABCDEF"

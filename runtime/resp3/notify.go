@@ -1,6 +1,6 @@
 package resp3
 
-import "bytes"
+import "github.com/ssgen/ssgen/internal/protocol"
 
 // Op is what happened to a watched key.
 type Op uint8
@@ -14,9 +14,9 @@ const (
 func (o Op) String() string {
 	switch o {
 	case OpSet:
-		return "SET"
+		return protocol.NotifySet
 	case OpDelete:
-		return "DELETE"
+		return protocol.NotifyDelete
 	}
 	return "invalid"
 }
@@ -29,13 +29,18 @@ type Notification struct {
 
 // AppendNotifySet appends "NOTIFY SET VALUE value".
 func AppendNotifySet(dst, value []byte) []byte {
-	dst = append(dst, "*4\r\n$6\r\nNOTIFY\r\n$3\r\nSET\r\n$5\r\nVALUE\r\n"...)
+	dst = AppendArray(dst, 4)
+	dst = AppendBulkString(dst, protocol.NotifyWord)
+	dst = AppendBulkString(dst, protocol.NotifySet)
+	dst = AppendBulkString(dst, protocol.NotifyValue)
 	return AppendBulk(dst, value)
 }
 
 // AppendNotifyDelete appends "NOTIFY DELETE".
 func AppendNotifyDelete(dst []byte) []byte {
-	return append(dst, "*2\r\n$6\r\nNOTIFY\r\n$6\r\nDELETE\r\n"...)
+	dst = AppendArray(dst, 2)
+	dst = AppendBulkString(dst, protocol.NotifyWord)
+	return AppendBulkString(dst, protocol.NotifyDelete)
 }
 
 // ParseNotification decodes a notification payload. It accepts what the
@@ -47,11 +52,11 @@ func ParseNotification(payload []byte) (Notification, error) {
 	if err != nil {
 		return Notification{}, err
 	}
-	if len(args) >= 2 && bytes.Equal(args[0], []byte("NOTIFY")) {
+	if len(args) >= 2 && string(args[0]) == protocol.NotifyWord {
 		switch {
-		case len(args) == 4 && bytes.Equal(args[1], []byte("SET")) && bytes.Equal(args[2], []byte("VALUE")):
+		case len(args) == 4 && string(args[1]) == protocol.NotifySet && string(args[2]) == protocol.NotifyValue:
 			return Notification{Op: OpSet, Value: args[3]}, nil
-		case len(args) == 2 && (bytes.Equal(args[1], []byte("DELETE")) || bytes.Equal(args[1], []byte("DEL"))):
+		case len(args) == 2 && (string(args[1]) == protocol.NotifyDelete || string(args[1]) == protocol.NotifyDeleteShort):
 			return Notification{Op: OpDelete}, nil
 		}
 	}

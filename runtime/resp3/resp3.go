@@ -21,7 +21,7 @@ import (
 )
 
 // ErrSyntax is matched (with errors.Is) by every decoding error. The state
-// store answers a request that fails to decode with "-ERR syntax error".
+// store answers a request that fails to decode with its syntax error.
 var ErrSyntax = errors.New("resp3: syntax error")
 
 // SyntaxError locates a decoding error in the payload.

@@ -3,6 +3,8 @@ package resp3
 import (
 	"bytes"
 	"strconv"
+
+	"github.com/ssgen/ssgen/internal/protocol"
 )
 
 // Kind is the type of a response value.
@@ -40,8 +42,8 @@ type Value struct {
 }
 
 // ErrorText returns the message of an error value with the "ERR" prefix
-// removed: "ERR syntax error" gives "syntax error". The article's
-// "ERR: text" form is accepted too.
+// removed: "ERR some text" gives "some text". The article's "ERR: text"
+// form is accepted too.
 func (v Value) ErrorText() string {
 	s := v.Str
 	if rest, ok := bytes.CutPrefix(s, []byte("ERR")); ok {
@@ -131,13 +133,13 @@ func AppendSimple(dst []byte, s string) []byte {
 }
 
 // AppendOK appends "+OK\r\n".
-func AppendOK(dst []byte) []byte { return append(dst, "+OK\r\n"...) }
+func AppendOK(dst []byte) []byte { return append(dst, "+"+protocol.ReplyOK+"\r\n"...) }
 
 // AppendError appends the state store's error form "-ERR msg\r\n". CR
 // and LF in msg are written as spaces, so text that came from a request
 // cannot break the reply's framing.
 func AppendError(dst []byte, msg string) []byte {
-	dst = append(dst, "-ERR "...)
+	dst = append(dst, "-"+protocol.ErrorPrefix...)
 	dst = appendLine(dst, msg)
 	return append(dst, '\r', '\n')
 }

@@ -24,19 +24,19 @@ const (
 
 // errorSlugs name the state store's errors in ssgen_request_errors_total.
 var errorSlugs = map[string]string{
-	string(engine.ErrRequestTimestampDrift): "timestamp_drift",
-	string(engine.ErrFencingTokenRequired):  "fencing_token_required",
-	string(engine.ErrFencingTokenDrift):     "fencing_token_drift",
-	string(engine.ErrFencingTokenLower):     "fencing_token_lower",
-	string(engine.ErrQuotaExceeded):         "quota_exceeded",
-	string(engine.ErrSyntax):                "syntax_error",
-	string(engine.ErrNotAuthorized):         "not_authorized",
-	string(engine.ErrUnknownCommand):        "unknown_command",
-	string(engine.ErrWrongArgs):             "wrong_arguments",
-	string(engine.ErrMissingTimestamp):      "missing_timestamp",
-	string(engine.ErrMalformedTimestamp):    "malformed_timestamp",
-	string(engine.ErrKeyLengthZero):         "key_length_zero",
-	string(engine.ErrPersistence):           "persistence_failure",
+	string(engine.ErrTimestampSkew):            "timestamp_drift",
+	string(engine.ErrFencingTokenRequired):     "fencing_token_required",
+	string(engine.ErrFencingTokenSkew):         "fencing_token_drift",
+	string(engine.ErrFencingTokenLowerVersion): "fencing_token_lower",
+	string(engine.ErrQuotaExceeded):            "quota_exceeded",
+	string(engine.ErrSyntax):                   "syntax_error",
+	string(engine.ErrNotAuthorized):            "not_authorized",
+	string(engine.ErrUnknownCommand):           "unknown_command",
+	string(engine.ErrWrongNumberOfArguments):   "wrong_arguments",
+	string(engine.ErrMissingTimestamp):         "missing_timestamp",
+	string(engine.ErrMalformedTimestamp):       "malformed_timestamp",
+	string(engine.ErrKeyLengthZero):            "key_length_zero",
+	string(engine.ErrPersistence):              "persistence_failure",
 }
 
 // metrics are the console's Prometheus collectors, in a registry of their

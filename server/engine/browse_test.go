@@ -160,10 +160,10 @@ func TestWhy(t *testing.T) {
 		want string
 	}{
 		{step{args: args("SET k w"), want: errp(ErrFencingTokenRequired)}, "the key is fenced by token " + canon(lock) + " and the request carried no __ft"},
-		{step{args: args("DEL k"), ft: tsAt(0, 1, "StateStore"), want: errp(ErrFencingTokenLower)}, "request __ft " + canon(tsAt(0, 1, "StateStore")) + " is lower than the key's fencing token " + canon(lock)},
-		{step{args: args("GET k"), ts: tsAt(2*time.Minute, 0, "c"), want: errp(ErrRequestTimestampDrift)}, "__ts " + tsAt(2*time.Minute, 0, "c") + " is 2m0s ahead of the server clock; at most 55s is accepted"},
+		{step{args: args("DEL k"), ft: tsAt(0, 1, "StateStore"), want: errp(ErrFencingTokenLowerVersion)}, "request __ft " + canon(tsAt(0, 1, "StateStore")) + " is lower than the key's fencing token " + canon(lock)},
+		{step{args: args("GET k"), ts: tsAt(2*time.Minute, 0, "c"), want: errp(ErrTimestampSkew)}, "__ts " + tsAt(2*time.Minute, 0, "c") + " is 2m0s ahead of the server clock; at most 55s is accepted"},
 		{step{args: args("SET k v"), noTS: true, want: errp(ErrMissingTimestamp)}, "SET without a __ts"},
-		{step{args: args("SET k v"), want: errp(ErrFencingTokenDrift), ft: tsAt(time.Hour, 0, "c")}, "__ft " + tsAt(time.Hour, 0, "c") + " is 1h0m0s ahead of the server clock; at most 55s is accepted"},
+		{step{args: args("SET k v"), want: errp(ErrFencingTokenSkew), ft: tsAt(time.Hour, 0, "c")}, "__ft " + tsAt(time.Hour, 0, "c") + " is 1h0m0s ahead of the server clock; at most 55s is accepted"},
 		{step{args: args("GET k"), want: "$1\r\nv\r\n", wantTS: true}, ""},
 	}
 	for _, c := range cases {

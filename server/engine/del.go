@@ -6,7 +6,7 @@ import "time"
 // the DELETE notification) carries that same version.
 func (e *Engine) del(req *Request, now time.Time) Result {
 	if len(req.Args) != 2 {
-		return errResult(ErrWrongArgs)
+		return errResult(ErrWrongNumberOfArguments)
 	}
 	return e.deleteKey(req, now, nil)
 }

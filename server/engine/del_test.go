@@ -26,10 +26,10 @@ func TestDel(t *testing.T) {
 			{args: args("DEL k"), ft: "1:2", want: errp(ErrMalformedTimestamp)},
 		}},
 		{name: "DEL refuses a __ts from the future", steps: []step{
-			{args: args("DEL k"), ts: tsAt(time.Hour, 0, "C"), want: errp(ErrRequestTimestampDrift)},
+			{args: args("DEL k"), ts: tsAt(time.Hour, 0, "C"), want: errp(ErrTimestampSkew)},
 		}},
 		{name: "DEL refuses a __ft from the future", steps: []step{
-			{args: args("DEL k"), ft: tsAt(time.Hour, 0, "C"), want: errp(ErrFencingTokenDrift)},
+			{args: args("DEL k"), ft: tsAt(time.Hour, 0, "C"), want: errp(ErrFencingTokenSkew)},
 		}},
 		{name: "a deleted key can be created with NX", steps: []step{
 			{args: args("SET k v"), want: ok, wantTS: true},

@@ -57,37 +57,37 @@
 // clients with the default drift accept it as long as their clock is at
 // most DriftMargin behind the engine's. Repeating a request at the edge of
 // the window does not move the clock further. A stamp outside the window
-// is answered with the contract's "too far in the future" error for __ts
-// or __ft, and changes nothing.
+// is answered ErrTimestampSkew (__ts) or ErrFencingTokenSkew (__ft), and
+// changes nothing.
 //
 // # Check order
 //
 // Every command checks, and answers the first failure:
 //
-//  1. the verb: an empty request is "syntax error"; a verb that is not
-//     exactly SET, GET, DEL, VDEL, KEYNOTIFY or SCAN is "unknown command";
-//  2. arity: "wrong number of arguments" (SET needs at least key and
-//     value; surplus SET options are option errors);
-//  3. the key: "the key length is zero", then a key longer than
-//     MaxKeyBytes, a SET value longer than MaxValueBytes or a SCAN pattern
-//     longer than MaxScanPatternBytes: "the quota has been exceeded";
-//  4. options (SET's NX/NEX/PX, KEYNOTIFY's STOP, SCAN's token):
-//     "syntax error";
-//  5. timestamps: SET without __ts is "missing timestamp"; an unparsable
-//     __ts, then __ft, is "malformed timestamp"; then a __ts, then a __ft,
-//     outside the accept window (see The clock) gets its own error;
-//  6. fencing (SET, DEL, VDEL of an existing fenced key): "a fencing token
-//     is required for this request", then the lower-version error;
+//  1. the verb: an empty request is ErrSyntax; a verb that is not exactly
+//     SET, GET, DEL, VDEL, KEYNOTIFY or SCAN is ErrUnknownCommand;
+//  2. arity: ErrWrongNumberOfArguments (SET needs at least key and value;
+//     surplus SET options are option errors);
+//  3. the key: ErrKeyLengthZero, then a key longer than MaxKeyBytes, a SET
+//     value longer than MaxValueBytes or a SCAN pattern longer than
+//     MaxScanPatternBytes: ErrQuotaExceeded;
+//  4. options (SET's NX/NEX/PX, KEYNOTIFY's STOP, SCAN's token): ErrSyntax;
+//  5. timestamps: SET without __ts is ErrMissingTimestamp; an unparsable
+//     __ts, then __ft, is ErrMalformedTimestamp; then a __ts, then a __ft,
+//     outside the accept window (see The clock) is ErrTimestampSkew or
+//     ErrFencingTokenSkew;
+//  6. fencing (SET, DEL, VDEL of an existing fenced key):
+//     ErrFencingTokenRequired, then ErrFencingTokenLowerVersion;
 //  7. the condition: SET NX/NEX answers ":-1", VDEL with another value ":-1";
 //  8. quotas: SET beyond MaxKeys/MaxBytes, a new KEYNOTIFY registration
-//     beyond MaxWatchesPerClient: "the quota has been exceeded".
+//     beyond MaxWatchesPerClient: ErrQuotaExceeded.
 //
 // A refused request changes nothing: no key, no version, no notification.
 //
 // # Choices the wire contract leaves open
 //
 //   - Verbs and options are case-sensitive, upper case only, as on the real
-//     service: "set" is "unknown command", "nx" and "stop" are syntax errors.
+//     service: "set" is ErrUnknownCommand, "nx" and "stop" are ErrSyntax.
 //   - SET options may come in any order but each only once; NX with NEX,
 //     a repeated option, an unknown option, PX without a value, and a PX
 //     that is not 1..9223372036854 in plain decimal digits are all "syntax
@@ -110,8 +110,8 @@
 //     millisecond ahead instead of failing.
 //   - KEYNOTIFY on an absent key registers; registering twice is one
 //     registration; STOP of someone else's registration answers ":0".
-//   - "not authorized" is defined but never produced: the engine has no
-//     authorization rules.
+//   - ErrNotAuthorized is defined but never produced: the engine has no
+//     authorization rules (the server's are applied before it).
 //   - SCAN (beta) lists matching keys in byte-wise order, at most 100 per
 //     page, with Redis-style globs ('*' crosses '/'; "[!a]" and "[^a]"
 //     both negate). Keys are kept in an ordered index, so a request seeks

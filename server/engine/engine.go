@@ -5,6 +5,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ssgen/ssgen/internal/protocol"
 	"github.com/ssgen/ssgen/runtime/hlc"
 	"github.com/ssgen/ssgen/runtime/resp3"
 )
@@ -26,13 +27,13 @@ type Config struct {
 	MaxDrift time.Duration
 	// MaxKeys and MaxBytes are quotas (0 = unlimited). MaxBytes counts key
 	// and value bytes. A request that would exceed either is answered with
-	// "the quota has been exceeded" and changes nothing.
+	// ErrQuotaExceeded and changes nothing.
 	MaxKeys  int
 	MaxBytes int64
 	// MaxKeyBytes and MaxValueBytes bound one key (in every command that
 	// names a key) and one SET value; MaxWatchesPerClient bounds the
 	// KEYNOTIFY registrations of one client. 0 = unlimited. Exceeding one
-	// is answered "the quota has been exceeded" and changes nothing.
+	// is answered ErrQuotaExceeded and changes nothing.
 	MaxKeyBytes         int
 	MaxValueBytes       int
 	MaxWatchesPerClient int
@@ -157,7 +158,7 @@ func New(cfg Config) *Engine {
 		cfg.Now = time.Now
 	}
 	if cfg.NodeID == "" {
-		cfg.NodeID = "StateStore"
+		cfg.NodeID = protocol.ServiceNodeID
 	}
 	cfg.NodeID = strings.ReplaceAll(cfg.NodeID, ":", "_")
 	if cfg.MaxDrift <= 0 {
@@ -212,7 +213,7 @@ func (e *Engine) Decide(req Request) Result {
 		return errResult(ErrSyntax)
 	}
 	switch string(req.Args[0]) {
-	case "SET", "GET", "DEL", "VDEL", "KEYNOTIFY", "SCAN":
+	case protocol.VerbSet, protocol.VerbGet, protocol.VerbDel, protocol.VerbVDel, protocol.VerbKeyNotify, protocol.VerbScan:
 	default:
 		return errResult(ErrUnknownCommand)
 	}
@@ -224,15 +225,15 @@ func (e *Engine) Decide(req Request) Result {
 	var res Result
 	// Direct calls (not a table of funcs) keep req on the stack.
 	switch string(req.Args[0]) {
-	case "SET":
+	case protocol.VerbSet:
 		res = e.set(&req, now)
-	case "GET":
+	case protocol.VerbGet:
 		res = e.get(&req, now)
-	case "DEL":
+	case protocol.VerbDel:
 		res = e.del(&req, now)
-	case "VDEL":
+	case protocol.VerbVDel:
 		res = e.vdel(&req, now)
-	case "KEYNOTIFY":
+	case protocol.VerbKeyNotify:
 		res = e.keynotify(&req, now)
 	default:
 		res = e.scan(&req, now)
@@ -262,9 +263,9 @@ var (
 
 func init() {
 	for _, e := range []Error{
-		ErrRequestTimestampDrift, ErrFencingTokenRequired, ErrFencingTokenDrift,
-		ErrFencingTokenLower, ErrQuotaExceeded, ErrSyntax, ErrNotAuthorized,
-		ErrUnknownCommand, ErrWrongArgs, ErrMissingTimestamp,
+		ErrTimestampSkew, ErrFencingTokenRequired, ErrFencingTokenSkew,
+		ErrFencingTokenLowerVersion, ErrQuotaExceeded, ErrSyntax, ErrNotAuthorized,
+		ErrUnknownCommand, ErrWrongNumberOfArguments, ErrMissingTimestamp,
 		ErrMalformedTimestamp, ErrKeyLengthZero,
 	} {
 		errPayloads[e] = fixed(resp3.AppendError(nil, string(e)))

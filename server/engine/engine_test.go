@@ -7,18 +7,18 @@ import (
 
 func TestErrorPayloadsAreTheContractTexts(t *testing.T) {
 	want := map[Error]string{
-		ErrRequestTimestampDrift: "-ERR the request timestamp is too far in the future; ensure that the client and broker system clocks are synchronized\r\n",
-		ErrFencingTokenRequired:  "-ERR a fencing token is required for this request\r\n",
-		ErrFencingTokenDrift:     "-ERR the request fencing token timestamp is too far in the future; ensure that the client and broker system clocks are synchronized\r\n",
-		ErrFencingTokenLower:     "-ERR the request fencing token is a lower version than the fencing token protecting the resource\r\n",
-		ErrQuotaExceeded:         "-ERR the quota has been exceeded\r\n",
-		ErrSyntax:                "-ERR syntax error\r\n",
-		ErrNotAuthorized:         "-ERR not authorized\r\n",
-		ErrUnknownCommand:        "-ERR unknown command\r\n",
-		ErrWrongArgs:             "-ERR wrong number of arguments\r\n",
-		ErrMissingTimestamp:      "-ERR missing timestamp\r\n",
-		ErrMalformedTimestamp:    "-ERR malformed timestamp\r\n",
-		ErrKeyLengthZero:         "-ERR the key length is zero\r\n",
+		ErrTimestampSkew:            "-ERR the request timestamp is too far in the future; ensure that the client and broker system clocks are synchronized\r\n",
+		ErrFencingTokenRequired:     "-ERR a fencing token is required for this request\r\n",
+		ErrFencingTokenSkew:         "-ERR the request fencing token timestamp is too far in the future; ensure that the client and broker system clocks are synchronized\r\n",
+		ErrFencingTokenLowerVersion: "-ERR the request fencing token is a lower version than the fencing token protecting the resource\r\n",
+		ErrQuotaExceeded:            "-ERR the quota has been exceeded\r\n",
+		ErrSyntax:                   "-ERR syntax error\r\n",
+		ErrNotAuthorized:            "-ERR not authorized\r\n",
+		ErrUnknownCommand:           "-ERR unknown command\r\n",
+		ErrWrongNumberOfArguments:   "-ERR wrong number of arguments\r\n",
+		ErrMissingTimestamp:         "-ERR missing timestamp\r\n",
+		ErrMalformedTimestamp:       "-ERR malformed timestamp\r\n",
+		ErrKeyLengthZero:            "-ERR the key length is zero\r\n",
 	}
 	for e, p := range want {
 		if got := string(errResult(e).Payload); got != p {
@@ -60,19 +60,19 @@ func TestRequestsRefusedBeforeAnyCommandLogic(t *testing.T) {
 
 func TestWrongNumberOfArguments(t *testing.T) {
 	runTable(t, []tableCase{
-		{name: "SET without key", steps: []step{{args: args("SET"), want: errp(ErrWrongArgs)}}},
-		{name: "SET without value", steps: []step{{args: args("SET k"), want: errp(ErrWrongArgs)}}},
-		{name: "GET without key", steps: []step{{args: args("GET"), want: errp(ErrWrongArgs)}}},
-		{name: "GET with two keys", steps: []step{{args: args("GET a b"), want: errp(ErrWrongArgs)}}},
-		{name: "DEL without key", steps: []step{{args: args("DEL"), want: errp(ErrWrongArgs)}}},
-		{name: "DEL with two keys", steps: []step{{args: args("DEL a b"), want: errp(ErrWrongArgs)}}},
-		{name: "VDEL without value", steps: []step{{args: args("VDEL k"), want: errp(ErrWrongArgs)}}},
-		{name: "VDEL with extra", steps: []step{{args: args("VDEL k v x"), want: errp(ErrWrongArgs)}}},
-		{name: "KEYNOTIFY without key", steps: []step{{args: args("KEYNOTIFY"), want: errp(ErrWrongArgs)}}},
-		{name: "KEYNOTIFY with two options", steps: []step{{args: args("KEYNOTIFY k STOP STOP"), want: errp(ErrWrongArgs)}}},
-		{name: "SCAN without pattern", steps: []step{{args: args("SCAN"), want: errp(ErrWrongArgs)}}},
-		{name: "SCAN with extra", steps: []step{{args: args("SCAN * t x"), want: errp(ErrWrongArgs)}}},
-		{name: "arity is checked before the key", steps: []step{{args: []string{"GET", "", "x"}, want: errp(ErrWrongArgs)}}},
+		{name: "SET without key", steps: []step{{args: args("SET"), want: errp(ErrWrongNumberOfArguments)}}},
+		{name: "SET without value", steps: []step{{args: args("SET k"), want: errp(ErrWrongNumberOfArguments)}}},
+		{name: "GET without key", steps: []step{{args: args("GET"), want: errp(ErrWrongNumberOfArguments)}}},
+		{name: "GET with two keys", steps: []step{{args: args("GET a b"), want: errp(ErrWrongNumberOfArguments)}}},
+		{name: "DEL without key", steps: []step{{args: args("DEL"), want: errp(ErrWrongNumberOfArguments)}}},
+		{name: "DEL with two keys", steps: []step{{args: args("DEL a b"), want: errp(ErrWrongNumberOfArguments)}}},
+		{name: "VDEL without value", steps: []step{{args: args("VDEL k"), want: errp(ErrWrongNumberOfArguments)}}},
+		{name: "VDEL with extra", steps: []step{{args: args("VDEL k v x"), want: errp(ErrWrongNumberOfArguments)}}},
+		{name: "KEYNOTIFY without key", steps: []step{{args: args("KEYNOTIFY"), want: errp(ErrWrongNumberOfArguments)}}},
+		{name: "KEYNOTIFY with two options", steps: []step{{args: args("KEYNOTIFY k STOP STOP"), want: errp(ErrWrongNumberOfArguments)}}},
+		{name: "SCAN without pattern", steps: []step{{args: args("SCAN"), want: errp(ErrWrongNumberOfArguments)}}},
+		{name: "SCAN with extra", steps: []step{{args: args("SCAN * t x"), want: errp(ErrWrongNumberOfArguments)}}},
+		{name: "arity is checked before the key", steps: []step{{args: []string{"GET", "", "x"}, want: errp(ErrWrongNumberOfArguments)}}},
 	})
 }
 
@@ -98,7 +98,7 @@ func TestErrorsChangeNothing(t *testing.T) {
 		{args: args("SET k w BOGUS"), want: errp(ErrSyntax)},
 		{args: args("SET k w"), noTS: true, want: errp(ErrMissingTimestamp)},
 		{args: args("SET k w"), ts: "junk", want: errp(ErrMalformedTimestamp)},
-		{args: args("DEL k"), ts: tsAt(2*60e9, 0, "C"), want: errp(ErrRequestTimestampDrift)},
+		{args: args("DEL k"), ts: tsAt(2*60e9, 0, "C"), want: errp(ErrTimestampSkew)},
 		{args: args("VDEL k v"), ft: "x", want: errp(ErrMalformedTimestamp)},
 	} {
 		h.run(s)

@@ -1,25 +1,35 @@
 package engine
 
+import "github.com/ssgen/ssgen/internal/protocol"
+
 // Error is a state store error. Its text is the exact message the service
-// puts after "-ERR " in a response payload, which the official SDKs compare
-// as strings, so the constants below must never be reworded. Being a
-// comparable string type, an Error works with errors.Is and errors.As.
+// puts after "-ERR " in a response payload (see docs/wire-protocol.md),
+// which the official clients compare as strings. Being a comparable string
+// type, an Error works with errors.Is and errors.As. The names are those of
+// the runtime's sentinels for the same texts.
 type Error string
 
 func (e Error) Error() string { return string(e) }
 
-// The state store's error messages (wire contract §4).
+// The state store's errors.
 const (
-	ErrRequestTimestampDrift Error = "the request timestamp is too far in the future; ensure that the client and broker system clocks are synchronized"
-	ErrFencingTokenRequired  Error = "a fencing token is required for this request"
-	ErrFencingTokenDrift     Error = "the request fencing token timestamp is too far in the future; ensure that the client and broker system clocks are synchronized"
-	ErrFencingTokenLower     Error = "the request fencing token is a lower version than the fencing token protecting the resource"
-	ErrQuotaExceeded         Error = "the quota has been exceeded"
-	ErrSyntax                Error = "syntax error"
-	ErrNotAuthorized         Error = "not authorized"
-	ErrUnknownCommand        Error = "unknown command"
-	ErrWrongArgs             Error = "wrong number of arguments"
-	ErrMissingTimestamp      Error = "missing timestamp"
-	ErrMalformedTimestamp    Error = "malformed timestamp"
-	ErrKeyLengthZero         Error = "the key length is zero"
+	ErrTimestampSkew            Error = protocol.ErrTimestampSkew
+	ErrFencingTokenRequired     Error = protocol.ErrFencingTokenRequired
+	ErrFencingTokenSkew         Error = protocol.ErrFencingTokenSkew
+	ErrFencingTokenLowerVersion Error = protocol.ErrFencingTokenLowerVersion
+	ErrQuotaExceeded            Error = protocol.ErrQuotaExceeded
+	ErrSyntax                   Error = protocol.ErrSyntax
+	ErrNotAuthorized            Error = protocol.ErrNotAuthorized
+	ErrUnknownCommand           Error = protocol.ErrUnknownCommand
+	ErrWrongNumberOfArguments   Error = protocol.ErrWrongNumberOfArguments
+	ErrMissingTimestamp         Error = protocol.ErrMissingTimestamp
+	ErrMalformedTimestamp       Error = protocol.ErrMalformedTimestamp
+	ErrKeyLengthZero            Error = protocol.ErrKeyLengthZero
 )
+
+// ErrPersistence answers a write whose change could not be made durable,
+// and every request whose answer depended on such a change. The change is
+// then undone in memory: the client saw an error, so the store must look
+// as if the request never arrived. (The real service has no such message;
+// the text is ours and names what happened.)
+const ErrPersistence Error = protocol.ErrPersistence

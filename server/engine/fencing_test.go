@@ -35,16 +35,16 @@ func TestFencingRules(t *testing.T) {
 			fenced, {args: args("VDEL k v"), want: errp(ErrFencingTokenRequired)},
 		}},
 		{name: "SET with an older token", steps: []step{
-			fenced, {args: args("SET k w"), ft: older, want: errp(ErrFencingTokenLower)},
+			fenced, {args: args("SET k w"), ft: older, want: errp(ErrFencingTokenLowerVersion)},
 		}},
 		{name: "DEL with an older token", steps: []step{
-			fenced, {args: args("DEL k"), ft: older, want: errp(ErrFencingTokenLower)},
+			fenced, {args: args("DEL k"), ft: older, want: errp(ErrFencingTokenLowerVersion)},
 		}},
 		{name: "VDEL with an older token", steps: []step{
-			fenced, {args: args("VDEL k v"), ft: older, want: errp(ErrFencingTokenLower)},
+			fenced, {args: args("VDEL k v"), ft: older, want: errp(ErrFencingTokenLowerVersion)},
 		}},
 		{name: "older token loses on node id order too", steps: []step{
-			fenced, {args: args("SET k w"), ft: tsAt(0, 1, "AAA"), want: errp(ErrFencingTokenLower)},
+			fenced, {args: args("SET k w"), ft: tsAt(0, 1, "AAA"), want: errp(ErrFencingTokenLowerVersion)},
 		}},
 		{name: "SET with an equal token", steps: []step{
 			fenced, {args: args("SET k w"), ft: lock, want: ok, wantTS: true},
@@ -55,12 +55,12 @@ func TestFencingRules(t *testing.T) {
 		{name: "SET with a newer token stores it", steps: []step{
 			fenced,
 			{args: args("SET k w"), ft: newer, want: ok, wantTS: true},
-			{args: args("SET k x"), ft: lock, want: errp(ErrFencingTokenLower)},
+			{args: args("SET k x"), ft: lock, want: errp(ErrFencingTokenLowerVersion)},
 			{args: args("SET k x"), ft: newer, want: ok, wantTS: true},
 		}},
 		{name: "SET with an older token never lowers the fence", steps: []step{
 			fenced,
-			{args: args("SET k w"), ft: older, want: errp(ErrFencingTokenLower)},
+			{args: args("SET k w"), ft: older, want: errp(ErrFencingTokenLowerVersion)},
 			{args: args("SET k w"), ft: lock, want: ok, wantTS: true},
 		}},
 		{name: "DEL with an equal token deletes and removes the fence", steps: []step{
@@ -138,7 +138,7 @@ func TestArticleLockAndFenceScenario(t *testing.T) {
 	h.run(c2(step{args: args("SET ProtectedKey v2"), ft: lock2.Version.String(), want: ok, wantTS: true}))
 
 	// Client1 wakes up believing it still holds the lock.
-	h.run(c1(step{args: args("SET ProtectedKey stale"), ft: lock1.Version.String(), want: errp(ErrFencingTokenLower)}))
+	h.run(c1(step{args: args("SET ProtectedKey stale"), ft: lock1.Version.String(), want: errp(ErrFencingTokenLowerVersion)}))
 	h.run(c1(step{args: args("SET ProtectedKey stale"), want: errp(ErrFencingTokenRequired)}))
 	h.run(c1(step{args: args("VDEL LockName Client1"), want: minusOne, wantTS: true}))
 	h.run(c2(step{args: args("GET ProtectedKey"), want: bulk("v2"), wantTS: true}))

@@ -13,7 +13,7 @@ import (
 func (e *Engine) get(req *Request, now time.Time) Result {
 	args := req.Args
 	if len(args) != 2 {
-		return errResult(ErrWrongArgs)
+		return errResult(ErrWrongNumberOfArguments)
 	}
 	if err := e.lim.keyArg(args[1]); err != "" {
 		return errResult(err)

@@ -24,7 +24,7 @@ func TestGet(t *testing.T) {
 			{args: args("GET k"), ts: "junk", want: errp(ErrMalformedTimestamp)},
 		}},
 		{name: "GET refuses a __ts from the future", steps: []step{
-			{args: args("GET k"), ts: tsAt(time.Hour, 0, "C"), want: errp(ErrRequestTimestampDrift)},
+			{args: args("GET k"), ts: tsAt(time.Hour, 0, "C"), want: errp(ErrTimestampSkew)},
 		}},
 	})
 }

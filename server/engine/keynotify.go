@@ -1,6 +1,10 @@
 package engine
 
-import "time"
+import (
+	"time"
+
+	"github.com/ssgen/ssgen/internal/protocol"
+)
 
 // keynotify: KEYNOTIFY key [STOP]. Registrations are per (client, key),
 // independent of whether the key exists; registering twice is one
@@ -8,13 +12,13 @@ import "time"
 func (e *Engine) keynotify(req *Request, now time.Time) Result {
 	args := req.Args
 	if len(args) != 2 && len(args) != 3 {
-		return errResult(ErrWrongArgs)
+		return errResult(ErrWrongNumberOfArguments)
 	}
 	if err := e.lim.keyArg(args[1]); err != "" {
 		return errResult(err)
 	}
 	stop := len(args) == 3
-	if stop && string(args[2]) != "STOP" {
+	if stop && string(args[2]) != protocol.OptStop {
 		return errResult(ErrSyntax)
 	}
 	s, err := e.readStamps(req, now, false, false)

@@ -26,13 +26,6 @@ type Change struct {
 	Delete bool
 }
 
-// ErrPersistence answers a write whose change could not be made durable,
-// and every request whose answer depended on such a change. The change is
-// then undone in memory: the client saw an error, so the store must look
-// as if the request never arrived. (The real service has no such message;
-// the text is ours and names what happened.)
-const ErrPersistence Error = "persistence failure: the change could not be written to disk and was not applied"
-
 // wantDurable reports whether a write requested with persist should be
 // kept on disk.
 func (e *Engine) wantDurable(persist bool) bool {

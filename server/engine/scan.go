@@ -10,7 +10,7 @@ import (
 )
 
 // MaxScanPatternBytes is the longest SCAN pattern; a longer one is
-// answered "the quota has been exceeded" and changes nothing. Matching
+// answered ErrQuotaExceeded and changes nothing. Matching
 // costs about one machine word operation per key byte per 64 bytes of
 // pattern (package internal/glob), so 1 KiB keeps that factor under 18 while
 // leaving room for any pattern a key name needs (classes and escapes
@@ -63,7 +63,7 @@ type scanLimits struct {
 func (e *Engine) scan(req *Request, now time.Time) Result {
 	args := req.Args
 	if len(args) != 2 && len(args) != 3 {
-		return errResult(ErrWrongArgs)
+		return errResult(ErrWrongNumberOfArguments)
 	}
 	if len(args[1]) > MaxScanPatternBytes {
 		return errResult(ErrQuotaExceeded)

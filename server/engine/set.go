@@ -5,6 +5,7 @@ import (
 	"math"
 	"time"
 
+	"github.com/ssgen/ssgen/internal/protocol"
 	"github.com/ssgen/ssgen/runtime/hlc"
 )
 
@@ -34,15 +35,15 @@ func parseSetOptions(opts [][]byte) (setOptions, Error) {
 	var o setOptions
 	for i := 0; i < len(opts); i++ {
 		switch string(opts[i]) {
-		case "NX", "NEX":
+		case protocol.OptNX, protocol.OptNEX:
 			if o.cond != condNone {
 				return o, ErrSyntax
 			}
 			o.cond = condNX
-			if len(opts[i]) == 3 {
+			if string(opts[i]) == protocol.OptNEX {
 				o.cond = condNEX
 			}
-		case "PX":
+		case protocol.OptPX:
 			if o.hasPX || i+1 == len(opts) {
 				return o, ErrSyntax
 			}
@@ -83,7 +84,7 @@ func parseMillis(b []byte) (int64, bool) {
 func (e *Engine) set(req *Request, now time.Time) Result {
 	args := req.Args
 	if len(args) < 3 {
-		return errResult(ErrWrongArgs)
+		return errResult(ErrWrongNumberOfArguments)
 	}
 	if err := e.lim.keyArg(args[1]); err != "" {
 		return errResult(err)

@@ -104,10 +104,10 @@ func (e *Engine) readStamps(req *Request, now time.Time, requireTS, write bool) 
 	phys := uint64(max(now.UnixMilli(), 0))
 	limit := phys + uint64(e.accept.Milliseconds())
 	if s.hasTS && (s.ts.Wall > limit || !e.counterOK(s.ts, phys)) {
-		return s, ErrRequestTimestampDrift
+		return s, ErrTimestampSkew
 	}
 	if s.hasFT && s.ft.Wall > limit {
-		return s, ErrFencingTokenDrift
+		return s, ErrFencingTokenSkew
 	}
 	s.merge = s.hasTS && (write || s.ts.Wall <= phys)
 	return s, ""
@@ -136,7 +136,7 @@ func checkFence(ent *entry, s stamps) Error {
 		return ErrFencingTokenRequired
 	}
 	if s.ft.Compare(*ent.fence) < 0 {
-		return ErrFencingTokenLower
+		return ErrFencingTokenLowerVersion
 	}
 	return ""
 }

@@ -56,7 +56,7 @@ func TestAttackGetFarAheadWithMaxCounter(t *testing.T) {
 	h.run(step{args: args("SET k v"), want: ok, wantTS: true})
 	attack := h.tsAhead(59_999, math.MaxUint64, "attacker")
 	for range 100 {
-		h.run(step{client: "attacker", args: args("GET k"), ts: attack, want: errp(ErrRequestTimestampDrift)})
+		h.run(step{client: "attacker", args: args("GET k"), ts: attack, want: errp(ErrTimestampSkew)})
 	}
 	if last := h.eng.clock.Last(); last.Wall > uint64(h.clock.Now().UnixMilli()) {
 		t.Fatalf("the refused GETs moved the clock to %v", last)

@@ -10,7 +10,7 @@ import (
 // fencing rule applies before the value comparison.
 func (e *Engine) vdel(req *Request, now time.Time) Result {
 	if len(req.Args) != 3 {
-		return errResult(ErrWrongArgs)
+		return errResult(ErrWrongNumberOfArguments)
 	}
 	value := req.Args[2]
 	return e.deleteKey(req, now, func(ent *entry) bool { return !bytes.Equal(ent.value, value) })

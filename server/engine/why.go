@@ -12,9 +12,9 @@ import (
 func (e *Engine) stampRefusal(err Error, req *Request, now time.Time) Result {
 	res := errResult(err)
 	switch err {
-	case ErrRequestTimestampDrift:
+	case ErrTimestampSkew:
 		res.Why = e.driftWhy("__ts", req.Timestamp, now)
-	case ErrFencingTokenDrift:
+	case ErrFencingTokenSkew:
 		res.Why = e.driftWhy("__ft", req.FencingToken, now)
 	case ErrMalformedTimestamp:
 		res.Why = "a __ts or __ft that is not an HLC (wall:counter:node)"
