@@ -363,6 +363,8 @@ func (c *Client) setConn(cn *conn) {
 	c.patterns.connected()
 }
 
+// clearConn withdraws cn from requesters if it is still the current
+// connection; they wait for the next one.
 func (c *Client) clearConn(cn *conn) {
 	c.mu.Lock()
 	if c.cur == cn {
@@ -370,7 +372,6 @@ func (c *Client) clearConn(cn *conn) {
 		c.ready = make(chan struct{})
 	}
 	c.mu.Unlock()
-	c.watches.disconnected()
 }
 
 // shutdown ends the session on the broker: Session Expiry 0 in the

@@ -1,7 +1,6 @@
 package runtime_test
 
 import (
-	"errors"
 	"slices"
 	"strings"
 	"testing"
@@ -59,37 +58,6 @@ func TestTemplateMatchReadsParametersAndMember(t *testing.T) {
 		if ok != (c.params != nil) || !slices.Equal(params, c.params) || member != c.member {
 			t.Errorf("Match(%q) = %q, %q, %v; want %q, %q", c.key, params, member, ok, c.params, c.member)
 		}
-	}
-}
-
-func TestParseIntParamAcceptsOnlyWhatAnAccessorRenders(t *testing.T) {
-	for _, c := range []struct {
-		s  string
-		ok bool
-	}{
-		{"0", true}, {"127", true}, {"-128", true}, {"128", false}, {"-129", false},
-		{"007", false}, {"+7", false}, {"-0", false}, {"", false}, {"1e2", false}, {" 1", false},
-	} {
-		v, err := runtime.ParseIntParam[int8]("n", c.s)
-		if (err == nil) != c.ok {
-			t.Errorf("ParseIntParam[int8](%q) = %d, %v", c.s, v, err)
-		}
-		if err != nil && !errors.Is(err, runtime.ErrInvalidArgument) {
-			t.Errorf("ParseIntParam[int8](%q): %v is not ErrInvalidArgument", c.s, err)
-		}
-	}
-	for _, c := range []struct {
-		s  string
-		ok bool
-	}{
-		{"0", true}, {"65535", true}, {"65536", false}, {"-1", false}, {"01", false}, {"+1", false},
-	} {
-		if v, err := runtime.ParseUintParam[uint16]("n", c.s); (err == nil) != c.ok {
-			t.Errorf("ParseUintParam[uint16](%q) = %d, %v", c.s, v, err)
-		}
-	}
-	if v, err := runtime.ParseUintParam[uint64]("n", "18446744073709551615"); err != nil || v != 1<<64-1 {
-		t.Errorf("max uint64: %d, %v", v, err)
 	}
 }
 

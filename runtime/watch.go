@@ -12,6 +12,7 @@ import (
 
 	"github.com/eclipse/paho.golang/paho"
 
+	"github.com/ssgen/ssgen/internal/protocol"
 	"github.com/ssgen/ssgen/runtime/hlc"
 	"github.com/ssgen/ssgen/runtime/resp3"
 )
@@ -397,8 +398,6 @@ func (r *registry) reregister(cn *conn, ks *keyState) {
 	}
 }
 
-func (r *registry) disconnected() {}
-
 // dispatch routes a notification to the key's watchers. It runs in the
 // paho callback: a full buffer marks the watcher for a Resync rather than
 // waiting.
@@ -470,7 +469,7 @@ var errNoNotificationTS = errors.New("notification has no __ts")
 func notificationVersion(p *paho.Publish) (hlc.HLC, error) {
 	if p.Properties != nil {
 		for _, u := range p.Properties.User {
-			if u.Key != "__ts" {
+			if u.Key != protocol.PropTimestamp {
 				continue
 			}
 			v, err := hlc.Parse(u.Value)

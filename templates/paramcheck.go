@@ -6,13 +6,15 @@ import (
 	"github.com/ssgen/ssgen/schema"
 )
 
-// ownedParams is every parameter with the qualified name of its owner (a
-// group, key or lock), in schema order.
+// ownedParam is a parameter with the qualified name of its owner (a group,
+// key or lock).
 type ownedParam struct {
 	owner string
 	p     *schema.Param
 }
 
+// allOwnedParams lists every parameter of s with its owner, in schema
+// order.
 func allOwnedParams(s *schema.Schema) []ownedParam {
 	var out []ownedParam
 	add := func(owner string, ps []*schema.Param) {
