@@ -1,6 +1,9 @@
 package runtime
 
-import "errors"
+import (
+	"errors"
+	"reflect"
+)
 
 // ErrInvalidEnum is matched by every *EnumError.
 var ErrInvalidEnum = errors.New("statestore: not a declared enum value")
@@ -18,3 +21,47 @@ func (e *EnumError) Error() string {
 
 // Is matches ErrInvalidEnum.
 func (e *EnumError) Is(target error) bool { return target == ErrInvalidEnum }
+
+// Enum is what generated enum types are: a string type whose Valid method
+// reports whether a value is one of the declared ones. The helpers below
+// are the enums' parsing and checking, written once; generated methods
+// call them.
+type Enum interface {
+	~string
+	Valid() bool
+}
+
+// ParseEnum returns s as an E, or an *EnumError when s is not one of E's
+// declared values.
+func ParseEnum[E Enum](s string) (E, error) {
+	if v := E(s); v.Valid() {
+		return v, nil
+	}
+	return "", enumError[E](s)
+}
+
+// CheckEnum returns an *EnumError when v is not one of E's declared
+// values, and nil when it is.
+func CheckEnum[E Enum](v E) error {
+	if v.Valid() {
+		return nil
+	}
+	return enumError[E](string(v))
+}
+
+// SetEnum stores s in *dst when it is one of E's declared values, and
+// otherwise returns an *EnumError and leaves *dst unchanged.
+func SetEnum[E Enum](dst *E, s string) error {
+	v, err := ParseEnum[E](s)
+	if err != nil {
+		return err
+	}
+	*dst = v
+	return nil
+}
+
+// enumError names E by its Go type name, which generated code makes the
+// enum's name in the schema.
+func enumError[E Enum](value string) error {
+	return &EnumError{Type: reflect.TypeFor[E]().Name(), Value: value}
+}

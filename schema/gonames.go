@@ -41,9 +41,22 @@ func (k *Key) HasGetter() bool {
 	return k.Group != nil && len(k.Group.Params) > 0 && len(k.Params) == 0
 }
 
+// TemplateVarName is the package variable of generated code holding a
+// group's runtime.Template ("thermostatTemplate", "httpServerTemplate").
+func (g *Group) TemplateVarName() string { return unexportedName(g.Name) + "Template" }
+
 // FieldName is the Go field of a group parameter in its Params struct:
-// the name with its first letter upper-cased ("id" → "Id").
-func (p *Param) FieldName() string { return strings.ToUpper(p.Name[:1]) + p.Name[1:] }
+// the name as an exported Go name, initialisms in capitals ("id" → "ID",
+// "siteName" → "SiteName").
+func (p *Param) FieldName() string { return exportedName(p.Name) }
+
+// PatternVarName is the package variable of generated code holding the
+// compiled pattern of parameter p of owner (a group, key or lock, by its
+// qualified name): "lineStationNPattern" for parameter n of key
+// Line.Station, "thermostatIDPattern" for parameter id of Thermostat.
+func (p *Param) PatternVarName(owner string) string {
+	return unexportedName(strings.ReplaceAll(owner, ".", "_")) + p.FieldName() + "Pattern"
+}
 
 // plural is the English plural of a Go name, by the spelling rules that
 // need no dictionary: Thermostat → Thermostats, Box → Boxes, Entry →

@@ -1,7 +1,6 @@
 package schema
 
 import (
-	"regexp"
 	"strings"
 	"time"
 
@@ -249,12 +248,9 @@ func (l *loader) pattern(pr *Param, n *yaml.Node, what string) {
 		l.errorf(n, "%s: pattern applies to string parameters only", what)
 		return
 	}
-	re, err := regexp.Compile(`^(?:` + v + `)$`)
-	if _, err2 := regexp.Compile(v); err2 != nil || err != nil {
-		if err2 == nil {
-			err2 = err
-		}
-		l.errorf(n, "%s: pattern %q: %v", what, v, err2)
+	re, err := compilePattern(v)
+	if err != nil {
+		l.errorf(n, "%s: pattern %q: %v", what, v, err)
 		return
 	}
 	pr.Pattern, pr.Regexp = v, re

@@ -93,17 +93,6 @@ func TestKeyParamsComeAfterGroupParams(t *testing.T) {
 	}
 }
 
-func TestExportedNameSplitsWireNamesIntoWords(t *testing.T) {
-	for in, want := range map[string]string{
-		"celsius": "Celsius", "updatedBy": "UpdatedBy", "raised_at": "RaisedAt", "heat-pump": "HeatPump",
-		"e-stop": "EStop", "_x": "X", "2nd": "2nd", "+": "", "a.b c": "ABC",
-	} {
-		if got := exportedName(in); got != want {
-			t.Errorf("exportedName(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestErrorListExposesEachError(t *testing.T) {
 	_, err := Load("f.yaml", []byte("version: 1\npackage: p\nbogus: 1\n"))
 	var e *Error

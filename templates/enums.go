@@ -43,56 +43,42 @@ func emitEnum(f *jen.File, t *schema.TypeDef) {
 		jen.Return(jen.False()),
 	)
 
-	enumErr := func(val jen.Code) *jen.Statement {
-		return jen.Op("&").Qual(runtimePkg, "EnumError").Values(jen.Dict{
-			jen.Id("Type"):  jen.Lit(name),
-			jen.Id("Value"): val,
-		})
+	// The checks are runtime.ParseEnum, CheckEnum and SetEnum, written
+	// once: each method here is the enum's own face of one of them.
+	check := func(ret ...jen.Code) jen.Code {
+		return jen.If(jen.Err().Op(":=").Qual(runtimePkg, "CheckEnum").Call(jen.Id(r)), jen.Err().Op("!=").Nil()).Block(jen.Return(ret...))
 	}
 
 	parse := t.ParserName()
 	comment(f, parse+" returns the "+name+" spelled s, or a *runtime.EnumError when s is not one of its declared values.")
 	f.Func().Id(parse).Params(jen.Id("s").String()).Params(jen.Id(name), jen.Error()).Block(
-		jen.If(jen.Id(r).Op(":=").Id(name).Call(jen.Id("s")), jen.Id(r).Dot("Valid").Call()).Block(
-			jen.Return(jen.Id(r), jen.Nil()),
-		),
-		jen.Return(jen.Lit(""), enumErr(jen.Id("s"))),
+		jen.Return(jen.Qual(runtimePkg, "ParseEnum").Types(jen.Id(name)).Call(jen.Id("s"))),
 	)
 
 	comment(f, "MarshalText implements encoding.TextMarshaler; it refuses an undeclared value.")
 	f.Func().Params(jen.Id(r).Id(name)).Id("MarshalText").Params().Params(jen.Index().Byte(), jen.Error()).Block(
-		jen.If(jen.Op("!").Id(r).Dot("Valid").Call()).Block(
-			jen.Return(jen.Nil(), enumErr(jen.String().Call(jen.Id(r)))),
-		),
+		check(jen.Nil(), jen.Err()),
 		jen.Return(jen.Index().Byte().Call(jen.Id(r)), jen.Nil()),
 	)
 
 	comment(f, "UnmarshalText implements encoding.TextUnmarshaler; it refuses an undeclared value and leaves "+r+" unchanged then.")
 	f.Func().Params(jen.Id(r).Op("*").Id(name)).Id("UnmarshalText").Params(jen.Id("text").Index().Byte()).Error().Block(
-		jen.List(jen.Id("p"), jen.Err()).Op(":=").Id(parse).Call(jen.String().Call(jen.Id("text"))),
-		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
-		jen.Op("*").Id(r).Op("=").Id("p"),
-		jen.Return(jen.Nil()),
+		jen.Return(jen.Qual(runtimePkg, "SetEnum").Call(jen.Id(r), jen.String().Call(jen.Id("text")))),
 	)
 
 	// Without these msgpack would use MarshalText and write the value as
 	// binary data (bin), not as the string other readers expect.
 	comment(f, "EncodeMsgpack writes "+r+" as a MessagePack string; it refuses an undeclared value.")
 	f.Func().Params(jen.Id(r).Id(name)).Id("EncodeMsgpack").Params(jen.Id("enc").Op("*").Qual(msgpackPkg, "Encoder")).Error().Block(
-		jen.If(jen.Op("!").Id(r).Dot("Valid").Call()).Block(
-			jen.Return(enumErr(jen.String().Call(jen.Id(r)))),
-		),
+		check(jen.Err()),
 		jen.Return(jen.Id("enc").Dot("EncodeString").Call(jen.String().Call(jen.Id(r)))),
 	)
 
-	comment(f, "DecodeMsgpack reads a MessagePack string; it refuses an undeclared value.")
+	comment(f, "DecodeMsgpack reads a MessagePack string; it refuses an undeclared value and leaves "+r+" unchanged then.")
 	f.Func().Params(jen.Id(r).Op("*").Id(name)).Id("DecodeMsgpack").Params(jen.Id("dec").Op("*").Qual(msgpackPkg, "Decoder")).Error().Block(
 		jen.List(jen.Id("s"), jen.Err()).Op(":=").Id("dec").Dot("DecodeString").Call(),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
-		jen.List(jen.Id("p"), jen.Err()).Op(":=").Id(parse).Call(jen.Id("s")),
-		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
-		jen.Op("*").Id(r).Op("=").Id("p"),
-		jen.Return(jen.Nil()),
+		jen.Return(jen.Qual(runtimePkg, "SetEnum").Call(jen.Id(r), jen.Id("s"))),
 	)
 }
 

@@ -21,7 +21,7 @@ type Options struct {
 // File is one generated Go source file.
 type File struct {
 	Name    string // base name, e.g. "thermostat_ssgen.go"
-	Content []byte // gofmt'd source
+	Content []byte // gofmt'd source, imports grouped as goimports does
 }
 
 // FileName is the name of the file generated for a schema of package pkg.
@@ -71,6 +71,9 @@ func Generate(s *schema.Schema, opts Options) ([]File, error) {
 	if err := f.Render(&buf); err != nil {
 		return nil, fmt.Errorf("templates: render %s: %w", s.Package, err)
 	}
-	// Render has gofmt'd the source already.
-	return []File{{Name: FileName(s.Package), Content: buf.Bytes()}}, nil
+	out, err := groupImports(buf.Bytes())
+	if err != nil {
+		return nil, fmt.Errorf("templates: group imports of %s: %w", s.Package, err)
+	}
+	return []File{{Name: FileName(s.Package), Content: out}}, nil
 }

@@ -2,7 +2,6 @@ package templates
 
 import (
 	"fmt"
-	"strings"
 
 	"github.com/dave/jennifer/jen"
 
@@ -16,9 +15,7 @@ func paramsType(g *schema.Group) string  { return g.ParamsTypeName() }
 func listerName(g *schema.Group) string  { return g.ListerName() }
 func watcherName(g *schema.Group) string { return g.WatcherName() }
 func parserName(g *schema.Group) string  { return "parse" + g.Name }
-func templateVar(g *schema.Group) string {
-	return strings.ToLower(g.Name[:1]) + g.Name[1:] + "Template"
-}
+func templateVar(g *schema.Group) string { return g.TemplateVarName() }
 
 // paramField is the Go field of a parameter in its group's Params struct.
 func paramField(p *schema.Param) string { return p.FieldName() }

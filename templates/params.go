@@ -150,11 +150,8 @@ func pathExpr(r recv, prefix jen.Code, p schema.Path) *jen.Statement {
 }
 
 // patternVar names the package variable holding a parameter's compiled
-// pattern: "lineStationNPattern" for parameter n of key Line.Station.
-func patternVar(owner string, p *schema.Param) string {
-	o := strings.ReplaceAll(owner, ".", "")
-	return strings.ToLower(o[:1]) + o[1:] + strings.ToUpper(p.Name[:1]) + p.Name[1:] + "Pattern"
-}
+// pattern (schema.Param.PatternVarName).
+func patternVar(owner string, p *schema.Param) string { return p.PatternVarName(owner) }
 
 // canFail reports whether some value of ps is refused by the checks.
 func canFail(ps []*schema.Param) bool {

@@ -12,12 +12,13 @@ package thermostat
 
 import (
 	"context"
-	"github.com/ssgen/ssgen/runtime"
-	"github.com/ssgen/ssgen/runtime/codec"
-	"github.com/vmihailenco/msgpack/v5"
 	"iter"
 	"regexp"
 	"time"
+
+	"github.com/ssgen/ssgen/runtime"
+	"github.com/ssgen/ssgen/runtime/codec"
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 // This file needs a runtime that supports this generator's output. If the
@@ -59,23 +60,14 @@ func (v Mode) Valid() bool {
 // ParseMode returns the Mode spelled s, or a *runtime.EnumError when s is not
 // one of its declared values.
 func ParseMode(s string) (Mode, error) {
-	if v := Mode(s); v.Valid() {
-		return v, nil
-	}
-	return "", &runtime.EnumError{
-		Type:  "Mode",
-		Value: s,
-	}
+	return runtime.ParseEnum[Mode](s)
 }
 
 // MarshalText implements encoding.TextMarshaler; it refuses an undeclared
 // value.
 func (v Mode) MarshalText() ([]byte, error) {
-	if !v.Valid() {
-		return nil, &runtime.EnumError{
-			Type:  "Mode",
-			Value: string(v),
-		}
+	if err := runtime.CheckEnum(v); err != nil {
+		return nil, err
 	}
 	return []byte(v), nil
 }
@@ -83,38 +75,26 @@ func (v Mode) MarshalText() ([]byte, error) {
 // UnmarshalText implements encoding.TextUnmarshaler; it refuses an undeclared
 // value and leaves v unchanged then.
 func (v *Mode) UnmarshalText(text []byte) error {
-	p, err := ParseMode(string(text))
-	if err != nil {
-		return err
-	}
-	*v = p
-	return nil
+	return runtime.SetEnum(v, string(text))
 }
 
 // EncodeMsgpack writes v as a MessagePack string; it refuses an undeclared
 // value.
 func (v Mode) EncodeMsgpack(enc *msgpack.Encoder) error {
-	if !v.Valid() {
-		return &runtime.EnumError{
-			Type:  "Mode",
-			Value: string(v),
-		}
+	if err := runtime.CheckEnum(v); err != nil {
+		return err
 	}
 	return enc.EncodeString(string(v))
 }
 
-// DecodeMsgpack reads a MessagePack string; it refuses an undeclared value.
+// DecodeMsgpack reads a MessagePack string; it refuses an undeclared value and
+// leaves v unchanged then.
 func (v *Mode) DecodeMsgpack(dec *msgpack.Decoder) error {
 	s, err := dec.DecodeString()
 	if err != nil {
 		return err
 	}
-	p, err := ParseMode(s)
-	if err != nil {
-		return err
-	}
-	*v = p
-	return nil
+	return runtime.SetEnum(v, s)
 }
 
 // SetPoint is a value struct of the schema.
@@ -167,7 +147,7 @@ type Thermostat struct {
 // when a parameter is empty, contains '/' or misses its pattern. Parameter id
 // must match "^[a-z0-9-]+$".
 func (s *Store) Thermostat(id string) (*Thermostat, error) {
-	if err := runtime.CheckParam("id", id, thermostatIdPattern); err != nil {
+	if err := runtime.CheckParam("id", id, thermostatIDPattern); err != nil {
 		return nil, err
 	}
 	return &Thermostat{
@@ -222,7 +202,7 @@ func (g *Thermostat) Edit() *runtime.Lock {
 // ThermostatParams are the parameters of a Thermostat, as a listing or a watch
 // reads them back from a key under "thermostats/{id}".
 type ThermostatParams struct {
-	Id string
+	ID string
 }
 
 // thermostatTemplate is the shape of the keys and locks of a Thermostat.
@@ -239,8 +219,8 @@ var thermostatTemplate = runtime.NewTemplate(
 // path order) into a Thermostat's parameters and handle, refusing what the
 // accessor would.
 func (s *Store) parseThermostat(v []string) (p ThermostatParams, h *Thermostat, err error) {
-	p.Id = v[0]
-	h, err = s.Thermostat(p.Id)
+	p.ID = v[0]
+	h, err = s.Thermostat(p.ID)
 	return
 }
 
@@ -273,7 +253,7 @@ func (s *Store) WatchThermostats(ctx context.Context, opts runtime.PatternWatchO
 // runtime.Client.GetMany.
 func (s *Store) GetThermostatSetPoints(ctx context.Context, params []ThermostatParams, opts runtime.GetManyOptions) ([]runtime.KeyResult[SetPoint], error) {
 	return runtime.GetEach(ctx, params, opts, func(p ThermostatParams) (*runtime.Key[SetPoint], error) {
-		h, err := s.Thermostat(p.Id)
+		h, err := s.Thermostat(p.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -290,7 +270,7 @@ func (s *Store) GetThermostatSetPoints(ctx context.Context, params []ThermostatP
 // Duplicates, retries and timeouts follow runtime.Client.GetMany.
 func (s *Store) GetThermostatReadings(ctx context.Context, params []ThermostatParams, opts runtime.GetManyOptions) ([]runtime.KeyResult[float64], error) {
 	return runtime.GetEach(ctx, params, opts, func(p ThermostatParams) (*runtime.Key[float64], error) {
-		h, err := s.Thermostat(p.Id)
+		h, err := s.Thermostat(p.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -307,7 +287,7 @@ func (s *Store) GetThermostatReadings(ctx context.Context, params []ThermostatPa
 // Duplicates, retries and timeouts follow runtime.Client.GetMany.
 func (s *Store) GetThermostatHeaters(ctx context.Context, params []ThermostatParams, opts runtime.GetManyOptions) ([]runtime.KeyResult[Heater], error) {
 	return runtime.GetEach(ctx, params, opts, func(p ThermostatParams) (*runtime.Key[Heater], error) {
-		h, err := s.Thermostat(p.Id)
+		h, err := s.Thermostat(p.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -317,5 +297,5 @@ func (s *Store) GetThermostatHeaters(ctx context.Context, params []ThermostatPar
 
 // Patterns of the parameters that declare one, anchored to the whole value.
 var (
-	thermostatIdPattern = regexp.MustCompile("^(?:^[a-z0-9-]+$)$")
+	thermostatIDPattern = regexp.MustCompile("^[a-z0-9-]+$")
 )

@@ -12,13 +12,14 @@ package e2e
 
 import (
 	"context"
-	"github.com/ssgen/ssgen/runtime"
-	"github.com/ssgen/ssgen/runtime/codec"
-	"github.com/vmihailenco/msgpack/v5"
 	"iter"
 	"regexp"
 	"strconv"
 	"time"
+
+	"github.com/ssgen/ssgen/runtime"
+	"github.com/ssgen/ssgen/runtime/codec"
+	"github.com/vmihailenco/msgpack/v5"
 )
 
 // This file needs a runtime that supports this generator's output. If the
@@ -60,23 +61,14 @@ func (v Mode) Valid() bool {
 // ParseMode returns the Mode spelled s, or a *runtime.EnumError when s is not
 // one of its declared values.
 func ParseMode(s string) (Mode, error) {
-	if v := Mode(s); v.Valid() {
-		return v, nil
-	}
-	return "", &runtime.EnumError{
-		Type:  "Mode",
-		Value: s,
-	}
+	return runtime.ParseEnum[Mode](s)
 }
 
 // MarshalText implements encoding.TextMarshaler; it refuses an undeclared
 // value.
 func (v Mode) MarshalText() ([]byte, error) {
-	if !v.Valid() {
-		return nil, &runtime.EnumError{
-			Type:  "Mode",
-			Value: string(v),
-		}
+	if err := runtime.CheckEnum(v); err != nil {
+		return nil, err
 	}
 	return []byte(v), nil
 }
@@ -84,38 +76,26 @@ func (v Mode) MarshalText() ([]byte, error) {
 // UnmarshalText implements encoding.TextUnmarshaler; it refuses an undeclared
 // value and leaves v unchanged then.
 func (v *Mode) UnmarshalText(text []byte) error {
-	p, err := ParseMode(string(text))
-	if err != nil {
-		return err
-	}
-	*v = p
-	return nil
+	return runtime.SetEnum(v, string(text))
 }
 
 // EncodeMsgpack writes v as a MessagePack string; it refuses an undeclared
 // value.
 func (v Mode) EncodeMsgpack(enc *msgpack.Encoder) error {
-	if !v.Valid() {
-		return &runtime.EnumError{
-			Type:  "Mode",
-			Value: string(v),
-		}
+	if err := runtime.CheckEnum(v); err != nil {
+		return err
 	}
 	return enc.EncodeString(string(v))
 }
 
-// DecodeMsgpack reads a MessagePack string; it refuses an undeclared value.
+// DecodeMsgpack reads a MessagePack string; it refuses an undeclared value and
+// leaves v unchanged then.
 func (v *Mode) DecodeMsgpack(dec *msgpack.Decoder) error {
 	s, err := dec.DecodeString()
 	if err != nil {
 		return err
 	}
-	p, err := ParseMode(s)
-	if err != nil {
-		return err
-	}
-	*v = p
-	return nil
+	return runtime.SetEnum(v, s)
 }
 
 // SetPoint is a value struct of the schema.
@@ -161,7 +141,7 @@ type Thermostat struct {
 // when a parameter is empty, contains '/' or misses its pattern. Parameter id
 // must match "[a-z0-9-]+".
 func (s *Store) Thermostat(id string) (*Thermostat, error) {
-	if err := runtime.CheckParam("id", id, thermostatIdPattern); err != nil {
+	if err := runtime.CheckParam("id", id, thermostatIDPattern); err != nil {
 		return nil, err
 	}
 	return &Thermostat{
@@ -238,7 +218,7 @@ func (g *Thermostat) Owner() *runtime.Lock {
 // ThermostatParams are the parameters of a Thermostat, as a listing or a watch
 // reads them back from a key under "thermostats/{id}".
 type ThermostatParams struct {
-	Id string
+	ID string
 }
 
 // thermostatTemplate is the shape of the keys and locks of a Thermostat.
@@ -258,8 +238,8 @@ var thermostatTemplate = runtime.NewTemplate(
 // path order) into a Thermostat's parameters and handle, refusing what the
 // accessor would.
 func (s *Store) parseThermostat(v []string) (p ThermostatParams, h *Thermostat, err error) {
-	p.Id = v[0]
-	h, err = s.Thermostat(p.Id)
+	p.ID = v[0]
+	h, err = s.Thermostat(p.ID)
 	return
 }
 
@@ -292,7 +272,7 @@ func (s *Store) WatchThermostats(ctx context.Context, opts runtime.PatternWatchO
 // runtime.Client.GetMany.
 func (s *Store) GetThermostatSetPoints(ctx context.Context, params []ThermostatParams, opts runtime.GetManyOptions) ([]runtime.KeyResult[SetPoint], error) {
 	return runtime.GetEach(ctx, params, opts, func(p ThermostatParams) (*runtime.Key[SetPoint], error) {
-		h, err := s.Thermostat(p.Id)
+		h, err := s.Thermostat(p.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -309,7 +289,7 @@ func (s *Store) GetThermostatSetPoints(ctx context.Context, params []ThermostatP
 // Duplicates, retries and timeouts follow runtime.Client.GetMany.
 func (s *Store) GetThermostatReadings(ctx context.Context, params []ThermostatParams, opts runtime.GetManyOptions) ([]runtime.KeyResult[float64], error) {
 	return runtime.GetEach(ctx, params, opts, func(p ThermostatParams) (*runtime.Key[float64], error) {
-		h, err := s.Thermostat(p.Id)
+		h, err := s.Thermostat(p.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -326,7 +306,7 @@ func (s *Store) GetThermostatReadings(ctx context.Context, params []ThermostatPa
 // Duplicates, retries and timeouts follow runtime.Client.GetMany.
 func (s *Store) GetThermostatCounters(ctx context.Context, params []ThermostatParams, opts runtime.GetManyOptions) ([]runtime.KeyResult[int64], error) {
 	return runtime.GetEach(ctx, params, opts, func(p ThermostatParams) (*runtime.Key[int64], error) {
-		h, err := s.Thermostat(p.Id)
+		h, err := s.Thermostat(p.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -343,7 +323,7 @@ func (s *Store) GetThermostatCounters(ctx context.Context, params []ThermostatPa
 // Duplicates, retries and timeouts follow runtime.Client.GetMany.
 func (s *Store) GetThermostatLabels(ctx context.Context, params []ThermostatParams, opts runtime.GetManyOptions) ([]runtime.KeyResult[SetPoint], error) {
 	return runtime.GetEach(ctx, params, opts, func(p ThermostatParams) (*runtime.Key[SetPoint], error) {
-		h, err := s.Thermostat(p.Id)
+		h, err := s.Thermostat(p.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -360,7 +340,7 @@ func (s *Store) GetThermostatLabels(ctx context.Context, params []ThermostatPara
 // Duplicates, retries and timeouts follow runtime.Client.GetMany.
 func (s *Store) GetThermostatModes(ctx context.Context, params []ThermostatParams, opts runtime.GetManyOptions) ([]runtime.KeyResult[Mode], error) {
 	return runtime.GetEach(ctx, params, opts, func(p ThermostatParams) (*runtime.Key[Mode], error) {
-		h, err := s.Thermostat(p.Id)
+		h, err := s.Thermostat(p.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -378,7 +358,7 @@ func (s *Store) GetThermostatModes(ctx context.Context, params []ThermostatParam
 // runtime.Client.GetMany.
 func (s *Store) GetThermostatFirmwares(ctx context.Context, params []ThermostatParams, opts runtime.GetManyOptions) ([]runtime.KeyResult[[]byte], error) {
 	return runtime.GetEach(ctx, params, opts, func(p ThermostatParams) (*runtime.Key[[]byte], error) {
-		h, err := s.Thermostat(p.Id)
+		h, err := s.Thermostat(p.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -396,7 +376,7 @@ func (s *Store) GetThermostatFirmwares(ctx context.Context, params []ThermostatP
 // runtime.Client.GetMany.
 func (s *Store) GetThermostatCalibrations(ctx context.Context, params []ThermostatParams, opts runtime.GetManyOptions) ([]runtime.KeyResult[float64], error) {
 	return runtime.GetEach(ctx, params, opts, func(p ThermostatParams) (*runtime.Key[float64], error) {
-		h, err := s.Thermostat(p.Id)
+		h, err := s.Thermostat(p.ID)
 		if err != nil {
 			return nil, err
 		}
@@ -493,5 +473,5 @@ func (s *Store) GetZoneNames(ctx context.Context, params []ZoneParams, opts runt
 
 // Patterns of the parameters that declare one, anchored to the whole value.
 var (
-	thermostatIdPattern = regexp.MustCompile("^(?:[a-z0-9-]+)$")
+	thermostatIDPattern = regexp.MustCompile("^[a-z0-9-]+$")
 )

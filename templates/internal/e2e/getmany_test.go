@@ -40,13 +40,13 @@ func TestGeneratedMultiGetReadsOneKeyOfManyInstances(t *testing.T) {
 				t.Fatal(err)
 			}
 		}
-		params := []e2e.ThermostatParams{{Id: "kitchen"}, {Id: "Kitchen/1"}, {Id: "absent"}, {Id: "hall"}, {Id: "kitchen"}}
+		params := []e2e.ThermostatParams{{ID: "kitchen"}, {ID: "Kitchen/1"}, {ID: "absent"}, {ID: "hall"}, {ID: "kitchen"}}
 		res, err := store.GetThermostatSetPoints(ctx, params, runtime.GetManyOptions{Concurrency: 2})
 		if len(res) != len(params) {
 			t.Fatalf("%d results for %d params", len(res), len(params))
 		}
 		for _, i := range []int{0, 3, 4} {
-			if r := res[i]; r.Err != nil || r.Value.UpdatedBy != params[i].Id || r.Version.IsZero() || r.Key.Name() != "thermostats/"+params[i].Id+"/setPoint" {
+			if r := res[i]; r.Err != nil || r.Value.UpdatedBy != params[i].ID || r.Version.IsZero() || r.Key.Name() != "thermostats/"+params[i].ID+"/setPoint" {
 				t.Errorf("result %d: %+v", i, r)
 			}
 		}

@@ -50,10 +50,10 @@ func TestListersYieldEachInstanceOnceAndSkipKeysThatDoNotFit(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if it.Handle.SetPoint().Name() != "thermostats/"+it.Params.Id+"/setPoint" {
+		if it.Handle.SetPoint().Name() != "thermostats/"+it.Params.ID+"/setPoint" {
 			t.Fatalf("handle %q for params %+v", it.Handle.SetPoint().Name(), it.Params)
 		}
-		ids = append(ids, it.Params.Id)
+		ids = append(ids, it.Params.ID)
 	}
 	slices.Sort(ids)
 	if want := []string{"hall-2", "kitchen"}; !slices.Equal(ids, want) {
@@ -92,7 +92,7 @@ func TestAListerResumesFromItsCursorWithoutSkipping(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		seen[it.Params.Id] = true
+		seen[it.Params.ID] = true
 		saved = l.Cursor()
 		if len(seen) == n/3 {
 			break // as if the process stopped here
@@ -102,7 +102,7 @@ func TestAListerResumesFromItsCursorWithoutSkipping(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		seen[it.Params.Id] = true
+		seen[it.Params.ID] = true
 	}
 	if len(seen) != n {
 		t.Fatalf("first listing and its resumption saw %d thermostats, want %d", len(seen), n)
@@ -131,7 +131,7 @@ func TestAGroupWatchReportsInstancesWithTheirParameters(t *testing.T) {
 	defer func() { stop(); <-done }()
 
 	ev := waitFor(t, ctx, events, func(runtime.GroupEvent[e2e.ThermostatParams, *e2e.Thermostat]) bool { return true })
-	if ev.Kind != runtime.EventResync || ev.Params.Id != "kitchen" || ev.Member != "Reading" || string(ev.Value) != "1" {
+	if ev.Kind != runtime.EventResync || ev.Params.ID != "kitchen" || ev.Member != "Reading" || string(ev.Value) != "1" {
 		t.Fatalf("initial event %+v", ev)
 	}
 
@@ -145,7 +145,7 @@ func TestAGroupWatchReportsInstancesWithTheirParameters(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev = waitFor(t, ctx, events, func(runtime.GroupEvent[e2e.ThermostatParams, *e2e.Thermostat]) bool { return true })
-	if ev.Kind != runtime.EventSet || ev.Params.Id != "den" || ev.Member != "Mode" {
+	if ev.Kind != runtime.EventSet || ev.Params.ID != "den" || ev.Member != "Mode" {
 		t.Fatalf("event %+v, want den's Mode set", ev)
 	}
 	if mode, err := ev.Handle.Mode().Codec().Decode(ev.Value); err != nil || mode != e2e.ModeCool {
@@ -155,7 +155,7 @@ func TestAGroupWatchReportsInstancesWithTheirParameters(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev = waitFor(t, ctx, events, func(runtime.GroupEvent[e2e.ThermostatParams, *e2e.Thermostat]) bool { return true })
-	if ev.Kind != runtime.EventDelete || ev.Params.Id != "den" || ev.Member != "Mode" {
+	if ev.Kind != runtime.EventDelete || ev.Params.ID != "den" || ev.Member != "Mode" {
 		t.Fatalf("event %+v, want den's Mode deleted", ev)
 	}
 	// Only kitchen's reading is still watched: BAD never was, den's mode went with its delete.

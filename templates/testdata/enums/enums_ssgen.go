@@ -57,23 +57,14 @@ func (v Level) Valid() bool {
 // ParseLevel returns the Level spelled s, or a *runtime.EnumError when s is not
 // one of its declared values.
 func ParseLevel(s string) (Level, error) {
-	if v := Level(s); v.Valid() {
-		return v, nil
-	}
-	return "", &runtime.EnumError{
-		Type:  "Level",
-		Value: s,
-	}
+	return runtime.ParseEnum[Level](s)
 }
 
 // MarshalText implements encoding.TextMarshaler; it refuses an undeclared
 // value.
 func (v Level) MarshalText() ([]byte, error) {
-	if !v.Valid() {
-		return nil, &runtime.EnumError{
-			Type:  "Level",
-			Value: string(v),
-		}
+	if err := runtime.CheckEnum(v); err != nil {
+		return nil, err
 	}
 	return []byte(v), nil
 }
@@ -81,38 +72,26 @@ func (v Level) MarshalText() ([]byte, error) {
 // UnmarshalText implements encoding.TextUnmarshaler; it refuses an undeclared
 // value and leaves v unchanged then.
 func (v *Level) UnmarshalText(text []byte) error {
-	p, err := ParseLevel(string(text))
-	if err != nil {
-		return err
-	}
-	*v = p
-	return nil
+	return runtime.SetEnum(v, string(text))
 }
 
 // EncodeMsgpack writes v as a MessagePack string; it refuses an undeclared
 // value.
 func (v Level) EncodeMsgpack(enc *msgpack.Encoder) error {
-	if !v.Valid() {
-		return &runtime.EnumError{
-			Type:  "Level",
-			Value: string(v),
-		}
+	if err := runtime.CheckEnum(v); err != nil {
+		return err
 	}
 	return enc.EncodeString(string(v))
 }
 
-// DecodeMsgpack reads a MessagePack string; it refuses an undeclared value.
+// DecodeMsgpack reads a MessagePack string; it refuses an undeclared value and
+// leaves v unchanged then.
 func (v *Level) DecodeMsgpack(dec *msgpack.Decoder) error {
 	s, err := dec.DecodeString()
 	if err != nil {
 		return err
 	}
-	p, err := ParseLevel(s)
-	if err != nil {
-		return err
-	}
-	*v = p
-	return nil
+	return runtime.SetEnum(v, s)
 }
 
 // Color is an enum of the schema.
@@ -147,23 +126,14 @@ func (v Color) Valid() bool {
 // ParseColor returns the Color spelled s, or a *runtime.EnumError when s is not
 // one of its declared values.
 func ParseColor(s string) (Color, error) {
-	if v := Color(s); v.Valid() {
-		return v, nil
-	}
-	return "", &runtime.EnumError{
-		Type:  "Color",
-		Value: s,
-	}
+	return runtime.ParseEnum[Color](s)
 }
 
 // MarshalText implements encoding.TextMarshaler; it refuses an undeclared
 // value.
 func (v Color) MarshalText() ([]byte, error) {
-	if !v.Valid() {
-		return nil, &runtime.EnumError{
-			Type:  "Color",
-			Value: string(v),
-		}
+	if err := runtime.CheckEnum(v); err != nil {
+		return nil, err
 	}
 	return []byte(v), nil
 }
@@ -171,38 +141,26 @@ func (v Color) MarshalText() ([]byte, error) {
 // UnmarshalText implements encoding.TextUnmarshaler; it refuses an undeclared
 // value and leaves v unchanged then.
 func (v *Color) UnmarshalText(text []byte) error {
-	p, err := ParseColor(string(text))
-	if err != nil {
-		return err
-	}
-	*v = p
-	return nil
+	return runtime.SetEnum(v, string(text))
 }
 
 // EncodeMsgpack writes v as a MessagePack string; it refuses an undeclared
 // value.
 func (v Color) EncodeMsgpack(enc *msgpack.Encoder) error {
-	if !v.Valid() {
-		return &runtime.EnumError{
-			Type:  "Color",
-			Value: string(v),
-		}
+	if err := runtime.CheckEnum(v); err != nil {
+		return err
 	}
 	return enc.EncodeString(string(v))
 }
 
-// DecodeMsgpack reads a MessagePack string; it refuses an undeclared value.
+// DecodeMsgpack reads a MessagePack string; it refuses an undeclared value and
+// leaves v unchanged then.
 func (v *Color) DecodeMsgpack(dec *msgpack.Decoder) error {
 	s, err := dec.DecodeString()
 	if err != nil {
 		return err
 	}
-	p, err := ParseColor(s)
-	if err != nil {
-		return err
-	}
-	*v = p
-	return nil
+	return runtime.SetEnum(v, s)
 }
 
 // Light is a value struct of the schema.

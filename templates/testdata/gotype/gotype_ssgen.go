@@ -11,10 +11,11 @@
 package gotype
 
 import (
+	"strconv"
+
 	units "example.com/golden/units"
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/runtime/codec"
-	"strconv"
 )
 
 // This file needs a runtime that supports this generator's output. If the

@@ -12,12 +12,13 @@ package params
 
 import (
 	"context"
-	"github.com/ssgen/ssgen/runtime"
-	"github.com/ssgen/ssgen/runtime/codec"
 	"iter"
 	"regexp"
 	"strconv"
 	"time"
+
+	"github.com/ssgen/ssgen/runtime"
+	"github.com/ssgen/ssgen/runtime/codec"
 )
 
 // This file needs a runtime that supports this generator's output. If the
@@ -269,6 +270,6 @@ func (s *Store) GetShardCounts(ctx context.Context, params []ShardParams, opts r
 
 // Patterns of the parameters that declare one, anchored to the whole value.
 var (
-	siteSitePattern       = regexp.MustCompile("^(?:[a-z][a-z0-9-]*)$")
-	siteSensorNamePattern = regexp.MustCompile("^(?:[a-z]+)$")
+	siteSitePattern       = regexp.MustCompile("^[a-z][a-z0-9-]*$")
+	siteSensorNamePattern = regexp.MustCompile("^[a-z]+$")
 )

@@ -11,11 +11,12 @@
 package toplevel
 
 import (
-	"github.com/ssgen/ssgen/runtime"
-	"github.com/ssgen/ssgen/runtime/codec"
 	"regexp"
 	"strconv"
 	"time"
+
+	"github.com/ssgen/ssgen/runtime"
+	"github.com/ssgen/ssgen/runtime/codec"
 )
 
 // This file needs a runtime that supports this generator's output. If the
@@ -95,5 +96,5 @@ func (s *Store) Job(id uint32) *runtime.Lock {
 
 // Patterns of the parameters that declare one, anchored to the whole value.
 var (
-	blobNamePattern = regexp.MustCompile("^(?:[a-z0-9-]+)$")
+	blobNamePattern = regexp.MustCompile("^[a-z0-9-]+$")
 )

@@ -13,9 +13,10 @@
 package values
 
 import (
+	"time"
+
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/runtime/codec"
-	"time"
 )
 
 // This file needs a runtime that supports this generator's output. If the
