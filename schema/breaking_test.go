@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ssgen/ssgen/internal/golden"
 )
 
 // TestCompareReportsBreakingChanges loads each testdata/breaking/CASE's
@@ -31,20 +33,7 @@ func TestCompareReportsBreakingChanges(t *testing.T) {
 			for _, c := range Compare(load("old.yaml"), load("new.yaml")) {
 				b.WriteString(c.String() + "\n")
 			}
-			got := b.String()
-			wantFile := filepath.Join(dir, "want.txt")
-			if *update {
-				if err := os.WriteFile(wantFile, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(wantFile)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("changes differ\n got:\n%s\nwant:\n%s", got, want)
-			}
+			golden.Check(t, filepath.Join(dir, "want.txt"), []byte(b.String()))
 		})
 	}
 }

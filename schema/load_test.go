@@ -2,14 +2,13 @@ package schema
 
 import (
 	"errors"
-	"flag"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
-)
 
-var update = flag.Bool("update", false, "rewrite the expected outputs under testdata")
+	"github.com/ssgen/ssgen/internal/golden"
+)
 
 func TestLoadAcceptsValidSchemas(t *testing.T) {
 	files, _ := filepath.Glob("testdata/valid/*.yaml")
@@ -44,19 +43,7 @@ func TestLoadReportsEachError(t *testing.T) {
 				t.Fatalf("want an ErrorList, got %v (schema %v)", err, s != nil)
 			}
 			got := strings.ReplaceAll(list.Error(), "x.yaml:", "") + "\n"
-			wantFile := strings.TrimSuffix(f, ".yaml") + ".want"
-			if *update {
-				if err := os.WriteFile(wantFile, []byte(got), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(wantFile)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if got != string(want) {
-				t.Errorf("errors differ\n got:\n%s\nwant:\n%s", got, want)
-			}
+			golden.Check(t, strings.TrimSuffix(f, ".yaml")+".want", []byte(got))
 		})
 	}
 }

@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ssgen/ssgen/internal/golden"
 )
 
 // TestWriteMarkdownMatchesGolden renders each valid schema and compares
@@ -26,19 +28,7 @@ func TestWriteMarkdownMatchesGolden(t *testing.T) {
 			if err := WriteMarkdown(&b, s); err != nil {
 				t.Fatal(err)
 			}
-			golden := strings.TrimSuffix(f, ".yaml") + ".md"
-			if *update {
-				if err := os.WriteFile(golden, b.Bytes(), 0o644); err != nil {
-					t.Fatal(err)
-				}
-			}
-			want, err := os.ReadFile(golden)
-			if err != nil {
-				t.Fatalf("%v (run go test -update to create it)", err)
-			}
-			if b.String() != string(want) {
-				t.Errorf("markdown differs from %s\n got:\n%s", golden, b.String())
-			}
+			golden.Check(t, strings.TrimSuffix(f, ".yaml")+".md", b.Bytes())
 		})
 	}
 }

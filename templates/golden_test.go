@@ -2,18 +2,16 @@ package templates_test
 
 import (
 	"bytes"
-	"flag"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/ssgen/ssgen/internal/golden"
 	"github.com/ssgen/ssgen/schema"
 	"github.com/ssgen/ssgen/templates"
 )
-
-var update = flag.Bool("update", false, "rewrite the expected output of the golden cases")
 
 // goldenCase is a directory holding ssgen.yaml and the expected output.
 type goldenCase struct {
@@ -60,26 +58,13 @@ func TestGeneratedFilesMatchTheGoldenOutput(t *testing.T) {
 			want := map[string]bool{}
 			for _, f := range files {
 				want[f.Name] = true
-				path := filepath.Join(c.dir, f.Name)
-				if *update {
-					if err := os.WriteFile(path, f.Content, 0o644); err != nil {
-						t.Fatal(err)
-					}
-					continue
-				}
-				got, err := os.ReadFile(path)
-				if err != nil {
-					t.Fatalf("%v (run go test ./templates -update)", err)
-				}
-				if !bytes.Equal(got, f.Content) {
-					t.Errorf("%s is stale; run go test ./templates -update and review the diff", path)
-				}
+				golden.Check(t, filepath.Join(c.dir, f.Name), f.Content)
 			}
 			// Expected files the generator no longer writes are stale too.
 			old, _ := filepath.Glob(filepath.Join(c.dir, "*_ssgen.go"))
 			for _, p := range old {
 				if !want[filepath.Base(p)] {
-					if *update {
+					if golden.Updating() {
 						os.Remove(p)
 						continue
 					}

@@ -2,8 +2,6 @@ package policy
 
 import (
 	"bytes"
-	"flag"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -11,28 +9,16 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/ssgen/ssgen/internal/golden"
 	"github.com/ssgen/ssgen/schema"
 	"github.com/ssgen/ssgen/server"
 )
 
-var update = flag.Bool("update", false, "rewrite the golden files")
-
-// golden compares got with testdata/name, or rewrites it with -update.
-func golden(t *testing.T, name string, got []byte) {
+// checkGolden compares got with testdata/name, or rewrites it with
+// -update.
+func checkGolden(t *testing.T, name string, got []byte) {
 	t.Helper()
-	file := filepath.Join("testdata", name)
-	if *update {
-		if err := os.WriteFile(file, got, 0o644); err != nil {
-			t.Fatal(err)
-		}
-	}
-	want, err := os.ReadFile(file)
-	if err != nil {
-		t.Fatalf("%v (run go test -update to create it)", err)
-	}
-	if !bytes.Equal(got, want) {
-		t.Errorf("%s differs; got:\n%s", file, got)
-	}
+	golden.Check(t, filepath.Join("testdata", name), got)
 }
 
 func load(t *testing.T) *schema.Schema {
@@ -60,9 +46,9 @@ func TestOutputsMatchTheGoldenFiles(t *testing.T) {
 	if err := WritePersistence(&persist, PersistResources(s)); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "roles.broker.yaml", broker.Bytes())
-	golden(t, "roles.serve.yaml", serve.Bytes())
-	golden(t, "roles.persistence.json", persist.Bytes())
+	checkGolden(t, "roles.broker.yaml", broker.Bytes())
+	checkGolden(t, "roles.serve.yaml", serve.Bytes())
+	checkGolden(t, "roles.persistence.json", persist.Bytes())
 
 	// ssgen serve reads what WriteServe writes.
 	if _, err := server.ParsePolicy(serve.Bytes()); err != nil {

@@ -1,9 +1,6 @@
-package main
+package diff
 
-import (
-	"bytes"
-	"testing"
-)
+import "testing"
 
 func TestUnifiedDiffMatchesDiffU(t *testing.T) {
 	tests := []struct {
@@ -44,10 +41,8 @@ func TestUnifiedDiffMatchesDiffU(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var buf bytes.Buffer
-			writeUnifiedDiff(&buf, "a", "b", []byte(tt.a), []byte(tt.b))
-			if buf.String() != tt.want {
-				t.Fatalf("got:\n%s\nwant:\n%s", buf.String(), tt.want)
+			if got := String("a", "b", []byte(tt.a), []byte(tt.b)); got != tt.want {
+				t.Fatalf("got:\n%s\nwant:\n%s", got, tt.want)
 			}
 		})
 	}
