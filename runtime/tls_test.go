@@ -2,109 +2,44 @@ package runtime_test
 
 import (
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
 	"crypto/tls"
 	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"io"
-	"math/big"
 	"net"
-	"os"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/ssgen/ssgen/internal/testcert"
 	"github.com/ssgen/ssgen/runtime"
 )
 
-// corePKI is a throw-away CA with a server and a client certificate.
+// corePKI is a throw-away CA with a server certificate for the TLS proxy
+// and a client certificate's files for the runtime.
 type corePKI struct {
-	dir                  string
-	ca                   *x509.Certificate
-	caKey                *ecdsa.PrivateKey
+	ca                   *testcert.CA
 	serverCert           tls.Certificate
 	caFile, cert, keyPEM string
 }
 
 func coreNewPKI(t *testing.T, serverNames ...string) *corePKI {
 	t.Helper()
-	p := &corePKI{dir: t.TempDir()}
-	var err error
-	p.caKey, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	der, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &p.caKey.PublicKey, p.caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.ca, _ = x509.ParseCertificate(der)
-	p.caFile = p.write(t, "ca.pem", "CERTIFICATE", der)
-
-	leaf := func(serial int64, usage x509.ExtKeyUsage, names []string) (certDER []byte, key *ecdsa.PrivateKey) {
-		key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-		if err != nil {
-			t.Fatal(err)
-		}
-		tmpl := &x509.Certificate{
-			SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: "leaf"},
-			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-			ExtKeyUsage: []x509.ExtKeyUsage{usage}, KeyUsage: x509.KeyUsageDigitalSignature,
-		}
-		for _, n := range names {
-			if ip := net.ParseIP(n); ip != nil {
-				tmpl.IPAddresses = append(tmpl.IPAddresses, ip)
-			} else {
-				tmpl.DNSNames = append(tmpl.DNSNames, n)
-			}
-		}
-		certDER, err = x509.CreateCertificate(rand.Reader, tmpl, p.ca, &key.PublicKey, p.caKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return certDER, key
-	}
-	sDER, sKey := leaf(2, x509.ExtKeyUsageServerAuth, serverNames)
-	p.serverCert = tls.Certificate{Certificate: [][]byte{sDER}, PrivateKey: sKey}
-	cDER, cKey := leaf(3, x509.ExtKeyUsageClientAuth, nil)
-	p.cert = p.write(t, "client.pem", "CERTIFICATE", cDER)
-	kb, err := x509.MarshalECPrivateKey(cKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	p.keyPEM = p.write(t, "client.key", "EC PRIVATE KEY", kb)
+	ca := testcert.NewCA(t, "test CA")
+	p := &corePKI{ca: ca, serverCert: ca.Server(t, "leaf", serverNames...), caFile: ca.CAFile(t)}
+	p.cert, p.keyPEM = testcert.Files(t, ca.Client(t, "leaf"))
 	return p
-}
-
-func (p *corePKI) write(t *testing.T, name, typ string, der []byte) string {
-	path := filepath.Join(p.dir, name)
-	if err := os.WriteFile(path, pem.EncodeToMemory(&pem.Block{Type: typ, Bytes: der}), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
 }
 
 // coreTLSProxy terminates TLS (client certificate required) in front of
 // the plain listener at backend, as a TLS broker would.
 func coreTLSProxy(t *testing.T, p *corePKI, backend string) (port int) {
 	t.Helper()
-	pool := x509.NewCertPool()
-	pool.AddCert(p.ca)
 	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{
 		Certificates: []tls.Certificate{p.serverCert},
 		ClientAuth:   tls.RequireAndVerifyClientCert,
-		ClientCAs:    pool,
+		ClientCAs:    p.ca.Pool,
 		MinVersion:   tls.VersionTLS12,
 	})
 	if err != nil {

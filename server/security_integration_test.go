@@ -12,6 +12,7 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/ssgen/ssgen/internal/testcert"
 	"github.com/ssgen/ssgen/server"
 )
 
@@ -93,19 +94,19 @@ func withSecurity(sec server.Security) func(*server.Options) {
 	return func(o *server.Options) { o.Security = sec }
 }
 
-func serverTLS(t testing.TB, ca *testCA, clientCA *testCA) *tls.Config {
-	cfg := &tls.Config{Certificates: []tls.Certificate{ca.issue(t, true, "server")}, MinVersion: tls.VersionTLS12}
+func serverTLS(t testing.TB, ca, clientCA *testcert.CA) *tls.Config {
+	cfg := &tls.Config{Certificates: []tls.Certificate{ca.Server(t, "server")}, MinVersion: tls.VersionTLS12}
 	if clientCA != nil {
-		cfg.ClientCAs = clientCA.pool
+		cfg.ClientCAs = clientCA.Pool
 		cfg.ClientAuth = tls.RequireAndVerifyClientCert
 	}
 	return cfg
 }
 
 func TestTLSListenerServesTLSAndRefusesPlaintext(t *testing.T) {
-	ca := newTestCA(t, "server CA")
+	ca := testcert.NewCA(t, "server CA")
 	e := newEnv(t, "", []func(*server.Options){withSecurity(server.Security{TLS: serverTLS(t, ca, nil)})})
-	c := mustConnect(t, e, "tls-client", &tls.Config{RootCAs: ca.pool, ServerName: "127.0.0.1"}, "", "")
+	c := mustConnect(t, e, "tls-client", &tls.Config{RootCAs: ca.Pool, ServerName: "127.0.0.1"}, "", "")
 	checkResponse(t, c.do("SET", "k", "v"), "+OK\r\n", true)
 
 	if _, _, err := connectAs(t, e, "plain-client", nil, "", ""); err == nil {
@@ -114,18 +115,18 @@ func TestTLSListenerServesTLSAndRefusesPlaintext(t *testing.T) {
 }
 
 func TestMutualTLSRefusesClientWithoutCertificate(t *testing.T) {
-	ca := newTestCA(t, "CA")
+	ca := testcert.NewCA(t, "CA")
 	e := newEnv(t, "", []func(*server.Options){withSecurity(server.Security{TLS: serverTLS(t, ca, ca)})})
-	if _, _, err := connectAs(t, e, "no-cert", &tls.Config{RootCAs: ca.pool, ServerName: "127.0.0.1"}, "", ""); err == nil {
+	if _, _, err := connectAs(t, e, "no-cert", &tls.Config{RootCAs: ca.Pool, ServerName: "127.0.0.1"}, "", ""); err == nil {
 		t.Fatal("a client without a certificate connected")
 	}
-	other := newTestCA(t, "another CA")
-	foreign := other.issue(t, false, "intruder")
-	if _, _, err := connectAs(t, e, "foreign-cert", &tls.Config{RootCAs: ca.pool, ServerName: "127.0.0.1", Certificates: []tls.Certificate{foreign}}, "", ""); err == nil {
+	other := testcert.NewCA(t, "another CA")
+	foreign := other.Client(t, "intruder")
+	if _, _, err := connectAs(t, e, "foreign-cert", &tls.Config{RootCAs: ca.Pool, ServerName: "127.0.0.1", Certificates: []tls.Certificate{foreign}}, "", ""); err == nil {
 		t.Fatal("a client with a certificate from another CA connected")
 	}
-	good := ca.issue(t, false, "device-1")
-	c := mustConnect(t, e, "with-cert", &tls.Config{RootCAs: ca.pool, ServerName: "127.0.0.1", Certificates: []tls.Certificate{good}}, "", "")
+	good := ca.Client(t, "device-1")
+	c := mustConnect(t, e, "with-cert", &tls.Config{RootCAs: ca.Pool, ServerName: "127.0.0.1", Certificates: []tls.Certificate{good}}, "", "")
 	checkResponse(t, c.do("GET", "k"), "$-1\r\n", false)
 }
 
@@ -192,7 +193,7 @@ rules:
 `
 
 func TestAuthorizationAnswersNotAuthorizedAndChangesNothing(t *testing.T) {
-	ca := newTestCA(t, "CA")
+	ca := testcert.NewCA(t, "CA")
 	pol, err := server.ParsePolicy([]byte(integrationPolicy))
 	if err != nil {
 		t.Fatal(err)
@@ -200,9 +201,9 @@ func TestAuthorizationAnswersNotAuthorizedAndChangesNothing(t *testing.T) {
 	sec := server.Security{TLS: serverTLS(t, ca, ca), Passwords: passwords(t, "alice", "pw", "reader", "pw"), Authorization: pol}
 	sec.TLS.ClientAuth = tls.VerifyClientCertIfGiven // passwords for some, certificates for others
 	e := newEnv(t, "", []func(*server.Options){withSecurity(sec)})
-	clientTLS := &tls.Config{RootCAs: ca.pool, ServerName: "127.0.0.1"}
+	clientTLS := &tls.Config{RootCAs: ca.Pool, ServerName: "127.0.0.1"}
 	certTLS := clientTLS.Clone()
-	certTLS.Certificates = []tls.Certificate{ca.issue(t, false, "device-7")}
+	certTLS.Certificates = []tls.Certificate{ca.Client(t, "device-7")}
 
 	// reader is named by its client id; it still needs credentials, since
 	// anonymous clients are refused once authentication is configured.

@@ -7,12 +7,14 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ssgen/ssgen/internal/testcert"
 	"github.com/ssgen/ssgen/server"
 )
 
 func TestLoadTLSReadsPEMFilesAndRefusesBadOnes(t *testing.T) {
-	ca := newTestCA(t, "CA")
-	cert, key, caFile := ca.pemFiles(t)
+	ca := testcert.NewCA(t, "CA")
+	cert, key := testcert.Files(t, ca.Server(t, "server"))
+	caFile := ca.CAFile(t)
 	cfg, err := server.LoadTLS(cert, key, caFile)
 	if err != nil {
 		t.Fatal(err)
@@ -41,7 +43,7 @@ func TestLoadTLSReadsPEMFilesAndRefusesBadOnes(t *testing.T) {
 }
 
 func TestCertificateAlternativeNameMatchesAuthorizationRules(t *testing.T) {
-	ca := newTestCA(t, "CA")
+	ca := testcert.NewCA(t, "CA")
 	pol, err := server.ParsePolicy([]byte(`
 rules:
   - principals: {certificateNames: ["device-9.example"]}
@@ -53,10 +55,10 @@ rules:
 	}
 	e := newEnv(t, "", []func(*server.Options){withSecurity(server.Security{TLS: serverTLS(t, ca, ca), Authorization: pol})})
 	dial := func(id string, cert tls.Certificate) *client {
-		return mustConnect(t, e, id, &tls.Config{RootCAs: ca.pool, ServerName: "127.0.0.1", Certificates: []tls.Certificate{cert}}, "", "")
+		return mustConnect(t, e, id, &tls.Config{RootCAs: ca.Pool, ServerName: "127.0.0.1", Certificates: []tls.Certificate{cert}}, "", "")
 	}
-	bySAN := dial("by-san", ca.issue(t, false, "unrelated-cn", "device-9.example"))
+	bySAN := dial("by-san", ca.Client(t, "unrelated-cn", "device-9.example"))
 	checkResponse(t, bySAN.do("SET", "k", "v"), "+OK\r\n", true)
-	other := dial("other", ca.issue(t, false, "device-8.example"))
+	other := dial("other", ca.Client(t, "device-8.example"))
 	checkResponse(t, other.do("GET", "k"), "-ERR not authorized\r\n", false)
 }

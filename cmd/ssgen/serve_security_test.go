@@ -3,16 +3,8 @@ package main
 import (
 	"bufio"
 	"context"
-	"crypto/ecdsa"
-	"crypto/elliptic"
-	"crypto/rand"
-	"crypto/x509"
-	"crypto/x509/pkix"
-	"encoding/pem"
 	"errors"
 	"io"
-	"math/big"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -21,6 +13,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
+	"github.com/ssgen/ssgen/internal/testcert"
 	"github.com/ssgen/ssgen/runtime"
 )
 
@@ -28,56 +21,13 @@ import (
 type pemPair struct{ cert, key string }
 
 // testPKI writes a throw-away CA, a server certificate for 127.0.0.1 and
-// a client certificate with common name "device-1" into dir.
-func testPKI(t *testing.T, dir string) (caFile string, srv, cli pemPair) {
+// a client certificate with common name "device-1".
+func testPKI(t *testing.T) (caFile string, srv, cli pemPair) {
 	t.Helper()
-	caKey := newECKey(t)
-	caTmpl := &x509.Certificate{
-		SerialNumber: big.NewInt(1), Subject: pkix.Name{CommonName: "test CA"},
-		NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-		IsCA: true, BasicConstraintsValid: true, KeyUsage: x509.KeyUsageCertSign,
-	}
-	caDER, err := x509.CreateCertificate(rand.Reader, caTmpl, caTmpl, &caKey.PublicKey, caKey)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ca, _ := x509.ParseCertificate(caDER)
-	caFile = filepath.Join(dir, "ca.pem")
-	writeTestFile(t, caFile, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: caDER}))
-	leaf := func(name string, serial int64, server bool) pemPair {
-		key := newECKey(t)
-		tmpl := &x509.Certificate{
-			SerialNumber: big.NewInt(serial), Subject: pkix.Name{CommonName: name},
-			NotBefore: time.Now().Add(-time.Hour), NotAfter: time.Now().Add(time.Hour),
-			KeyUsage: x509.KeyUsageDigitalSignature, ExtKeyUsage: []x509.ExtKeyUsage{x509.ExtKeyUsageClientAuth},
-		}
-		if server {
-			tmpl.ExtKeyUsage = []x509.ExtKeyUsage{x509.ExtKeyUsageServerAuth}
-			tmpl.IPAddresses = []net.IP{net.ParseIP("127.0.0.1")}
-		}
-		der, err := x509.CreateCertificate(rand.Reader, tmpl, ca, &key.PublicKey, caKey)
-		if err != nil {
-			t.Fatal(err)
-		}
-		kder, err := x509.MarshalPKCS8PrivateKey(key)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := pemPair{filepath.Join(dir, name+".pem"), filepath.Join(dir, name+".key")}
-		writeTestFile(t, p.cert, pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der}))
-		writeTestFile(t, p.key, pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: kder}))
-		return p
-	}
-	return caFile, leaf("server", 2, true), leaf("device-1", 3, false)
-}
-
-func newECKey(t *testing.T) *ecdsa.PrivateKey {
-	t.Helper()
-	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return k
+	ca := testcert.NewCA(t, "test CA")
+	srv.cert, srv.key = testcert.Files(t, ca.Server(t, "server"))
+	cli.cert, cli.key = testcert.Files(t, ca.Client(t, "device-1"))
+	return ca.CAFile(t), srv, cli
 }
 
 func writeTestFile(t *testing.T, path string, b []byte) {
@@ -99,7 +49,7 @@ rules:
 
 func TestServeWithTLSPasswordsAndAuthorization(t *testing.T) {
 	dir := t.TempDir()
-	caFile, srvPair, cliPair := testPKI(t, dir)
+	caFile, srvPair, cliPair := testPKI(t)
 	hash, err := bcrypt.GenerateFromPassword([]byte("pw"), bcrypt.MinCost)
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +126,7 @@ func TestServeWithTLSPasswordsAndAuthorization(t *testing.T) {
 
 func TestServeRejectsBadSecurityAndLimitFlags(t *testing.T) {
 	dir := t.TempDir()
-	caFile, srvPair, _ := testPKI(t, dir)
+	caFile, srvPair, _ := testPKI(t)
 	badYAML := filepath.Join(dir, "bad.yaml")
 	writeTestFile(t, badYAML, []byte("rules: [{principals: {clientIds: [a]}, stateStoreResources: [{keyType: regex, keys: [k], method: Read}]}]"))
 	badPw := filepath.Join(dir, "bad-passwd")
