@@ -10,11 +10,11 @@ import (
 
 // benchClientWithKey dials a quiet client to be's state store and stores
 // the key its GETs read.
-func benchClientWithKey(b *testing.B, be coreBackend) (*runtime.Client, []byte) {
-	url, _ := be.start(b)
-	cfg := coreConfig(b, url)
+func benchClientWithKey(b *testing.B, be backend) (*runtime.Client, []byte) {
+	url := be.start(b).url
+	cfg := testConfig(b, url)
 	cfg.Logger = nil
-	c := coreDial(b, cfg)
+	c := dialConfig(b, cfg)
 	key := []byte("bench-key")
 	if _, err := c.Set(context.Background(), key, []byte("a value of a typical size, some 40 bytes"), runtime.SetOptions{}); err != nil {
 		b.Fatal(err)
@@ -26,7 +26,7 @@ func benchClientWithKey(b *testing.B, be coreBackend) (*runtime.Client, []byte) 
 // envelope, publish, response routing and decoding, against a state store
 // on loopback.
 func BenchmarkGetRoundTrip(b *testing.B) {
-	for _, be := range coreBackends {
+	for _, be := range backends {
 		b.Run(be.name, func(b *testing.B) {
 			c, key := benchClientWithKey(b, be)
 			ctx := context.Background()
@@ -43,7 +43,7 @@ func BenchmarkGetRoundTrip(b *testing.B) {
 
 // Throughput of one client with many requests in flight.
 func BenchmarkGetParallel(b *testing.B) {
-	for _, be := range coreBackends {
+	for _, be := range backends {
 		b.Run(be.name, func(b *testing.B) {
 			c, key := benchClientWithKey(b, be)
 			ctx := context.Background()
@@ -67,12 +67,12 @@ func BenchmarkGetParallel(b *testing.B) {
 // requests in order, so one client alone cannot use more than one of its
 // cores).
 func BenchmarkGetParallel4Clients(b *testing.B) {
-	url, _ := coreBackends[0].start(b)
+	url := backends[0].start(b).url
 	var clients []*runtime.Client
 	for range 4 {
-		cfg := coreConfig(b, url)
+		cfg := testConfig(b, url)
 		cfg.Logger = nil
-		clients = append(clients, coreDial(b, cfg))
+		clients = append(clients, dialConfig(b, cfg))
 	}
 	ctx := context.Background()
 	key := []byte("bench-key")

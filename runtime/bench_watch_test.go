@@ -15,12 +15,12 @@ import (
 // key): the server's notification path plus the runtime's dispatch. It
 // reports the p50 and p99 of the rounds beside ns/op.
 func BenchmarkWatchNotify(b *testing.B) {
-	for _, be := range coreBackends {
+	for _, be := range backends {
 		b.Run(be.name, func(b *testing.B) {
-			url, _ := be.start(b)
-			setCfg, watchCfg := coreConfig(b, url), coreConfig(b, url)
+			url := be.start(b).url
+			setCfg, watchCfg := testConfig(b, url), testConfig(b, url)
 			setCfg.Logger, watchCfg.Logger = nil, nil
-			setter, watcher := coreDial(b, setCfg), coreDial(b, watchCfg)
+			setter, watcher := dialConfig(b, setCfg), dialConfig(b, watchCfg)
 			key := []byte("bench-watched")
 
 			ctx, cancel := context.WithCancel(context.Background())

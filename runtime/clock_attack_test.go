@@ -17,6 +17,7 @@ import (
 
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/runtime/resp3"
+	"github.com/ssgen/ssgen/server/servertest"
 )
 
 // coreClockAttacker is a bare paho client that builds state store requests
@@ -115,9 +116,9 @@ const tooFarAhead = "-ERR the request timestamp is too far in the future; ensure
 // sets keys. Every SET succeeds, and the attacker never gets a version
 // past what that client accepts.
 func TestClockAttackLeavesWritersAlone(t *testing.T) {
-	srv := coreEmbedded(t)
-	c := coreDial(t, coreConfig(t, srv.URL()))
-	ctx := coreCtx(t)
+	srv := servertest.New(t)
+	c := dial(t, srv.URL())
+	ctx := testCtx(t)
 	if _, err := c.Set(ctx, []byte("k"), []byte("v"), runtime.SetOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -211,9 +212,9 @@ func BenchmarkClockAttack(b *testing.B) {
 			name = "attack"
 		}
 		b.Run(name, func(b *testing.B) {
-			srv := coreEmbedded(b)
-			c := coreDial(b, coreConfig(b, srv.URL()))
-			ctx := coreCtx(b)
+			srv := servertest.New(b)
+			c := dial(b, srv.URL())
+			ctx := testCtx(b)
 			actx, stop := context.WithCancel(ctx)
 			var wg sync.WaitGroup
 			var attacks int

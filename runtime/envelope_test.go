@@ -19,13 +19,13 @@ func TestRequestEnvelopeAsSeenByARawSubscriber(t *testing.T) {
 	peer := coreRawResponder(t, url, func(req *paho.Publish) *paho.Publish {
 		return coreReply(req, "+OK\r\n", "__stat", "200", "__ts", "1:0:peer")
 	})
-	cfg := coreConfig(t, url)
+	cfg := testConfig(t, url)
 	cfg.ClientID = "env/client"
 	cfg.Timeout = 2500 * time.Millisecond
-	c := coreDial(t, cfg)
+	c := dialConfig(t, cfg)
 
 	ft := hlc.HLC{Wall: 1700000000000, Counter: 3, Node: "lock"}
-	if _, err := c.Set(coreCtx(t), []byte("k1"), []byte("v1"), runtime.SetOptions{
+	if _, err := c.Set(testCtx(t), []byte("k1"), []byte("v1"), runtime.SetOptions{
 		Condition: runtime.IfNotExistsOrEqual, TTL: 1500 * time.Microsecond, FencingToken: ft, Persist: true,
 	}); err != nil {
 		t.Fatal(err)
@@ -67,7 +67,7 @@ func TestRequestEnvelopeAsSeenByARawSubscriber(t *testing.T) {
 	}
 
 	// A plain GET carries the envelope too, without __ft / aio-persistence.
-	go func() { _, _, _ = c.Get(coreCtx(t), []byte("k1")) }()
+	go func() { _, _, _ = c.Get(testCtx(t), []byte("k1")) }()
 	req = <-peer.got
 	for _, key := range []string{"__srcId", "__ts", "__protVer", "$partition", "$high_priority"} {
 		if _, ok := coreUser(req, key); !ok {
@@ -101,8 +101,8 @@ func TestResponseEnvelopeChecks(t *testing.T) {
 		r := replies[key]
 		return coreReply(req, r[0], r[1:]...)
 	})
-	c := coreDial(t, coreConfig(t, url))
-	ctx := coreCtx(t)
+	c := dial(t, url)
+	ctx := testCtx(t)
 	set := func(key string) error {
 		_, err := c.Set(ctx, []byte(key), []byte("v"), runtime.SetOptions{})
 		return err
@@ -149,7 +149,7 @@ func TestResponseEnvelopeChecks(t *testing.T) {
 func TestNoResponseTimesOut(t *testing.T) {
 	url := brokertest.Mosquitto(t)
 	peer := coreRawResponder(t, url, nil)
-	c := coreDial(t, coreConfig(t, url))
+	c := dial(t, url)
 
 	ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 	defer cancel()
@@ -177,22 +177,16 @@ func TestLateResponseIsDroppedAndCounted(t *testing.T) {
 		<-release
 		return coreReply(req, "$-1\r\n", "__stat", "200")
 	})
-	c := coreDial(t, coreConfig(t, url))
+	c := dial(t, url)
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	if _, _, err := c.Get(ctx, []byte("k")); !errors.Is(err, runtime.ErrTimeout) {
 		t.Fatalf("err = %v, want a timeout", err)
 	}
 	close(release)
-	deadline := time.Now().Add(5 * time.Second)
-	for c.Stats().LateResponses == 0 {
-		if time.Now().After(deadline) {
-			t.Fatal("the late response was never counted")
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitFor(t, "the late response to be counted", func() bool { return c.Stats().LateResponses > 0 })
 	// The client is still healthy.
-	if _, _, err := c.Get(coreCtx(t), []byte("k")); !errors.Is(err, runtime.ErrNotFound) {
+	if _, _, err := c.Get(testCtx(t), []byte("k")); !errors.Is(err, runtime.ErrNotFound) {
 		t.Fatalf("Get after a late reply: %v", err)
 	}
 }
@@ -200,9 +194,9 @@ func TestLateResponseIsDroppedAndCounted(t *testing.T) {
 func TestInFlightRequestsAreBoundedByReceiveMaximum(t *testing.T) {
 	url := brokertest.Mosquitto(t) // Receive Maximum 20
 	peer := coreRawResponder(t, url, nil)
-	cfg := coreConfig(t, url)
+	cfg := testConfig(t, url)
 	cfg.Timeout = 10 * time.Second
-	c := coreDial(t, cfg)
+	c := dialConfig(t, cfg)
 	ctx, cancel := context.WithCancel(context.Background())
 	const n = 25
 	done := make(chan struct{}, n)

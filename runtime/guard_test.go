@@ -24,9 +24,9 @@ func guardedCounter(c *runtime.Client, ttl time.Duration) *runtime.Key[int] {
 }
 
 func TestCompareAndSetSemantics(t *testing.T) {
-	forEachTypedBackend(t, func(t *testing.T, env *typedEnv) {
-		c, other := typedDial(t, env.url), typedDial(t, env.url)
-		ctx := typedCtx(t)
+	forEachEnv(t, func(t *testing.T, env *testEnv) {
+		c, other := dial(t, env.url), dial(t, env.url)
+		ctx := testCtx(t)
 		lock := runtime.NewLock(c, []byte("doc/lock"), time.Second)
 		k := runtime.NewKey[counterDoc](c, []byte("doc"), codec.MsgPack[counterDoc]{}, runtime.GuardedBy(lock))
 		v1 := counterDoc{N: 1, Voters: map[string]int{"a": 1, "b": 2, "c": 3, "d": 4}}
@@ -67,9 +67,9 @@ func TestCompareAndSetSemantics(t *testing.T) {
 }
 
 func TestUpdateSeesAbsenceAndAbortsOnError(t *testing.T) {
-	forEachTypedBackend(t, func(t *testing.T, env *typedEnv) {
-		c := typedDial(t, env.url)
-		ctx := typedCtx(t)
+	forEachEnv(t, func(t *testing.T, env *testEnv) {
+		c := dial(t, env.url)
+		ctx := testCtx(t)
 		k := guardedCounter(c, time.Second)
 		_, _, err := k.Update(ctx, func(cur int, found bool) (int, error) {
 			if found || cur != 0 {
@@ -113,9 +113,9 @@ func mustNow(t *testing.T, c *runtime.Client) hlc.HLC {
 // fences plain writes of the guarded key, and that Update reuses it rather
 // than waiting for a lock its own client holds.
 func TestGuardedWritesUseAHeldLease(t *testing.T) {
-	forEachTypedBackend(t, func(t *testing.T, env *typedEnv) {
-		c, other := typedDial(t, env.url), typedDial(t, env.url)
-		ctx := typedCtx(t)
+	forEachEnv(t, func(t *testing.T, env *testEnv) {
+		c, other := dial(t, env.url), dial(t, env.url)
+		ctx := testCtx(t)
 		k := guardedCounter(c, 5*time.Second)
 		le, err := k.Guard().Acquire(ctx)
 		if err != nil {
@@ -159,12 +159,12 @@ func TestConcurrentIncrementsLoseNothing(t *testing.T) {
 			increments = 5
 		}
 		t.Run(mode, func(t *testing.T) {
-			forEachTypedBackend(t, func(t *testing.T, env *typedEnv) {
-				ctx := typedCtx(t)
+			forEachEnv(t, func(t *testing.T, env *testEnv) {
+				ctx := testCtx(t)
 				var wg sync.WaitGroup
 				errs := make(chan error, clients*perClient)
 				for range clients {
-					k := guardedCounter(typedDial(t, env.url), 2*time.Second)
+					k := guardedCounter(dial(t, env.url), 2*time.Second)
 					for range perClient {
 						wg.Add(1)
 						go func() {
@@ -183,7 +183,7 @@ func TestConcurrentIncrementsLoseNothing(t *testing.T) {
 				for err := range errs {
 					t.Fatal(err)
 				}
-				k := guardedCounter(typedDial(t, env.url), time.Second)
+				k := guardedCounter(dial(t, env.url), time.Second)
 				if e, err := k.Get(ctx); err != nil || e.Value != clients*perClient*increments {
 					t.Fatalf("counter = %d, %v; want %d", e.Value, err, clients*perClient*increments)
 				}

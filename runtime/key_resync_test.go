@@ -16,8 +16,8 @@ import (
 func TestKeyWatchResyncCarriesTheDecodedValue(t *testing.T) {
 	broker := brokertest.Start(t)
 	servertest.NewExternal(t, broker.URL())
-	c := typedDial(t, broker.URL())
-	ctx := typedCtx(t)
+	c := dial(t, broker.URL())
+	ctx := testCtx(t)
 	k := runtime.NewKey[thermoSetPoint](c, []byte("sp"), codec.MsgPack[thermoSetPoint]{})
 	if _, err := k.Set(ctx, thermoSetPoint{Celsius: 20, Mode: "heat"}); err != nil {
 		t.Fatal(err)

@@ -28,7 +28,7 @@ type thermoSetPoint struct {
 // stored bytes are the codec's encoding.
 func roundTripKey[T any](t *testing.T, c *runtime.Client, name string, cdc codec.Codec[T], v T, eq func(a, b T) bool) {
 	t.Helper()
-	ctx := typedCtx(t)
+	ctx := testCtx(t)
 	k := runtime.NewKey(c, []byte(name), cdc)
 	ver, err := k.Set(ctx, v)
 	if err != nil {
@@ -51,8 +51,8 @@ func roundTripKey[T any](t *testing.T, c *runtime.Client, name string, cdc codec
 func same[T any](a, b T) bool { return reflect.DeepEqual(a, b) }
 
 func TestKeySetGetRoundTripsWithEveryCodec(t *testing.T) {
-	forEachTypedBackend(t, func(t *testing.T, env *typedEnv) {
-		c := typedDial(t, env.url)
+	forEachEnv(t, func(t *testing.T, env *testEnv) {
+		c := dial(t, env.url)
 		sp := thermoSetPoint{Celsius: 21.5, Mode: "heat", Zones: map[string]int{"b": 2, "a": 1}}
 		roundTripKey[thermoSetPoint](t, c, "sp/msgpack", codec.MsgPack[thermoSetPoint]{}, sp, same)
 		roundTripKey[thermoSetPoint](t, c, "sp/json", codec.JSON[thermoSetPoint]{}, sp, same)
@@ -72,9 +72,9 @@ func TestKeySetGetRoundTripsWithEveryCodec(t *testing.T) {
 }
 
 func TestKeyGetMissingAndUndecodable(t *testing.T) {
-	forEachTypedBackend(t, func(t *testing.T, env *typedEnv) {
-		c := typedDial(t, env.url)
-		ctx := typedCtx(t)
+	forEachEnv(t, func(t *testing.T, env *testEnv) {
+		c := dial(t, env.url)
+		ctx := testCtx(t)
 		k := runtime.NewKey[int](c, []byte("n"), codec.Int[int]{})
 		if _, err := k.Get(ctx); !errors.Is(err, runtime.ErrNotFound) {
 			t.Fatalf("Get of a missing key: %v, want ErrNotFound", err)
@@ -95,12 +95,12 @@ func TestKeyGetMissingAndUndecodable(t *testing.T) {
 }
 
 func TestKeyDefaultTTLAppliesToEverySetUnlessOverridden(t *testing.T) {
-	for _, b := range typedBackends {
+	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			clock := engine.NewFakeClock(time.Now())
 			env := b.start(t, servertest.WithOptions(func(o *server.Options) { o.Now = clock.Now }))
-			c := typedDial(t, env.url)
-			ctx := typedCtx(t)
+			c := dial(t, env.url)
+			ctx := testCtx(t)
 			ttl := 300 * time.Millisecond
 			mk := func(name string) *runtime.Key[string] {
 				return runtime.NewKey[string](c, []byte(name), codec.String[string]{}, runtime.DefaultTTL(ttl))
@@ -138,9 +138,9 @@ func TestKeyDefaultTTLAppliesToEverySetUnlessOverridden(t *testing.T) {
 }
 
 func TestKeyConditionalWrites(t *testing.T) {
-	forEachTypedBackend(t, func(t *testing.T, env *typedEnv) {
-		c := typedDial(t, env.url)
-		ctx := typedCtx(t)
+	forEachEnv(t, func(t *testing.T, env *testEnv) {
+		c := dial(t, env.url)
+		ctx := testCtx(t)
 		k := runtime.NewKey[thermoSetPoint](c, []byte("sp"), codec.MsgPack[thermoSetPoint]{})
 		a := thermoSetPoint{Celsius: 20, Mode: "heat", Zones: map[string]int{"x": 1, "y": 2, "z": 3}}
 		b := thermoSetPoint{Celsius: 18, Mode: "cool"}
@@ -176,9 +176,9 @@ func TestKeyConditionalWrites(t *testing.T) {
 }
 
 func TestKeyWatchYieldsTypedEventsAndSurvivesDecodeErrors(t *testing.T) {
-	forEachTypedBackend(t, func(t *testing.T, env *typedEnv) {
-		c := typedDial(t, env.url)
-		ctx := typedCtx(t)
+	forEachEnv(t, func(t *testing.T, env *testEnv) {
+		c := dial(t, env.url)
+		ctx := testCtx(t)
 		k := runtime.NewKey[thermoSetPoint](c, []byte("sp"), codec.MsgPack[thermoSetPoint]{})
 
 		type item struct {

@@ -18,8 +18,8 @@ import (
 func TestLeaseAcrossBrokerRestart(t *testing.T) {
 	broker := brokertest.Start(t)
 	servertest.NewExternal(t, broker.URL())
-	c := typedDial(t, broker.URL())
-	ctx := typedCtx(t)
+	c := dial(t, broker.URL())
+	ctx := testCtx(t)
 	lock := runtime.NewLock(c, []byte("owner"), 2*time.Second)
 	le, err := lock.Acquire(ctx)
 	if err != nil {

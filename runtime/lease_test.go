@@ -15,9 +15,9 @@ import (
 const shortTTL = 300 * time.Millisecond
 
 func TestLeaseAcquireRenewRelease(t *testing.T) {
-	forEachTypedBackend(t, func(t *testing.T, env *typedEnv) {
-		a, b := typedDial(t, env.url), typedDial(t, env.url)
-		ctx := typedCtx(t)
+	forEachEnv(t, func(t *testing.T, env *testEnv) {
+		a, b := dial(t, env.url), dial(t, env.url)
+		ctx := testCtx(t)
 		// Long enough that a loaded machine does not miss a renewal by a
 		// whole TTL; short enough to see the lease outlive it quickly.
 		const ttl = time.Second
@@ -83,19 +83,19 @@ func TestLeaseAcquireRenewRelease(t *testing.T) {
 }
 
 func TestLockRefusesTinyTTL(t *testing.T) {
-	forEachTypedBackend(t, func(t *testing.T, env *typedEnv) {
-		c := typedDial(t, env.url)
+	forEachEnv(t, func(t *testing.T, env *testEnv) {
+		c := dial(t, env.url)
 		l := runtime.NewLock(c, []byte("l"), 0)
-		if _, err := l.Acquire(typedCtx(t)); !errors.Is(err, runtime.ErrInvalidArgument) {
+		if _, err := l.Acquire(testCtx(t)); !errors.Is(err, runtime.ErrInvalidArgument) {
 			t.Fatalf("Acquire with TTL 0: %v, want ErrInvalidArgument", err)
 		}
 	})
 }
 
 func TestAcquireWaitsForReleaseAndEndsWithItsContext(t *testing.T) {
-	forEachTypedBackend(t, func(t *testing.T, env *typedEnv) {
-		a, b := typedDial(t, env.url), typedDial(t, env.url)
-		ctx := typedCtx(t)
+	forEachEnv(t, func(t *testing.T, env *testEnv) {
+		a, b := dial(t, env.url), dial(t, env.url)
+		ctx := testCtx(t)
 		// A long TTL: only the release (and its DELETE notification, or a
 		// poll) lets the waiter in.
 		leA, err := runtime.NewLock(a, []byte("owner"), 5*time.Second).Acquire(ctx)
@@ -130,9 +130,9 @@ func TestAcquireWaitsForReleaseAndEndsWithItsContext(t *testing.T) {
 }
 
 func TestLeaseLostWhenSomeoneElseTakesTheLockKey(t *testing.T) {
-	forEachTypedBackend(t, func(t *testing.T, env *typedEnv) {
-		a, intruder := typedDial(t, env.url), typedDial(t, env.url)
-		ctx := typedCtx(t)
+	forEachEnv(t, func(t *testing.T, env *testEnv) {
+		a, intruder := dial(t, env.url), dial(t, env.url)
+		ctx := testCtx(t)
 		lock := runtime.NewLock(a, []byte("owner"), shortTTL)
 		le, err := lock.Acquire(ctx)
 		if err != nil {
@@ -168,9 +168,9 @@ func TestLeaseLostWhenSomeoneElseTakesTheLockKey(t *testing.T) {
 // refused: locally, because its lease is known lost, and by the service,
 // because its fencing token is older than the one now protecting the key.
 func TestActiveStandbyFailover(t *testing.T) {
-	forEachTypedBackend(t, func(t *testing.T, env *typedEnv) {
-		active, standby := typedDial(t, env.url), typedDial(t, env.url)
-		ctx := typedCtx(t)
+	forEachEnv(t, func(t *testing.T, env *testEnv) {
+		active, standby := dial(t, env.url), dial(t, env.url)
+		ctx := testCtx(t)
 		cfgKey := func(c *runtime.Client) (*runtime.Lock, *runtime.Key[string]) {
 			l := runtime.NewLock(c, []byte("app/leader"), shortTTL)
 			return l, runtime.NewKey[string](c, []byte("app/config"), codec.String[string]{}, runtime.GuardedBy(l))
@@ -242,9 +242,9 @@ func TestActiveStandbyFailover(t *testing.T) {
 // yet: the service's refusal of its token is proof of a newer holder, so
 // the lease reports itself lost at once.
 func TestStaleTokenWriteMarksLeaseLost(t *testing.T) {
-	forEachTypedBackend(t, func(t *testing.T, env *typedEnv) {
-		a, other := typedDial(t, env.url), typedDial(t, env.url)
-		ctx := typedCtx(t)
+	forEachEnv(t, func(t *testing.T, env *testEnv) {
+		a, other := dial(t, env.url), dial(t, env.url)
+		ctx := testCtx(t)
 		lock := runtime.NewLock(a, []byte("lk"), 5*time.Second)
 		le, err := lock.Acquire(ctx)
 		if err != nil {

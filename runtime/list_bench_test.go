@@ -27,9 +27,9 @@ func BenchmarkListKeys100k(b *testing.B) {
 		}
 	}
 	quiet := func() *runtime.Client {
-		cfg := coreConfig(b, srv.URL())
+		cfg := testConfig(b, srv.URL())
 		cfg.Logger = nil
-		return coreDial(b, cfg)
+		return dialConfig(b, cfg)
 	}
 	lister, getter := quiet(), quiet()
 	ctx := context.Background()

@@ -20,7 +20,7 @@ import (
 
 // seedKeys puts n keys "dev/%04d" (and one key outside the pattern) into
 // the server's engine.
-func seedKeys(t *testing.T, env *typedEnv, n int) []string {
+func seedKeys(t *testing.T, env *testEnv, n int) []string {
 	t.Helper()
 	var want []string
 	for i := range n {
@@ -49,11 +49,11 @@ func collect(t *testing.T, l *runtime.Listing, ctx context.Context) []string {
 }
 
 func TestListKeysPagesThroughEveryMatchingKeyOnce(t *testing.T) {
-	forEachTypedBackend(t, func(t *testing.T, env *typedEnv) {
+	forEachEnv(t, func(t *testing.T, env *testEnv) {
 		want := seedKeys(t, env, 1050)
-		c := typedDial(t, env.url)
+		c := dial(t, env.url)
 		l := c.ListKeys("dev/*", runtime.ListOptions{})
-		got := collect(t, l, typedCtx(t))
+		got := collect(t, l, testCtx(t))
 		slices.Sort(got)
 		if !slices.Equal(got, want) {
 			t.Fatalf("listed %d keys, want %d (first %q)", len(got), len(want), got[:min(3, len(got))])
@@ -61,7 +61,7 @@ func TestListKeysPagesThroughEveryMatchingKeyOnce(t *testing.T) {
 		if !l.Done() || l.Cursor() != "" {
 			t.Fatalf("Done %v, Cursor %q after the last page", l.Done(), l.Cursor())
 		}
-		for k, err := range l.All(typedCtx(t)) {
+		for k, err := range l.All(testCtx(t)) {
 			if !errors.Is(err, runtime.ErrInvalidArgument) {
 				t.Fatalf("second range: %q, %v", k, err)
 			}
@@ -70,10 +70,10 @@ func TestListKeysPagesThroughEveryMatchingKeyOnce(t *testing.T) {
 }
 
 func TestListKeysResumesFromASavedCursorWithoutSkipping(t *testing.T) {
-	env := typedBackends[0].start(t)
+	env := backends[0].start(t)
 	want := seedKeys(t, env, 1300) // pages of 500: the break falls inside the second
-	c := typedDial(t, env.url)
-	ctx := typedCtx(t)
+	c := dial(t, env.url)
+	ctx := testCtx(t)
 	seen := map[string]bool{}
 	var saved runtime.Cursor
 	l := c.ListKeys("dev/*", runtime.ListOptions{})
@@ -101,15 +101,15 @@ func TestListKeysResumesFromASavedCursorWithoutSkipping(t *testing.T) {
 }
 
 func TestListKeysEscapesLiteralParts(t *testing.T) {
-	env := typedBackends[0].start(t)
+	env := backends[0].start(t)
 	for _, k := range []string{"a*b/1", "a*b/2", "axb/1", "a[1]/x", "a1/x"} {
 		if err := env.srv.Engine().Put([]byte(k), []byte("v"), engine.PutOptions{}); err != nil {
 			t.Fatal(err)
 		}
 	}
-	c := typedDial(t, env.url)
+	c := dial(t, env.url)
 	for prefix, want := range map[string][]string{"a*b/": {"a*b/1", "a*b/2"}, "a[1]/": {"a[1]/x"}} {
-		got := collect(t, c.ListKeys(runtime.GlobEscape(prefix)+"*", runtime.ListOptions{}), typedCtx(t))
+		got := collect(t, c.ListKeys(runtime.GlobEscape(prefix)+"*", runtime.ListOptions{}), testCtx(t))
 		slices.Sort(got)
 		if !slices.Equal(got, want) {
 			t.Errorf("prefix %q: %q, want %q", prefix, got, want)
@@ -118,10 +118,10 @@ func TestListKeysEscapesLiteralParts(t *testing.T) {
 }
 
 func TestListKeysStopsAtContextEnd(t *testing.T) {
-	env := typedBackends[0].start(t)
+	env := backends[0].start(t)
 	seedKeys(t, env, 1500) // three pages: the cancel is seen when the second is asked for
-	c := typedDial(t, env.url)
-	ctx, cancel := context.WithCancel(typedCtx(t))
+	c := dial(t, env.url)
+	ctx, cancel := context.WithCancel(testCtx(t))
 	defer cancel()
 	n := 0
 	var last error
@@ -169,7 +169,7 @@ func scriptedService(t *testing.T, pages map[string]func(n int) *string) (runtim
 		}
 		return coreReply(req, *p, "__stat", "200")
 	})
-	cfg := coreConfig(t, url)
+	cfg := testConfig(t, url)
 	return cfg, count, &mu
 }
 
@@ -198,7 +198,7 @@ func TestListKeysAgainstAScriptedService(t *testing.T) {
 			"t1": page(nil, "t2"),
 			"t2": page([]string{"b", "c"}, ""),
 		})
-		got := collect(t, coreDial(t, cfg).ListKeys("*", runtime.ListOptions{}), coreCtx(t))
+		got := collect(t, dialConfig(t, cfg).ListKeys("*", runtime.ListOptions{}), testCtx(t))
 		if !slices.Equal(got, []string{"a", "b", "c"}) {
 			t.Fatalf("got %q", got)
 		}
@@ -208,7 +208,7 @@ func TestListKeysAgainstAScriptedService(t *testing.T) {
 			"":   page([]string{"c", "a"}, "t1"),
 			"t1": page([]string{"b", "a", "c", "d"}, ""),
 		})
-		got := collect(t, coreDial(t, cfg).ListKeys("*", runtime.ListOptions{}), coreCtx(t))
+		got := collect(t, dialConfig(t, cfg).ListKeys("*", runtime.ListOptions{}), testCtx(t))
 		if !slices.Equal(got, []string{"c", "a", "b", "d"}) {
 			t.Fatalf("got %q", got)
 		}
@@ -221,7 +221,7 @@ func TestListKeysAgainstAScriptedService(t *testing.T) {
 		})
 		var got []string
 		var last error
-		for k, err := range coreDial(t, cfg).ListKeys("*", runtime.ListOptions{}).All(coreCtx(t)) {
+		for k, err := range dialConfig(t, cfg).ListKeys("*", runtime.ListOptions{}).All(testCtx(t)) {
 			if err != nil {
 				last = err
 				break
@@ -245,7 +245,7 @@ func TestListKeysAgainstAScriptedService(t *testing.T) {
 			},
 		})
 		cfg.Timeout = 300 * time.Millisecond
-		got := collect(t, coreDial(t, cfg).ListKeys("*", runtime.ListOptions{}), coreCtx(t))
+		got := collect(t, dialConfig(t, cfg).ListKeys("*", runtime.ListOptions{}), testCtx(t))
 		mu.Lock()
 		defer mu.Unlock()
 		if !slices.Equal(got, []string{"a", "b"}) || count["t1"] != 2 {

@@ -11,14 +11,14 @@ import (
 )
 
 func TestThousandConcurrentRequestsFromOneClient(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b coreBackend) {
-		url, _ := b.start(t)
-		cfg := coreConfig(t, url)
+	forEachBackend(t, func(t *testing.T, b backend) {
+		url := b.start(t).url
+		cfg := testConfig(t, url)
 		// All 2,000 requests are issued at once and the service takes one
 		// client's requests in order: on a loaded machine under -race the
 		// last ones wait seconds, which is not what this test is about.
 		cfg.Timeout = time.Minute
-		c := coreDial(t, cfg)
+		c := dialConfig(t, cfg)
 		ctx := context.Background()
 		const n = 1000
 		var wg sync.WaitGroup

@@ -6,7 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ssgen/ssgen/internal/brokertest"
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/runtime/hlc"
 	"github.com/ssgen/ssgen/server"
@@ -14,36 +13,11 @@ import (
 	"github.com/ssgen/ssgen/server/servertest"
 )
 
-// coreBackend is a state store a client can talk to: the embedded one, or
-// the external one attached to mosquitto.
-type coreBackend struct {
-	name  string
-	start func(t testing.TB, opts ...servertest.Option) (url string, srv *server.Server)
-}
-
-var coreBackends = []coreBackend{
-	{"embedded", func(t testing.TB, opts ...servertest.Option) (string, *server.Server) {
-		srv := coreEmbedded(t, opts...)
-		return srv.URL(), srv
-	}},
-	{"mosquitto", func(t testing.TB, opts ...servertest.Option) (string, *server.Server) {
-		url := brokertest.Mosquitto(t)
-		return url, servertest.NewExternal(t, url, opts...)
-	}},
-}
-
-// forEachBackend runs f once per backend as a subtest.
-func forEachBackend(t *testing.T, f func(t *testing.T, b coreBackend)) {
-	for _, b := range coreBackends {
-		t.Run(b.name, func(t *testing.T) { f(t, b) })
-	}
-}
-
 func TestOpsAndTheirOutcomes(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b coreBackend) {
-		url, _ := b.start(t)
-		c := coreDial(t, coreConfig(t, url))
-		ctx := coreCtx(t)
+	forEachBackend(t, func(t *testing.T, b backend) {
+		url := b.start(t).url
+		c := dial(t, url)
+		ctx := testCtx(t)
 		k := func(s string) []byte { return []byte(s) }
 
 		if _, _, err := c.Get(ctx, k("k1")); !errors.Is(err, runtime.ErrNotFound) {
@@ -123,9 +97,9 @@ func TestOpsAndTheirOutcomes(t *testing.T) {
 }
 
 func TestArgumentsRefusedBeforeSending(t *testing.T) {
-	srv := coreEmbedded(t)
-	c := coreDial(t, coreConfig(t, srv.URL()))
-	ctx := coreCtx(t)
+	srv := servertest.New(t)
+	c := dial(t, srv.URL())
+	ctx := testCtx(t)
 	checks := map[string]error{}
 	_, _, checks["Get empty key"] = c.Get(ctx, nil)
 	_, checks["Set empty key"] = c.Set(ctx, nil, []byte("v"), runtime.SetOptions{})
@@ -146,10 +120,10 @@ func TestArgumentsRefusedBeforeSending(t *testing.T) {
 }
 
 func TestFencingErrors(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b coreBackend) {
-		url, _ := b.start(t)
-		c := coreDial(t, coreConfig(t, url))
-		ctx := coreCtx(t)
+	forEachBackend(t, func(t *testing.T, b backend) {
+		url := b.start(t).url
+		c := dial(t, url)
+		ctx := testCtx(t)
 		ft, err := c.Set(ctx, []byte("lock"), []byte("me"), runtime.SetOptions{Condition: runtime.IfNotExistsOrEqual, TTL: 10 * time.Second})
 		if err != nil {
 			t.Fatal(err)
@@ -183,21 +157,21 @@ func TestFencingErrors(t *testing.T) {
 }
 
 func TestClientClockAheadIsRefusedAsTimestampSkew(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b coreBackend) {
-		url, _ := b.start(t)
-		cfg := coreConfig(t, url)
+	forEachBackend(t, func(t *testing.T, b backend) {
+		url := b.start(t).url
+		cfg := testConfig(t, url)
 		cfg.Now = func() time.Time { return time.Now().Add(5 * time.Minute) }
-		c := coreDial(t, cfg)
-		if _, err := c.Set(coreCtx(t), []byte("k"), []byte("v"), runtime.SetOptions{}); !errors.Is(err, runtime.ErrTimestampSkew) {
+		c := dialConfig(t, cfg)
+		if _, err := c.Set(testCtx(t), []byte("k"), []byte("v"), runtime.SetOptions{}); !errors.Is(err, runtime.ErrTimestampSkew) {
 			t.Fatalf("Set from a clock 5 min ahead: %v, want ErrTimestampSkew", err)
 		}
 	})
 }
 
 func TestQuotaExceeded(t *testing.T) {
-	url, _ := coreBackends[0].start(t, servertest.WithOptions(func(o *server.Options) { o.MaxKeys = 1 }))
-	c := coreDial(t, coreConfig(t, url))
-	ctx := coreCtx(t)
+	url := backends[0].start(t, servertest.WithOptions(func(o *server.Options) { o.MaxKeys = 1 })).url
+	c := dial(t, url)
+	ctx := testCtx(t)
 	if _, err := c.Set(ctx, []byte("a"), []byte("1"), runtime.SetOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -208,9 +182,9 @@ func TestQuotaExceeded(t *testing.T) {
 
 func TestTTLExpires(t *testing.T) {
 	clock := engine.NewFakeClock(time.Now())
-	url, _ := coreBackends[0].start(t, servertest.WithOptions(func(o *server.Options) { o.Now = clock.Now }))
-	c := coreDial(t, coreConfig(t, url))
-	ctx := coreCtx(t)
+	url := backends[0].start(t, servertest.WithOptions(func(o *server.Options) { o.Now = clock.Now })).url
+	c := dial(t, url)
+	ctx := testCtx(t)
 	if _, err := c.Set(ctx, []byte("k"), []byte("v"), runtime.SetOptions{TTL: time.Second}); err != nil {
 		t.Fatal(err)
 	}

@@ -67,7 +67,7 @@ func receiveOK(t *testing.T, ch <-chan patternRec) (patternRec, bool) {
 	return it.r, it.ok
 }
 
-func put(t *testing.T, env *typedEnv, key, value string) {
+func put(t *testing.T, env *testEnv, key, value string) {
 	t.Helper()
 	if err := env.srv.Engine().Put([]byte(key), []byte(value), engine.PutOptions{}); err != nil {
 		t.Fatal(err)
@@ -75,12 +75,12 @@ func put(t *testing.T, env *typedEnv, key, value string) {
 }
 
 func TestWatchPatternReportsInitialStateThenChangesAndDeletes(t *testing.T) {
-	forEachTypedBackend(t, func(t *testing.T, env *typedEnv) {
+	forEachEnv(t, func(t *testing.T, env *testEnv) {
 		put(t, env, "pw/a", "1")
 		put(t, env, "pw/b", "1")
 		put(t, env, "other", "1")
-		c, other := typedDial(t, env.url), typedDial(t, env.url)
-		ctx := typedCtx(t)
+		c, other := dial(t, env.url), dial(t, env.url)
+		ctx := testCtx(t)
 		ch := watchPattern(t, ctx, c, "pw/*", runtime.PatternWatchOptions{Rescan: -1})
 
 		seen := map[string]bool{}
@@ -114,10 +114,10 @@ func TestWatchPatternReportsInitialStateThenChangesAndDeletes(t *testing.T) {
 }
 
 func TestWatchPatternFindsOtherClientsKeysAtARescan(t *testing.T) {
-	forEachTypedBackend(t, func(t *testing.T, env *typedEnv) {
+	forEachEnv(t, func(t *testing.T, env *testEnv) {
 		put(t, env, "pw/seed", "s")
-		c, other := typedDial(t, env.url), typedDial(t, env.url)
-		ctx := typedCtx(t)
+		c, other := dial(t, env.url), dial(t, env.url)
+		ctx := testCtx(t)
 		trigger := make(chan struct{})
 		ch := watchPattern(t, ctx, c, "pw/*", runtime.PatternWatchOptions{Rescan: -1, Trigger: trigger})
 		expectEvent(t, ch, runtime.EventResync, "pw/seed") // the first listing is done
@@ -147,10 +147,10 @@ func TestWatchPatternFindsOtherClientsKeysAtARescan(t *testing.T) {
 }
 
 func TestWatchPatternPicksUpThisClientsWritesWithoutARescan(t *testing.T) {
-	forEachTypedBackend(t, func(t *testing.T, env *typedEnv) {
+	forEachEnv(t, func(t *testing.T, env *testEnv) {
 		put(t, env, "pw/seed", "s")
-		c := typedDial(t, env.url)
-		ctx := typedCtx(t)
+		c := dial(t, env.url)
+		ctx := testCtx(t)
 		// No timer, no trigger: only the client's own Set can tell the watch.
 		ch := watchPattern(t, ctx, c, "pw/*", runtime.PatternWatchOptions{Rescan: -1})
 		expectEvent(t, ch, runtime.EventResync, "pw/seed")
@@ -175,14 +175,14 @@ func TestWatchPatternPicksUpThisClientsWritesWithoutARescan(t *testing.T) {
 }
 
 func TestWatchPatternEndsWithTheQuotaError(t *testing.T) {
-	for _, b := range typedBackends {
+	for _, b := range backends {
 		t.Run(b.name, func(t *testing.T) {
 			env := b.start(t, servertest.WithOptions(func(o *server.Options) { o.Limits.MaxWatchesPerClient = 2 }))
 			for _, k := range []string{"pw/1", "pw/2", "pw/3"} {
 				put(t, env, k, "v")
 			}
-			c := typedDial(t, env.url)
-			ch := watchPattern(t, typedCtx(t), c, "pw/*", runtime.PatternWatchOptions{Rescan: -1})
+			c := dial(t, env.url)
+			ch := watchPattern(t, testCtx(t), c, "pw/*", runtime.PatternWatchOptions{Rescan: -1})
 			var last error
 			for {
 				r, ok := receiveOK(t, ch)
@@ -203,11 +203,11 @@ func TestWatchPatternEndsWithTheQuotaError(t *testing.T) {
 func TestWatchPatternResyncsAndRescansAfterAReconnect(t *testing.T) {
 	b := brokertest.Start(t)
 	srv := servertest.NewExternal(t, b.URL())
-	env := &typedEnv{url: b.URL(), srv: srv}
+	env := &testEnv{url: b.URL(), srv: srv}
 	put(t, env, "pw/a", "before")
 	put(t, env, "pw/gone", "x")
-	c := typedDial(t, env.url)
-	ctx := typedCtx(t)
+	c := dial(t, env.url)
+	ctx := testCtx(t)
 	ch := watchPattern(t, ctx, c, "pw/*", runtime.PatternWatchOptions{Rescan: -1})
 	for range 2 { // the initial state, in either order
 		if r, ok := receiveOK(t, ch); !ok || r.err != nil || r.ev.Kind != runtime.EventResync {

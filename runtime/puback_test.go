@@ -15,9 +15,9 @@ import (
 // matching subscribers") is sent again until a state store attaches.
 func TestRequestIsResentUntilAServiceSubscribes(t *testing.T) {
 	b := brokertest.Start(t)
-	cfg := coreConfig(t, b.URL())
+	cfg := testConfig(t, b.URL())
 	cfg.Timeout = time.Minute // the test, not the deadline, decides when to attach
-	c := coreDial(t, cfg)
+	c := dialConfig(t, cfg)
 
 	done := make(chan error, 1)
 	go func() {
@@ -54,9 +54,9 @@ func TestPubackRefusalIsABrokerError(t *testing.T) {
 	// Anonymous clients may receive (responses, notifications) but not
 	// publish requests: mosquitto answers 0x87 (not authorized).
 	b := brokertest.StartWithACL(t, "topic read #\n")
-	cfg := coreConfig(t, b.URL())
+	cfg := testConfig(t, b.URL())
 	cfg.Timeout = time.Minute
-	c := coreDial(t, cfg)
+	c := dialConfig(t, cfg)
 
 	_, _, err := c.Get(context.Background(), []byte("k"))
 	var be *runtime.BrokerError

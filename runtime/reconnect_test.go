@@ -19,9 +19,9 @@ import (
 func TestLostConnectionFailsInFlightRequestsPromptly(t *testing.T) {
 	b := brokertest.Start(t)
 	peer := coreRawResponder(t, b.URL(), nil) // receives, never answers
-	cfg := coreConfig(t, b.URL())
+	cfg := testConfig(t, b.URL())
 	cfg.Timeout = time.Minute // a call that waited for its timeout would stall the test
-	c := coreDial(t, cfg)
+	c := dialConfig(t, cfg)
 
 	const n = 10
 	errs := make(chan error, n)
@@ -53,13 +53,13 @@ func TestLostConnectionFailsInFlightRequestsPromptly(t *testing.T) {
 func TestReconnectUnderLoadAndWatchResync(t *testing.T) {
 	b := brokertest.Start(t)
 	srv := servertest.NewExternal(t, b.URL())
-	cfg := coreConfig(t, b.URL())
+	cfg := testConfig(t, b.URL())
 	// Short, so that a request the reattaching service loses (it can take
 	// requests a moment before it can answer them) is retried well within
 	// the test's patience.
 	cfg.Timeout = 3 * time.Second
-	c := coreDial(t, cfg)
-	ctx := coreCtx(t)
+	c := dialConfig(t, cfg)
+	ctx := testCtx(t)
 	if _, err := c.Set(ctx, []byte("w"), []byte("before"), runtime.SetOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -102,15 +102,15 @@ func TestReconnectUnderLoadAndWatchResync(t *testing.T) {
 			}
 		}()
 	}
-	coreEventually(t, "load running", func() bool { return c.Stats().Requests > 50 })
+	waitFor(t, "load running", func() bool { return c.Stats().Requests > 50 })
 	b.Stop()
-	coreEventually(t, "client notices", func() bool { return !c.Stats().Connected })
+	waitFor(t, "client notices", func() bool { return !c.Stats().Connected })
 	// Changed while the client is away: only a Resync can tell.
 	if err := srv.Engine().Put([]byte("w"), []byte("during outage"), engine.PutOptions{}); err != nil {
 		t.Fatal(err)
 	}
 	b.Restart()
-	coreEventually(t, "client reconnects", func() bool { return c.Stats().Connected && c.Stats().Reconnects >= 1 })
+	waitFor(t, "client reconnects", func() bool { return c.Stats().Connected && c.Stats().Reconnects >= 1 })
 
 	for {
 		ev := w.next(t)
@@ -146,12 +146,12 @@ func TestReconnectUnderLoadAndWatchResync(t *testing.T) {
 
 func TestClientIDTakeoverDoesNotStorm(t *testing.T) {
 	url := brokertest.Mosquitto(t)
-	cfg := coreConfig(t, url)
+	cfg := testConfig(t, url)
 	cfg.ClientID = "twin"
 	cfg.ReconnectMin = 10 * time.Millisecond
 	cfg.ReconnectMax = 200 * time.Millisecond
-	a := coreDial(t, cfg)
-	b := coreDial(t, cfg)
+	a := dialConfig(t, cfg)
+	b := dialConfig(t, cfg)
 	time.Sleep(1500 * time.Millisecond)
 	// Without backoff after a connect-then-drop the two would take the
 	// session from each other thousands of times in 1.5 s.
@@ -183,15 +183,15 @@ func TestEmbeddedServerRestartLosesTheSessionAndWatchResyncs(t *testing.T) {
 		return srv
 	}
 	srv := start("127.0.0.1:0", "")
-	c := coreDial(t, coreConfig(t, srv.URL()))
-	ctx := coreCtx(t)
+	c := dial(t, srv.URL())
+	ctx := testCtx(t)
 	w := coreWatch(t, c, "w", nil)
 	coreSync(t, c, "w", w)
 
 	addr := srv.Addr()
 	_ = srv.Close()
 	start(addr, "in the new store")
-	coreEventually(t, "client reconnects", func() bool { return c.Stats().Reconnects >= 1 && c.Stats().Connected })
+	waitFor(t, "client reconnects", func() bool { return c.Stats().Reconnects >= 1 && c.Stats().Connected })
 	if c.Stats().SessionsLost == 0 {
 		t.Error("the new broker's missing session went unnoticed")
 	}
@@ -215,13 +215,13 @@ func TestEmbeddedServerRestartLosesTheSessionAndWatchResyncs(t *testing.T) {
 func TestManyWatchedKeysAllResyncAfterAReconnect(t *testing.T) {
 	b := brokertest.Start(t)
 	srv := servertest.NewExternal(t, b.URL())
-	c := coreDial(t, coreConfig(t, b.URL()))
+	c := dial(t, b.URL())
 	const n = 40
 	ws := make([]*coreWatched, n)
 	for i := range ws {
 		ws[i] = coreWatch(t, c, fmt.Sprintf("key-%d", i), nil)
 	}
-	coreEventually(t, "all registered", func() bool {
+	waitFor(t, "all registered", func() bool {
 		for i := range n {
 			if len(srv.Engine().Watchers(fmt.Appendf(nil, "key-%d", i))) != 1 {
 				return false
@@ -230,7 +230,7 @@ func TestManyWatchedKeysAllResyncAfterAReconnect(t *testing.T) {
 		return true
 	})
 	b.Stop()
-	coreEventually(t, "client notices", func() bool { return !c.Stats().Connected })
+	waitFor(t, "client notices", func() bool { return !c.Stats().Connected })
 	b.Restart()
 	for i, w := range ws {
 		for {

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ssgen/ssgen/internal/testcert"
 	"github.com/ssgen/ssgen/runtime"
+	"github.com/ssgen/ssgen/server/servertest"
 )
 
 // corePKI is a throw-away CA with a server certificate for the TLS proxy
@@ -33,8 +34,8 @@ func coreNewPKI(t *testing.T, serverNames ...string) *corePKI {
 }
 
 // coreTLSProxy terminates TLS (client certificate required) in front of
-// the plain listener at backend, as a TLS broker would.
-func coreTLSProxy(t *testing.T, p *corePKI, backend string) (port int) {
+// the plain listener at target, as a TLS broker would.
+func coreTLSProxy(t *testing.T, p *corePKI, target string) (port int) {
 	t.Helper()
 	ln, err := tls.Listen("tcp", "127.0.0.1:0", &tls.Config{
 		Certificates: []tls.Certificate{p.serverCert},
@@ -61,7 +62,7 @@ func coreTLSProxy(t *testing.T, p *corePKI, backend string) (port int) {
 				front.Close()
 				continue
 			}
-			back, err := net.Dial("tcp", backend)
+			back, err := net.Dial("tcp", target)
 			if err != nil {
 				front.Close()
 				continue
@@ -88,13 +89,13 @@ func coreTLSProxy(t *testing.T, p *corePKI, backend string) (port int) {
 
 func TestTLSWithPrivateCAAndClientCertificate(t *testing.T) {
 	pki := coreNewPKI(t, "127.0.0.1")
-	srv := coreEmbedded(t)
+	srv := servertest.New(t)
 	port := coreTLSProxy(t, pki, srv.Addr())
 
-	cfg := coreConfig(t, "mqtts://127.0.0.1:"+strconv.Itoa(port))
+	cfg := testConfig(t, "mqtts://127.0.0.1:"+strconv.Itoa(port))
 	cfg.CAFile, cfg.CertFile, cfg.KeyFile = pki.caFile, pki.cert, pki.keyPEM
-	c := coreDial(t, cfg)
-	ctx := coreCtx(t)
+	c := dialConfig(t, cfg)
+	ctx := testCtx(t)
 	if _, err := c.Set(ctx, []byte("k"), []byte("over TLS"), runtime.SetOptions{}); err != nil {
 		t.Fatal(err)
 	}
@@ -118,10 +119,10 @@ func TestTLSWithPrivateCAAndClientCertificate(t *testing.T) {
 func TestTLSRefusesAnUnknownCAAtOnce(t *testing.T) {
 	pki := coreNewPKI(t, "127.0.0.1")
 	other := coreNewPKI(t, "127.0.0.1")
-	srv := coreEmbedded(t)
+	srv := servertest.New(t)
 	port := coreTLSProxy(t, pki, srv.Addr())
 
-	cfg := coreConfig(t, "mqtts://127.0.0.1:"+strconv.Itoa(port))
+	cfg := testConfig(t, "mqtts://127.0.0.1:"+strconv.Itoa(port))
 	cfg.CAFile, cfg.CertFile, cfg.KeyFile = other.caFile, pki.cert, pki.keyPEM
 	cfg.ConnectTimeout = time.Minute // a retried failure would stall the test
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
@@ -137,13 +138,13 @@ func TestTLSRefusesAnUnknownCAAtOnce(t *testing.T) {
 // localhost: accepted as the official SDKs do, but only with a valid chain.
 func TestTLSToLocalhostVerifiesTheChainButNotTheName(t *testing.T) {
 	pki := coreNewPKI(t, "aio-broker.cluster.local")
-	srv := coreEmbedded(t)
+	srv := servertest.New(t)
 	port := coreTLSProxy(t, pki, srv.Addr())
 
-	cfg := coreConfig(t, "mqtts://localhost:"+strconv.Itoa(port))
+	cfg := testConfig(t, "mqtts://localhost:"+strconv.Itoa(port))
 	cfg.CAFile, cfg.CertFile, cfg.KeyFile = pki.caFile, pki.cert, pki.keyPEM
-	c := coreDial(t, cfg)
-	if _, err := c.Set(coreCtx(t), []byte("k"), []byte("v"), runtime.SetOptions{}); err != nil {
+	c := dialConfig(t, cfg)
+	if _, err := c.Set(testCtx(t), []byte("k"), []byte("v"), runtime.SetOptions{}); err != nil {
 		t.Fatal(err)
 	}
 

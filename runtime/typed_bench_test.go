@@ -18,14 +18,14 @@ func typedBenchClient(b *testing.B) *runtime.Client {
 	servertest.NewExternal(b, url, servertest.WithOptions(func(o *server.Options) {
 		o.Logger = slog.New(slog.DiscardHandler) // keep benchmark output readable
 	}))
-	return typedDial(b, url)
+	return dial(b, url)
 }
 
 // BenchmarkTypedSetGet is one typed Set and one typed Get of a msgpack
 // struct: the round trips dominate, the codec's share shows in allocs.
 func BenchmarkTypedSetGet(b *testing.B) {
 	c := typedBenchClient(b)
-	ctx := typedCtx(b)
+	ctx := testCtx(b)
 	k := runtime.NewKey[thermoSetPoint](c, []byte("sp"), codec.MsgPack[thermoSetPoint]{})
 	v := thermoSetPoint{Celsius: 21.5, Mode: "heat", UpdatedBy: "bench"}
 	b.ReportAllocs()
@@ -42,7 +42,7 @@ func BenchmarkTypedSetGet(b *testing.B) {
 // BenchmarkRawSetGet is the same pair through the byte-level API.
 func BenchmarkRawSetGet(b *testing.B) {
 	c := typedBenchClient(b)
-	ctx := typedCtx(b)
+	ctx := testCtx(b)
 	val, _ := codec.MsgPack[thermoSetPoint]{}.Encode(thermoSetPoint{Celsius: 21.5, Mode: "heat", UpdatedBy: "bench"})
 	b.ReportAllocs()
 	for b.Loop() {
@@ -59,7 +59,7 @@ func BenchmarkRawSetGet(b *testing.B) {
 // else wants the lock: acquire, GET, fenced SET, release (four round trips).
 func BenchmarkUpdateUncontended(b *testing.B) {
 	c := typedBenchClient(b)
-	ctx := typedCtx(b)
+	ctx := testCtx(b)
 	lock := runtime.NewLock(c, []byte("n/lock"), 5*time.Second)
 	k := runtime.NewKey[int](c, []byte("n"), codec.Int[int]{}, runtime.GuardedBy(lock))
 	b.ReportAllocs()
@@ -74,7 +74,7 @@ func BenchmarkUpdateUncontended(b *testing.B) {
 // the guard lease: GET and fenced SET only.
 func BenchmarkUpdateWithHeldLease(b *testing.B) {
 	c := typedBenchClient(b)
-	ctx := typedCtx(b)
+	ctx := testCtx(b)
 	lock := runtime.NewLock(c, []byte("n/lock"), 5*time.Second)
 	k := runtime.NewKey[int](c, []byte("n"), codec.Int[int]{}, runtime.GuardedBy(lock))
 	le, err := lock.Acquire(ctx)

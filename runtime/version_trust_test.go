@@ -61,8 +61,8 @@ func TestRepliesMustCarryTheVersionTheyHandBack(t *testing.T) {
 		}
 		return coreReply(req, r[0], user...)
 	})
-	c := coreDial(t, coreConfig(t, url))
-	ctx := coreCtx(t)
+	c := dial(t, url)
+	ctx := testCtx(t)
 	set := func(key string) error {
 		_, err := c.Set(ctx, []byte(key), []byte("v"), runtime.SetOptions{})
 		return err
@@ -137,7 +137,7 @@ func TestNotificationWithARefusedVersionIsDropped(t *testing.T) {
 			return coreReply(req, "+OK\r\n", "__stat", "200", "__ts", coreNowTS())
 		}
 	})
-	c := coreDial(t, coreConfig(t, url))
+	c := dial(t, url)
 	w := coreWatch(t, c, "k", nil)
 	topic := runtime.NotifyTopic(c.ClientID(), []byte("k"))
 	notify := func(value string, user ...string) {
@@ -154,7 +154,7 @@ func TestNotificationWithARefusedVersionIsDropped(t *testing.T) {
 		}
 	}
 	// The registration is live once a valid notification comes through.
-	waitFor := func(value string) {
+	awaitValue := func(value string) {
 		t.Helper()
 		for {
 			ev := w.next(t)
@@ -166,29 +166,24 @@ func TestNotificationWithARefusedVersionIsDropped(t *testing.T) {
 			}
 		}
 	}
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	waitFor(t, "a notification to come through", func() bool {
 		notify("first", "__ts", coreNowTS())
 		select {
 		case ev := <-w.events:
-			if ev.Kind == runtime.EventSet && string(ev.Value) == "first" {
-				goto live
-			}
+			return ev.Kind == runtime.EventSet && string(ev.Value) == "first"
 		case err := <-w.errs:
 			t.Fatalf("watch: %v", err)
 		case <-time.After(50 * time.Millisecond):
 		}
-		if time.Now().After(deadline) {
-			t.Fatal("no notification came through")
-		}
-	}
-live:
+		return false
+	})
 	before := c.Stats()
 	future := hlc.HLC{Wall: uint64(time.Now().Add(5 * time.Minute).UnixMilli()), Node: "svc"}.String()
 	notify("bad1", "__ts", future)
 	notify("bad2")
 	notify("bad3", "__ts", "nope")
 	notify("bad4", "__ts", "0:0:svc")
-	coreEventually(t, "four refused notifications", func() bool {
+	waitFor(t, "four refused notifications", func() bool {
 		return c.Stats().RefusedNotifications-before.RefusedNotifications == 4
 	})
 	if c.Clock().Last().Wall >= uint64(time.Now().Add(time.Minute).UnixMilli()) {
@@ -208,7 +203,7 @@ live:
 	current = "last"
 	mu.Unlock()
 	notify("last", "__ts", coreNowTS())
-	waitFor("last")
+	awaitValue("last")
 	if s := c.Stats(); s.Notifications-before.Notifications != 5 || s.RefusedNotifications-before.RefusedNotifications != 4 {
 		t.Fatalf("Notifications +%d, RefusedNotifications +%d; want +5, +4",
 			s.Notifications-before.Notifications, s.RefusedNotifications-before.RefusedNotifications)

@@ -65,7 +65,7 @@ func (w *coreWatched) next(t *testing.T) runtime.Event {
 // test knows the registration is live; earlier events are discarded.
 func coreSync(t *testing.T, c *runtime.Client, key string, ws ...*coreWatched) {
 	t.Helper()
-	ctx := coreCtx(t)
+	ctx := testCtx(t)
 	for _, w := range ws {
 		for i := 0; ; i++ {
 			if i == 200 {
@@ -97,11 +97,12 @@ func coreSync(t *testing.T, c *runtime.Client, key string, ws ...*coreWatched) {
 }
 
 func TestWatchReportsSetsDeletesAndExpiry(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b coreBackend) {
+	forEachBackend(t, func(t *testing.T, b backend) {
 		clock := engine.NewFakeClock(time.Now())
-		url, srv := b.start(t, servertest.WithOptions(func(o *server.Options) { o.Now = clock.Now }))
-		c := coreDial(t, coreConfig(t, url))
-		ctx := coreCtx(t)
+		env := b.start(t, servertest.WithOptions(func(o *server.Options) { o.Now = clock.Now }))
+		url, srv := env.url, env.srv
+		c := dial(t, url)
+		ctx := testCtx(t)
 		w := coreWatch(t, c, "k", nil)
 		coreSync(t, c, "k", w)
 
@@ -149,16 +150,17 @@ func TestWatchReportsSetsDeletesAndExpiry(t *testing.T) {
 }
 
 func TestWatchersOfOneKeyShareOneRegistration(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b coreBackend) {
-		url, srv := b.start(t)
-		c := coreDial(t, coreConfig(t, url))
-		ctx := coreCtx(t)
+	forEachBackend(t, func(t *testing.T, b backend) {
+		env := b.start(t)
+		url, srv := env.url, env.srv
+		c := dial(t, url)
+		ctx := testCtx(t)
 		w1 := coreWatch(t, c, "shared", nil)
 		coreSync(t, c, "shared", w1)
 
 		before := c.Stats().Requests
 		w2 := coreWatch(t, c, "shared", nil)
-		coreEventually(t, "two watchers", func() bool { return c.Stats().Watchers == 2 })
+		waitFor(t, "two watchers", func() bool { return c.Stats().Watchers == 2 })
 		if _, err := c.Set(ctx, []byte("shared"), []byte("both"), runtime.SetOptions{}); err != nil {
 			t.Fatal(err)
 		}
@@ -189,24 +191,24 @@ func TestWatchersOfOneKeyShareOneRegistration(t *testing.T) {
 		// The last one takes it away: KEYNOTIFY STOP.
 		w2.cancel()
 		<-w2.done
-		coreEventually(t, "registration removed", func() bool {
+		waitFor(t, "registration removed", func() bool {
 			return len(srv.Engine().Watchers([]byte("shared"))) == 0 && c.Stats().WatchedKeys == 0
 		})
 	})
 }
 
 func TestSlowWatcherGetsResyncWithoutStallingOthers(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b coreBackend) {
-		url, _ := b.start(t)
-		cfg := coreConfig(t, url)
+	forEachBackend(t, func(t *testing.T, b backend) {
+		url := b.start(t).url
+		cfg := testConfig(t, url)
 		cfg.WatchBuffer = 4
-		c := coreDial(t, cfg)
-		ctx := coreCtx(t)
+		c := dialConfig(t, cfg)
+		ctx := testCtx(t)
 		fast := coreWatch(t, c, "hot", nil)
 		hold := make(chan struct{})
 		slow := coreWatch(t, c, "hot", hold)
 		coreSync(t, c, "hot", fast)
-		coreEventually(t, "slow watcher blocked in its loop body", func() bool { return len(slow.events) > 0 })
+		waitFor(t, "slow watcher blocked in its loop body", func() bool { return len(slow.events) > 0 })
 
 		const n = 40
 		for i := range n {
@@ -244,21 +246,10 @@ func TestSlowWatcherGetsResyncWithoutStallingOthers(t *testing.T) {
 	})
 }
 
-func coreEventually(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("%s: not within 10 s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
-
 func TestWatchCurrentStartsFromTheKeysState(t *testing.T) {
-	url, _ := coreBackends[0].start(t)
-	c := coreDial(t, coreConfig(t, url))
-	ctx := coreCtx(t)
+	url := backends[0].start(t).url
+	c := dial(t, url)
+	ctx := testCtx(t)
 	ver, err := c.Set(ctx, []byte("present"), []byte("v"), runtime.SetOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -275,13 +266,13 @@ func TestWatchCurrentStartsFromTheKeysState(t *testing.T) {
 		}
 		break
 	}
-	coreEventually(t, "both registrations removed", func() bool { return c.Stats().WatchedKeys == 0 })
+	waitFor(t, "both registrations removed", func() bool { return c.Stats().WatchedKeys == 0 })
 }
 
 func TestWatchOfAnEmptyKeyIsAnArgumentError(t *testing.T) {
-	url, _ := coreBackends[0].start(t)
-	c := coreDial(t, coreConfig(t, url))
-	for _, err := range c.Watch(coreCtx(t), nil) {
+	url := backends[0].start(t).url
+	c := dial(t, url)
+	for _, err := range c.Watch(testCtx(t), nil) {
 		if !errors.Is(err, runtime.ErrInvalidArgument) {
 			t.Fatalf("err = %v, want ErrInvalidArgument", err)
 		}
@@ -289,8 +280,8 @@ func TestWatchOfAnEmptyKeyIsAnArgumentError(t *testing.T) {
 }
 
 func TestWatchEndsWhenTheClientCloses(t *testing.T) {
-	url, _ := coreBackends[0].start(t)
-	c := coreDial(t, coreConfig(t, url))
+	url := backends[0].start(t).url
+	c := dial(t, url)
 	w := coreWatch(t, c, "k", nil)
 	coreSync(t, c, "k", w)
 	_ = c.Close()

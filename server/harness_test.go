@@ -320,10 +320,13 @@ func btoi(b bool) int {
 	return 0
 }
 
-// waitFor polls cond until it holds or the suite's bound passes.
+// waitFor polls cond until it holds, failing the test after three times
+// the suite's bound (a broker restart and the reconnect after it fit).
+// It is this package's one way to wait for a condition or to retry an
+// action until it succeeds.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(wait)
+	deadline := time.Now().Add(3 * wait)
 	for !cond() {
 		if time.Now().After(deadline) {
 			t.Fatalf("timed out waiting for %s", what)

@@ -68,6 +68,24 @@ type restartable struct {
 	epoch int
 }
 
+// waitBound is how long waitFor waits: generous, as faults and a loaded
+// machine slow everything down; no test asserts how long anything took.
+const waitBound = 20 * time.Second
+
+// waitFor polls cond until it holds, failing the test after waitBound. It
+// is this package's one way to wait for a condition or to retry an action
+// until it succeeds.
+func waitFor(t testing.TB, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(waitBound)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
 func startRestartable(t testing.TB) *restartable {
 	t.Helper()
 	r := &restartable{t: t, log: servertest.LogWriter(t)}
@@ -83,24 +101,25 @@ func startRestartable(t testing.TB) *restartable {
 
 func (r *restartable) start(listen string) *server.Server {
 	r.t.Helper()
-	var err error
 	// The port was just released; a client's reconnect can race the bind.
-	for attempt := 0; attempt < 250; attempt++ { // up to 5 s
-		var s *server.Server
+	var s *server.Server
+	logged := false
+	waitFor(r.t, "a server to start on "+listen, func() bool {
+		var err error
 		s, err = server.New(server.Options{
 			Listen: listen,
 			Logger: slog.New(slog.NewTextHandler(r.log, &slog.HandlerOptions{Level: slog.LevelWarn})),
 		})
 		if err != nil {
-			break
+			r.t.Fatalf("server on %s: %v", listen, err)
 		}
-		if err = s.Start(); err == nil {
-			return s
+		if err = s.Start(); err != nil && !logged {
+			r.t.Logf("start on %s: %v (retrying)", listen, err)
+			logged = true
 		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	r.t.Fatalf("start server on %s: %v", listen, err)
-	return nil
+		return err == nil
+	})
+	return s
 }
 
 // current returns the serving server and its epoch.

@@ -102,19 +102,12 @@ func load(t *testing.T, clients []*runtime.Client, timeout time.Duration, a *ack
 func settle(t *testing.T, clients []*runtime.Client) {
 	t.Helper()
 	for _, c := range clients {
-		deadline := time.Now().Add(20 * time.Second)
-		for {
+		waitFor(t, c.ClientID()+" to make a request after the faults stopped", func() bool {
 			ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+			defer cancel()
 			_, err := c.Set(ctx, []byte("settle/"+c.ClientID()), []byte("x"), runtime.SetOptions{})
-			cancel()
-			if err == nil {
-				break
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("%s cannot make a request 20 s after the faults stopped: %v", c.ClientID(), err)
-			}
-			time.Sleep(50 * time.Millisecond)
-		}
+			return err == nil
+		})
 	}
 }
 

@@ -32,18 +32,11 @@ func TestWatchersFollowAServerRestart(t *testing.T) {
 	next := 1
 	write := func() {
 		t.Helper()
-		deadline := time.Now().Add(10 * time.Second)
-		for {
+		waitFor(t, "write "+strconv.Itoa(next)+" to succeed", func() bool {
 			_, err := writer.Set(ctx, []byte(key), []byte(strconv.Itoa(next)), runtime.SetOptions{})
-			if err == nil {
-				next++
-				return
-			}
-			if time.Now().After(deadline) {
-				t.Fatalf("write %d: %v", next, err)
-			}
-			time.Sleep(20 * time.Millisecond)
-		}
+			return err == nil
+		})
+		next++
 	}
 	for i := range 2 {
 		for range 5 {

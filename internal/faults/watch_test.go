@@ -137,15 +137,3 @@ func TestWatchersResyncAfterEveryReconnectAndEndOnTheLatestValue(t *testing.T) {
 		w.mu.Unlock()
 	}
 }
-
-// waitFor polls cond until it holds, failing the test after 10 s.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
-}
