@@ -149,7 +149,7 @@ func (pw *patternWatch) run(yield func(Event, error) bool) {
 		case <-pw.c.closing:
 			return
 		case it := <-pw.items:
-			ev, err, deliver, stop := pw.handle(it)
+			ev, deliver, stop, err := pw.handle(it)
 			if stop {
 				return
 			}
@@ -179,27 +179,27 @@ func (pw *patternWatch) run(yield func(Event, error) bool) {
 }
 
 // handle turns a per-key item into what the pattern watch yields.
-func (pw *patternWatch) handle(it pwItem) (ev Event, err error, deliver, stop bool) {
+func (pw *patternWatch) handle(it pwItem) (ev Event, deliver, stop bool, err error) {
 	k := it.k
 	if pw.keys[k.key] != k {
-		return Event{}, nil, false, false // a key stopped since; its leftovers
+		return Event{}, false, false, nil // a key stopped since; its leftovers
 	}
 	switch {
 	case it.end:
 		// The key's watch ended by itself: the context or the client
 		// ended (the loop notices), or after a refusal it yielded.
 		pw.stop(k)
-		return Event{}, nil, false, k.failed != nil
+		return Event{}, false, k.failed != nil, nil
 	case it.err != nil:
 		k.failed = it.err
-		return Event{}, wrap(it.err, "watch "+strconv.Quote(k.key)), true, false
+		return Event{}, true, false, wrap(it.err, "watch "+strconv.Quote(k.key))
 	}
 	ev = it.ev
 	if !k.started {
 		k.started = true
 		if ev.Kind == EventResync && !ev.Found {
 			pw.stop(k) // gone before its first read: nothing to report
-			return Event{}, nil, false, false
+			return Event{}, false, false, nil
 		}
 		if k.discovered && ev.Kind == EventResync {
 			ev.Kind = EventSet
@@ -208,7 +208,7 @@ func (pw *patternWatch) handle(it pwItem) (ev Event, err error, deliver, stop bo
 	if ev.Kind == EventDelete || (ev.Kind == EventResync && !ev.Found) {
 		pw.stop(k)
 	}
-	return ev, nil, true, false
+	return ev, true, false, nil
 }
 
 // scan lists the pattern and starts watching the keys not watched yet.

@@ -44,7 +44,7 @@ func TestServeRefusesADamagedDataFileAndRepairStarts(t *testing.T) {
 		t.Fatal(err)
 	}
 	at := bytes.Index(data, []byte("a value to damage"))
-	if at < 0 || bytes.Index(data[at+1:], []byte("a value to damage")) >= 0 {
+	if at < 0 || bytes.Contains(data[at+1:], []byte("a value to damage")) {
 		t.Fatal("the value to damage is not in the file exactly once")
 	}
 	for i := range 8 {
