@@ -7,7 +7,7 @@ import (
 )
 
 // The echo must carry what the protocol makes every client and service
-// send (wire contract §2 and §4), or the ratio to it would charge ssgen
+// send (docs/wire-protocol.md#requests and #responses), or the ratio to it would charge ssgen
 // with the protocol's own cost; the bare echo carries none of it.
 func TestEchoShapeCarriesTheProtocolEnvelope(t *testing.T) {
 	const id = "ssgen-bench-0a1b2c3d-raw-0"

@@ -32,7 +32,7 @@ var (
 	ErrTimeout = errors.New("statestore: request timed out")
 	// ErrClosed: the Client was closed.
 	ErrClosed = errors.New("statestore: client closed")
-	// ErrProtocol: the response broke the wire contract (no __stat, an
+	// ErrProtocol: the response broke the protocol (no __stat, an
 	// unparsable payload, an unexpected RESP3 type).
 	ErrProtocol = errors.New("statestore: protocol violation")
 	// ErrInvalidVersion: a response that must hand back a version (a
@@ -200,7 +200,8 @@ func (e *PacketTooLargeError) Is(target error) bool {
 	return target == ErrTooLarge || target == ErrInvalidArgument
 }
 
-// ProtocolError describes a response that broke the wire contract.
+// ProtocolError describes a response that broke the protocol
+// (docs/wire-protocol.md#responses).
 type ProtocolError struct {
 	Op     string
 	Reason string

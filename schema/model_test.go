@@ -8,7 +8,7 @@ import (
 )
 
 // TestThermostatModel pins the model a code generator walks, for the
-// worked example of the design.
+// thermostat schema the docs use.
 func TestThermostatModel(t *testing.T) {
 	s, err := LoadFile("testdata/valid/thermostat.yaml")
 	if err != nil {

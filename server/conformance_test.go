@@ -20,7 +20,7 @@ type step struct {
 func set(args ...string) request { return request{payload: cmd(append([]string{"SET"}, args...)...)} }
 func raw(s string) request       { return request{payload: []byte(s)} }
 
-// The rows of wire contract §3 and §4, each a sequence on fresh keys.
+// The rows of docs/wire-protocol.md#requests and #responses, each a sequence on fresh keys.
 func TestResponsesMatchTheWireContract(t *testing.T) {
 	cases := []struct {
 		name  string
@@ -134,7 +134,7 @@ func TestByteQuotaExceeded(t *testing.T) {
 	}, func(o *server.Options) { o.MaxBytes = 16 })
 }
 
-// Wire contract §6: drift and the versions the service assigns.
+// docs/wire-protocol.md#versions-and-the-clock: drift and the versions the service assigns.
 func TestTimestampsAndSkew(t *testing.T) {
 	eachTransport(t, func(t *testing.T, e *env) {
 		c := e.connect("skew")
@@ -170,7 +170,7 @@ func TestTimestampsAndSkew(t *testing.T) {
 }
 
 // The lock-and-fence walk-through of the protocol article, with the
-// contract's messages.
+// protocol's messages.
 func TestLockAndFence(t *testing.T) {
 	eachTransport(t, func(t *testing.T, e *env) {
 		c1, c2 := e.connect("Client1"), e.connect("Client2")

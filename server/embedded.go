@@ -232,7 +232,7 @@ func (e *embedded) respond(cl *mqtt.Client, out *outcome, puback uint16) {
 // deliver sends one notification to its watching client exactly once:
 // through normal routing when the client holds a matching subscription,
 // else straight into its session, as the real broker does for clients that
-// never subscribed (wire contract §5). Other subscribers of the topic get
+// never subscribed (docs/wire-protocol.md#notifications). Other subscribers of the topic get
 // it through routing either way.
 func (e *embedded) deliver(n engine.Notification) {
 	e.s.notesSent.Add(1)
@@ -358,7 +358,7 @@ func (h *serviceHook) OnPacketProcessed(cl *mqtt.Client, _ packets.Packet, _ err
 // OnPacketEncode keeps user properties on every PUBLISH. A client whose
 // CONNECT carries Request Problem Information = 0 (paho.golang sends that
 // unless told otherwise) makes mochi drop user properties from all its
-// packets, but MQTT 5 §3.1.2.11.7 limits that to packets other than
+// packets, but MQTT 5.0 section 3.1.2.11.7 limits that to packets other than
 // PUBLISH, CONNACK and DISCONNECT, and the real broker delivers __stat and
 // __ts on responses and notifications regardless.
 func (h *serviceHook) OnPacketEncode(_ *mqtt.Client, pk packets.Packet) packets.Packet {

@@ -97,7 +97,7 @@ func (o *outcome) abandon() {
 	o.Wait = 0
 }
 
-// process applies the envelope rules of wire contract §2 and §4 to in and,
+// process applies the envelope rules (docs/wire-protocol.md#what-ssgens-service-chooses) to in and,
 // when they pass, runs the request on eng. Rules run in this order: QoS,
 // retain flag, Response Topic presence and shape, whether the requester
 // (the transport's client id, else __srcId) may publish on its Response

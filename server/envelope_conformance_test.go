@@ -10,7 +10,7 @@ import (
 	"github.com/ssgen/ssgen/server"
 )
 
-// Wire contract §2 and §4: the RPC envelope around the state store.
+// docs/wire-protocol.md#requests and #responses: the RPC envelope around the state store.
 func TestEnvelope(t *testing.T) {
 	eachTransport(t, func(t *testing.T, e *env) {
 		c := e.connect("envelope")

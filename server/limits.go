@@ -10,7 +10,7 @@ import (
 // Defaults of Limits for the embedded broker.
 const (
 	// DefaultMaxPacketBytes is the real broker's maximum packet size on its
-	// default memory profile (wire contract §8).
+	// default memory profile (docs/wire-protocol.md#limits).
 	DefaultMaxPacketBytes = 64 << 20
 	// DefaultMaxInflight is the Receive Maximum the embedded broker
 	// advertises when Limits.MaxInflight is 0 (mochi's own default).
@@ -54,7 +54,7 @@ const (
 // "unlimited" except where a default is named. Every limit a request can
 // break is answered like the store quotas, "-ERR the quota has been
 // exceeded" with __stat 200, and changes nothing: it is the only error of
-// the wire contract that means "too much".
+// the protocol that means "too much" (docs/wire-protocol.md#limits).
 type Limits struct {
 	// MaxKeyBytes is the longest key any command may name (SET, GET, DEL,
 	// VDEL, KEYNOTIFY).

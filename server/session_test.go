@@ -14,7 +14,7 @@ import (
 	"github.com/ssgen/ssgen/server/servertest"
 )
 
-// sdkClient connects the way the official Go SDK does (wire contract §9):
+// sdkClient connects the way the official Go SDK does (docs/wire-protocol.md#sessions):
 // Clean Start false even the first time, Session Expiry 0xFFFFFFFF,
 // Receive Maximum 65535, a metriccategory user property.
 func sdkClient(t *testing.T, addr, id string, got chan<- *paho.Publish) (*paho.Client, net.Conn, *paho.Connack) {

@@ -7,7 +7,7 @@ import (
 	"testing"
 )
 
-// Requests exactly as the official Go SDK sends them (wire contract §3) and
+// Requests exactly as the official Go SDK sends them (docs/wire-protocol.md#requests) and
 // as the public article prints them.
 var requestCases = []struct {
 	name    string

@@ -10,7 +10,7 @@ import (
 	"testing"
 )
 
-// Every response payload of wire contract §4 and the article, as the
+// Every response payload of docs/wire-protocol.md#responses and the article, as the
 // service writes it and as a client reads it.
 var responseCases = []struct {
 	name    string
@@ -35,7 +35,7 @@ var responseCases = []struct {
 	}}, nil},
 }
 
-// errorTexts are the exact -ERR messages of wire contract §4.
+// errorTexts are the exact -ERR messages (docs/wire-protocol.md#errors).
 var errorTexts = []string{
 	"the request timestamp is too far in the future; ensure that the client and broker system clocks are synchronized",
 	"a fencing token is required for this request",

@@ -21,7 +21,7 @@ type Config struct {
 	NodeID string
 	// MaxDrift is the drift clients enforce: how far ahead of their
 	// physical clock a received __ts may be (one minute by default, as in
-	// the wire contract). The engine accepts a request __ts or __ft at most
+	// docs/wire-protocol.md#versions-and-the-clock). The engine accepts a request __ts or __ft at most
 	// MaxDrift - DriftMargin ahead of Now, which keeps every version it
 	// hands out within what those clients accept (see DriftMargin).
 	MaxDrift time.Duration

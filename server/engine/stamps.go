@@ -24,7 +24,7 @@ import (
 // accepts it as long as its clock lags the engine's by at most
 // DriftMargin. Five seconds covers unsynchronised hosts and millisecond
 // rounding many times over, while a client whose clock runs ahead of the
-// engine's keeps 55 of the 60 seconds the wire contract promises it.
+// engine's keeps 55 of the 60 seconds the protocol promises it.
 // When MaxDrift is configured below twice DriftMargin the margin is half of
 // MaxDrift instead.
 const DriftMargin = 5 * time.Second
@@ -74,8 +74,8 @@ type stamps struct {
 //
 // A stamp is within the window when its wall clock is at most
 // acceptWindow(MaxDrift) ahead of now and, for a __ts, its counter passes
-// counterOK; anything else is answered with the contract's "too far in the
-// future" error of that stamp.
+// counterOK; anything else is answered with the skew error of that stamp
+// (ErrTimestampSkew or ErrFencingTokenSkew).
 //
 // A read (GET, KEYNOTIFY, SCAN) merges its __ts into the clock only when
 // that __ts is not ahead of the physical clock. Nothing a read returns
@@ -126,7 +126,7 @@ func (e *Engine) counterOK(ts hlc.HLC, phys uint64) bool {
 		ts.Wall == last.Wall && (ts.Counter <= last.Counter || ts.Counter-last.Counter <= CounterSlack)
 }
 
-// checkFence applies the fencing rule (wire contract §7) to a SET, DEL or
+// checkFence applies the fencing rule (docs/wire-protocol.md#fencing) to a SET, DEL or
 // VDEL of ent (nil when the key is absent).
 func checkFence(ent *entry, s stamps) Error {
 	if ent == nil || ent.fence == nil {

@@ -48,7 +48,7 @@ const (
 // Encodings of keys and values.
 const (
 	Text   = "text"   // the JSON string is the bytes (UTF-8)
-	Base64 = "base64" // standard base64 with padding (RFC 4648 §4)
+	Base64 = "base64" // standard base64 with padding (RFC 4648, section 4)
 )
 
 // ErrInvalid wraps every problem Read finds in a snapshot. A problem with
