@@ -8,6 +8,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/ssgen/ssgen/internal/protocol"
 	"github.com/ssgen/ssgen/runtime/hlc"
 )
 
@@ -202,7 +203,7 @@ func getOne(ctx context.Context, r getReq, opts GetManyOptions) getOutcome {
 	for attempt := 0; ; attempt++ {
 		if err := ctx.Err(); err != nil {
 			// Not sent: the same error a GET cut short by ctx gets.
-			return getOutcome{err: c.waitError(ctx, "GET", err, true)}
+			return getOutcome{err: c.waitError(ctx, protocol.VerbGet, err, true)}
 		}
 		actx, cancel := ctx, context.CancelFunc(func() {})
 		if opts.KeyTimeout > 0 {

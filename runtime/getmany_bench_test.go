@@ -39,9 +39,9 @@ func BenchmarkGetMany1000(b *testing.B) {
 		}
 	}
 	dial := func(url string) *runtime.Client {
-		cfg := coreConfig(b, url)
+		cfg := testConfig(b, url)
 		cfg.Logger = nil
-		return coreDial(b, cfg)
+		return dialConfig(b, cfg)
 	}
 	proxy := faultproxy.Start(b, srv.Addr())
 	proxy.SetDelay(500 * time.Microsecond)

@@ -29,10 +29,10 @@ func seed(t testing.TB, c *runtime.Client, n int) [][]byte {
 }
 
 func TestGetManyReturnsEveryKeyInOrder(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b coreBackend) {
-		url, _ := b.start(t)
-		c := coreDial(t, coreConfig(t, url))
-		ctx := coreCtx(t)
+	forEachBackend(t, func(t *testing.T, b backend) {
+		url := b.start(t).url
+		c := dial(t, url)
+		ctx := testCtx(t)
 		stored := seed(t, c, 150)
 		// Present keys, absent ones, a duplicate and an empty key.
 		keys := append([][]byte{}, stored...)
@@ -83,9 +83,9 @@ func TestGetManyReturnsEveryKeyInOrder(t *testing.T) {
 }
 
 func TestGetKeysDecodesEachKeyAndFailsOnlyItsOwnPosition(t *testing.T) {
-	forEachTypedBackend(t, func(t *testing.T, env *typedEnv) {
-		c, other := typedDial(t, env.url), typedDial(t, env.url)
-		ctx := typedCtx(t)
+	forEachEnv(t, func(t *testing.T, env *testEnv) {
+		c, other := dial(t, env.url), dial(t, env.url)
+		ctx := testCtx(t)
 		key := func(c *runtime.Client, name string) *runtime.Key[int] {
 			return runtime.NewKey[int](c, []byte(name), codec.Int[int]{})
 		}
@@ -145,27 +145,27 @@ func TestGetKeysDecodesEachKeyAndFailsOnlyItsOwnPosition(t *testing.T) {
 
 // proxied starts backend b and returns a client reaching it through a
 // fault proxy, with a plain client for setting up.
-func proxied(t *testing.T, b coreBackend) (*runtime.Client, *runtime.Client, *faultproxy.Proxy) {
+func proxied(t *testing.T, b backend) (*runtime.Client, *runtime.Client, *faultproxy.Proxy) {
 	t.Helper()
-	u, _ := b.start(t)
+	u := b.start(t).url
 	pu, err := url.Parse(u)
 	if err != nil {
 		t.Fatal(err)
 	}
 	p := faultproxy.Start(t, pu.Host)
-	cfg := coreConfig(t, "mqtt://"+p.Addr())
+	cfg := testConfig(t, "mqtt://"+p.Addr())
 	cfg.Timeout = 2 * time.Second
-	return coreDial(t, cfg), coreDial(t, coreConfig(t, u)), p
+	return dialConfig(t, cfg), dial(t, u), p
 }
 
 // A GET lost with its connection is sent again after the reconnect, as
 // often as Retries allows.
 func TestGetManyRetriesWhatTheConnectionLost(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b coreBackend) {
+	forEachBackend(t, func(t *testing.T, b backend) {
 		for _, retries := range []int{0, -1} {
 			t.Run(fmt.Sprint("retries=", retries), func(t *testing.T) {
 				c, direct, p := proxied(t, b)
-				ctx := coreCtx(t)
+				ctx := testCtx(t)
 				keys := seed(t, direct, 40)
 				p.SwallowReplies()
 				type result struct {
@@ -208,11 +208,11 @@ func TestGetManyRetriesWhatTheConnectionLost(t *testing.T) {
 // the keys not sent yet get the same error without being sent. The
 // requests sent before it ended also show the concurrency cap.
 func TestGetManyStopsAtTheContextsDeadline(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b coreBackend) {
+	forEachBackend(t, func(t *testing.T, b backend) {
 		c, direct, p := proxied(t, b)
 		keys := seed(t, direct, 50)
 		p.SwallowReplies()
-		ctx, cancel := context.WithTimeout(coreCtx(t), 300*time.Millisecond)
+		ctx, cancel := context.WithTimeout(testCtx(t), 300*time.Millisecond)
 		defer cancel()
 		before := c.Stats().Requests
 		res, err := c.GetMany(ctx, keys, runtime.GetManyOptions{Concurrency: 4})
@@ -232,7 +232,7 @@ func TestGetManyStopsAtTheContextsDeadline(t *testing.T) {
 		p.Restore()
 
 		// A cancelled call: context.Canceled, nothing sent.
-		cctx, cancelNow := context.WithCancel(coreCtx(t))
+		cctx, cancelNow := context.WithCancel(testCtx(t))
 		cancelNow()
 		before = c.Stats().Requests
 		res, _ = c.GetMany(cctx, keys[:5], runtime.GetManyOptions{})
@@ -245,12 +245,12 @@ func TestGetManyStopsAtTheContextsDeadline(t *testing.T) {
 // KeyTimeout bounds each attempt, not the call: with no reply ever
 // coming, every key times out on its own, twice with one retry.
 func TestGetManyKeyTimeoutBoundsEachAttempt(t *testing.T) {
-	forEachBackend(t, func(t *testing.T, b coreBackend) {
+	forEachBackend(t, func(t *testing.T, b backend) {
 		c, direct, p := proxied(t, b)
 		keys := seed(t, direct, 6)
 		p.SwallowReplies()
 		before := c.Stats().Requests
-		res, err := c.GetMany(coreCtx(t), keys, runtime.GetManyOptions{Concurrency: 3, KeyTimeout: 100 * time.Millisecond, Retries: 1})
+		res, err := c.GetMany(testCtx(t), keys, runtime.GetManyOptions{Concurrency: 3, KeyTimeout: 100 * time.Millisecond, Retries: 1})
 		if n := c.Stats().Requests - before; n != 12 {
 			t.Errorf("%d GETs sent, want 12: every key, twice", n)
 		}

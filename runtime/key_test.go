@@ -267,9 +267,9 @@ func TestKeyWatchYieldsTypedEventsAndSurvivesDecodeErrors(t *testing.T) {
 }
 
 func TestKeyWatchWithCurrentStartsFromTheDecodedValue(t *testing.T) {
-	forEachTypedBackend(t, func(t *testing.T, env *typedEnv) {
-		c, writer := typedDial(t, env.url), typedDial(t, env.url)
-		ctx := typedCtx(t)
+	forEachEnv(t, func(t *testing.T, env *testEnv) {
+		c, writer := dial(t, env.url), dial(t, env.url)
+		ctx := testCtx(t)
 		k := runtime.NewKey[thermoSetPoint](c, []byte("sp"), codec.MsgPack[thermoSetPoint]{})
 		w := runtime.NewKey[thermoSetPoint](writer, []byte("sp"), codec.MsgPack[thermoSetPoint]{})
 

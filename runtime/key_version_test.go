@@ -14,9 +14,9 @@ import (
 )
 
 func TestSetIfVersionOnAGuardedKey(t *testing.T) {
-	forEachTypedBackend(t, func(t *testing.T, env *typedEnv) {
-		c, other := typedDial(t, env.url), typedDial(t, env.url)
-		ctx := typedCtx(t)
+	forEachEnv(t, func(t *testing.T, env *testEnv) {
+		c, other := dial(t, env.url), dial(t, env.url)
+		ctx := testCtx(t)
 		k := guardedCounter(c, time.Second)
 		stale := mustNow(t, c)
 
@@ -62,9 +62,9 @@ func TestSetIfVersionOnAGuardedKey(t *testing.T) {
 }
 
 func TestSetIfVersionOnAnUnguardedKeyChecksOnlyAbsence(t *testing.T) {
-	forEachTypedBackend(t, func(t *testing.T, env *typedEnv) {
-		c := typedDial(t, env.url)
-		ctx := typedCtx(t)
+	forEachEnv(t, func(t *testing.T, env *testEnv) {
+		c := dial(t, env.url)
+		ctx := testCtx(t)
 		k := runtime.NewKey[int](c, []byte("plain"), codec.Int[int]{})
 		ok, v, err := k.SetIfVersion(ctx, 1, hlc.HLC{})
 		if !ok || err != nil || v.IsZero() {
@@ -90,12 +90,12 @@ func TestSetIfVersionOnAnUnguardedKeyChecksOnlyAbsence(t *testing.T) {
 // exactly one wins, every time the race is run, from any number of
 // clients.
 func TestSetIfVersionHasExactlyOneWinner(t *testing.T) {
-	forEachTypedBackend(t, func(t *testing.T, env *typedEnv) {
+	forEachEnv(t, func(t *testing.T, env *testEnv) {
 		const clients, perClient = 3, 3
-		ctx := typedCtx(t)
+		ctx := testCtx(t)
 		var keys []*runtime.Key[int]
 		for range clients {
-			keys = append(keys, guardedCounter(typedDial(t, env.url), 2*time.Second))
+			keys = append(keys, guardedCounter(dial(t, env.url), 2*time.Second))
 		}
 		if _, _, err := keys[0].SetIfVersion(ctx, 7, hlc.HLC{}); err != nil {
 			t.Fatal(err)
@@ -134,9 +134,9 @@ func TestSetIfVersionHasExactlyOneWinner(t *testing.T) {
 }
 
 func TestUpdateCanDeclineToWrite(t *testing.T) {
-	forEachTypedBackend(t, func(t *testing.T, env *typedEnv) {
-		c, watcher := typedDial(t, env.url), typedDial(t, env.url)
-		ctx := typedCtx(t)
+	forEachEnv(t, func(t *testing.T, env *testEnv) {
+		c, watcher := dial(t, env.url), dial(t, env.url)
+		ctx := testCtx(t)
 		k := guardedCounter(c, 5*time.Second)
 
 		// Absent, and declined: nothing written, the zero version.

@@ -17,7 +17,6 @@ import (
 	"github.com/ssgen/ssgen/runtime/resp3"
 )
 
-
 // reqOpts are the optional parts of a request envelope.
 type reqOpts struct {
 	fencing hlc.HLC // __ft when non-zero
