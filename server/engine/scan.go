@@ -45,7 +45,7 @@ type scanLimits struct {
 // so the next request seeks past it in the ordered index and paging
 // survives keys added or deleted in between: a key that exists for the
 // whole walk is listed exactly once, a key added behind the cursor is not
-// listed. A token that is not such hex is a syntax error.
+// listed. A token that is not such hex is answered ErrSyntax.
 //
 // Work under the lock is bounded whatever the store holds: a seek in the
 // index (O(log n)), then at most scanExamine keys, whose matching cost
