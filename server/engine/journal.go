@@ -4,6 +4,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ssgen/ssgen/internal/protocol"
 	"github.com/ssgen/ssgen/runtime/hlc"
 )
 
@@ -87,9 +88,9 @@ func (e *Engine) dependsOn(args [][]byte) uint64 {
 		return 0
 	}
 	switch string(args[0]) {
-	case "SCAN":
+	case protocol.VerbScan:
 		return e.top
-	case "KEYNOTIFY":
+	case protocol.VerbKeyNotify:
 		return 0
 	}
 	return e.pending[string(args[1])]
