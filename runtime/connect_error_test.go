@@ -14,6 +14,7 @@ import (
 
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/runtime/hlc"
+	"github.com/ssgen/ssgen/server/servertest"
 )
 
 // retryCounter counts Dial's "connect failed, retrying" log records: the
@@ -96,7 +97,7 @@ func TestDialOnceReturnsARefusalAtOnce(t *testing.T) {
 }
 
 func TestConnectErrorTellsATLSMismatch(t *testing.T) {
-	srv := coreEmbedded(t)
+	srv := servertest.New(t)
 	// TLS to a plain MQTT listener: the broker closes the connection
 	// during the handshake.
 	_, err := dialOnce(t, "mqtts://"+srv.Addr(), true, nil)
@@ -125,9 +126,9 @@ func TestConnectErrorTellsATLSMismatch(t *testing.T) {
 // Every error carries this package's prefix once, however many of its
 // errors it wraps.
 func TestErrorMessagesCarryOnePrefix(t *testing.T) {
-	srv := coreEmbedded(t)
-	c := coreDial(t, coreConfig(t, srv.URL()))
-	ctx := coreCtx(t)
+	srv := servertest.New(t)
+	c := dial(t, srv.URL())
+	ctx := testCtx(t)
 	var errs []error
 
 	_, refused := dialOnce(t, "mqtt://"+closedPort(t), true, nil)

@@ -247,7 +247,7 @@ func (p *Policy) refusal(id *identity, args [][]byte) string {
 		return ""
 	}
 	need := accessWrite
-	if v := string(args[0]); v == "GET" || v == "KEYNOTIFY" {
+	if v := string(args[0]); v == protocol.VerbGet || v == protocol.VerbKeyNotify {
 		need = accessRead
 	}
 	return p.explain(id, args[1], need)

@@ -66,19 +66,19 @@ func (s *Server) observe(start time.Time, client string, out *outcome) {
 		ev.Dropped, ev.Disconnected = true, true
 	default:
 		ev.Payload = out.Reply.Payload
-		ev.Status = 200
+		ev.Status = protocol.StatusOK
 		for _, p := range out.Reply.User {
 			switch p.Key {
 			case protocol.PropStatus:
-				if p.Value != "200" {
+				if p.Value != statusOK {
 					ev.Status = statusCode(p.Value)
 				}
 			case protocol.PropTimestamp:
 				ev.Version = p.Value
 			}
 		}
-		ev.Error = strings.TrimPrefix(out.StoreError, "ERR ")
-		if ev.Status != 200 {
+		ev.Error = strings.TrimPrefix(out.StoreError, protocol.ErrorPrefix)
+		if ev.Status != protocol.StatusOK {
 			ev.Error = out.Reason
 		}
 		if out.Why != "" {
@@ -91,10 +91,10 @@ func (s *Server) observe(start time.Time, client string, out *outcome) {
 
 func statusCode(v string) int {
 	switch v {
-	case "400":
-		return 400
-	case "505":
-		return 505
+	case statusBadRequest:
+		return protocol.StatusBadRequest
+	case statusVersionNotSupported:
+		return protocol.StatusVersionNotSupported
 	}
 	return 0
 }
@@ -104,18 +104,18 @@ func statusCode(v string) int {
 // bytes.
 func verbName(b []byte) string {
 	switch string(b) {
-	case "SET":
-		return "SET"
-	case "GET":
-		return "GET"
-	case "DEL":
-		return "DEL"
-	case "VDEL":
-		return "VDEL"
-	case "KEYNOTIFY":
-		return "KEYNOTIFY"
-	case "SCAN":
-		return "SCAN"
+	case protocol.VerbSet:
+		return protocol.VerbSet
+	case protocol.VerbGet:
+		return protocol.VerbGet
+	case protocol.VerbDel:
+		return protocol.VerbDel
+	case protocol.VerbVDel:
+		return protocol.VerbVDel
+	case protocol.VerbKeyNotify:
+		return protocol.VerbKeyNotify
+	case protocol.VerbScan:
+		return protocol.VerbScan
 	}
 	if len(b) > 32 {
 		b = b[:32]

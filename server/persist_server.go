@@ -2,7 +2,6 @@ package server
 
 import (
 	"fmt"
-	"time"
 
 	"github.com/ssgen/ssgen/server/engine"
 )
@@ -90,14 +89,4 @@ func (s *Server) closeDisk() error {
 		s.commit.close()
 	}
 	return s.disk.close()
-}
-
-// committed tells Options.OnCommit of one commit of the durable store
-// that started at start and carried n changes. Whatever shape commits
-// take (one per write, or one per group of writes), it is called once per
-// bbolt transaction, when that transaction is durable or has failed.
-func (s *Server) committed(start time.Time, n int, err error) {
-	if s.opts.OnCommit != nil {
-		s.opts.OnCommit(CommitEvent{Duration: time.Since(start), Changes: n, Err: err})
-	}
 }

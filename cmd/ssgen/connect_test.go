@@ -105,7 +105,7 @@ func TestRefusedDefaultBrokerSaysHowToStartOne(t *testing.T) {
 // A TLS client at a plain listener, and a plain client at a TLS one, fail
 // at once and say which scheme to use.
 func TestTLSMismatchFailsAtOnceSayingWhatToTry(t *testing.T) {
-	_, srvPair, _ := testPKI(t, t.TempDir())
+	_, srvPair, _ := testPKI(t)
 	tlsSrv := servertest.New(t, servertest.WithOptions(func(o *server.Options) {
 		tc, err := server.LoadTLS(srvPair.cert, srvPair.key, "")
 		if err != nil {

@@ -42,17 +42,14 @@ func startLock(ctx context.Context, t *testing.T, url string, pidfile string, ar
 // grandchildPid waits for the grandchild to write its pid.
 func grandchildPid(t *testing.T, pidfile string) int {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
+	var pid int
+	waitFor(t, "the grandchild to write its pid to "+pidfile, func() bool {
 		b, err := os.ReadFile(pidfile)
-		if pid, perr := strconv.Atoi(strings.TrimSpace(string(b))); err == nil && perr == nil && pid > 0 {
-			return pid
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the grandchild never wrote its pid to %s", pidfile)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+		p, perr := strconv.Atoi(strings.TrimSpace(string(b)))
+		pid = p
+		return err == nil && perr == nil && pid > 0
+	})
+	return pid
 }
 
 // running reports whether pid is a live process (a zombie is not: it has
@@ -73,14 +70,12 @@ func running(pid int) bool {
 // asynchronously, so ssgen may return a moment before the kernel is done).
 func gone(t *testing.T, pid int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for running(pid) {
-		if time.Now().After(deadline) {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("grandchild %d survived ssgen lock", pid)
+	t.Cleanup(func() {
+		if running(pid) {
+			_ = syscall.Kill(pid, syscall.SIGKILL) // a survivor is not left behind
 		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	})
+	waitFor(t, fmt.Sprintf("grandchild %d to end (it survived ssgen lock)", pid), func() bool { return !running(pid) })
 }
 
 func TestLockLostStopsTheWholeProcessGroup(t *testing.T) {

@@ -106,10 +106,7 @@ func TestLockHandsTheTerminalToTheCommand(t *testing.T) {
 		<-exited
 		t.Fatalf("ssgen lock never ended (CMD stopped reading the terminal?); output %q", out.String())
 	}
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(out.String(), "foreground-is-ssgen:") && time.Now().Before(deadline) {
-		time.Sleep(5 * time.Millisecond)
-	}
+	waitFor(t, "the terminal's last line", func() bool { return strings.Contains(out.String(), "foreground-is-ssgen:") })
 	if s := out.String(); !strings.Contains(s, "got:hello") || !strings.Contains(s, "foreground-is-ssgen:true") {
 		t.Fatalf("terminal output %q: want CMD's got:hello, and the terminal back with ssgen", s)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"testing"
+	"time"
 
 	"github.com/ssgen/ssgen/internal/brokertest"
 	"github.com/ssgen/ssgen/server/servertest"
@@ -27,4 +28,18 @@ var bothStores = []struct {
 		servertest.NewExternal(t, url)
 		return url
 	}},
+}
+
+// waitFor polls cond until it holds, failing the test after a generous
+// bound; no test asserts how long anything took. It is this package's one
+// way to wait for a condition or to retry an action until it succeeds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -38,14 +39,13 @@ func startWatch(t *testing.T, url string, args ...string) (out *syncBuffer, stop
 // The watch registers asynchronously, so the first changes may go unseen.
 func until(t *testing.T, out *syncBuffer, want string, act func()) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !strings.Contains(out.String(), want) {
-		if time.Now().After(deadline) {
-			t.Fatalf("watch output %q never showed %q", out.String(), want)
+	waitFor(t, fmt.Sprintf("watch output to show %q", want), func() bool {
+		if strings.Contains(out.String(), want) {
+			return true
 		}
 		act()
-		time.Sleep(10 * time.Millisecond)
-	}
+		return false
+	})
 }
 
 func TestWatchPrintsSetAndDeleteUntilCancelled(t *testing.T) {

@@ -328,15 +328,10 @@ func TestLiveStreamsAreBounded(t *testing.T) {
 
 func waitStreams(t *testing.T, e *env, n int) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for time.Now().Before(deadline) {
+	waitFor(t, fmt.Sprintf("%d open streams", n), func() bool {
 		_, body, _ := e.do("GET", "/metrics", "")
-		if strings.Contains(body, fmt.Sprintf("ssgen_console_streams %d\n", n)) {
-			return
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-	t.Fatalf("never %d open streams", n)
+		return strings.Contains(body, fmt.Sprintf("ssgen_console_streams %d\n", n))
+	})
 }
 
 // TestKeyBrowserStaysBoundedWith100kKeys: one response never holds the

@@ -191,3 +191,16 @@ func dialRaw(t *testing.T, srv *server.Server, id string, filters ...string) *pa
 	}
 	return c
 }
+
+// waitFor polls cond until it holds, failing the test after a generous
+// bound: this package's one way to wait for a condition.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting for %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

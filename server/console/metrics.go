@@ -4,6 +4,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 
+	"github.com/ssgen/ssgen/internal/protocol"
 	"github.com/ssgen/ssgen/server"
 	"github.com/ssgen/ssgen/server/engine"
 )
@@ -11,7 +12,7 @@ import (
 // Metric label values. Verbs outside the protocol's are "other", requests
 // that were never decoded "none", so that no client can grow a label set.
 var (
-	metricVerbs   = [...]string{"SET", "GET", "DEL", "VDEL", "KEYNOTIFY", "SCAN", "other", "none"}
+	metricVerbs   = [...]string{protocol.VerbSet, protocol.VerbGet, protocol.VerbDel, protocol.VerbVDel, protocol.VerbKeyNotify, protocol.VerbScan, "other", "none"}
 	metricResults = [...]string{"ok", "error", "refused", "dropped"}
 )
 
@@ -136,17 +137,17 @@ func (m *metrics) request(ev *server.RequestEvent) {
 
 func verbIndex(verb string) int {
 	switch verb {
-	case "SET":
+	case protocol.VerbSet:
 		return 0
-	case "GET":
+	case protocol.VerbGet:
 		return 1
-	case "DEL":
+	case protocol.VerbDel:
 		return 2
-	case "VDEL":
+	case protocol.VerbVDel:
 		return 3
-	case "KEYNOTIFY":
+	case protocol.VerbKeyNotify:
 		return 4
-	case "SCAN":
+	case protocol.VerbScan:
 		return 5
 	case "":
 		return 7

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ssgen/ssgen/internal/protocol"
 	"github.com/ssgen/ssgen/server"
 )
 
@@ -107,7 +108,7 @@ func (c *Console) apiSet(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, "ttl_ms: must not be negative")
 		return
 	}
-	args := [][]byte{[]byte("SET"), key, value}
+	args := [][]byte{[]byte(protocol.VerbSet), key, value}
 	if req.TTLms > 0 {
 		args = append(args, []byte("PX"), []byte(strconv.FormatInt(req.TTLms, 10)))
 	}
@@ -121,7 +122,7 @@ func (c *Console) apiDelete(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	c.exec(w, r, server.ExecRequest{Args: [][]byte{[]byte("DEL"), key}, FencingToken: req.FencingToken})
+	c.exec(w, r, server.ExecRequest{Args: [][]byte{[]byte(protocol.VerbDel), key}, FencingToken: req.FencingToken})
 }
 
 func (c *Console) exec(w http.ResponseWriter, r *http.Request, er server.ExecRequest) {

@@ -3,6 +3,7 @@ package engine
 import (
 	"time"
 
+	"github.com/ssgen/ssgen/internal/protocol"
 	"github.com/ssgen/ssgen/runtime/hlc"
 )
 
@@ -13,9 +14,9 @@ func (e *Engine) stampRefusal(err Error, req *Request, now time.Time) Result {
 	res := errResult(err)
 	switch err {
 	case ErrTimestampSkew:
-		res.Why = e.driftWhy("__ts", req.Timestamp, now)
+		res.Why = e.driftWhy(protocol.PropTimestamp, req.Timestamp, now)
 	case ErrFencingTokenSkew:
-		res.Why = e.driftWhy("__ft", req.FencingToken, now)
+		res.Why = e.driftWhy(protocol.PropFencingToken, req.FencingToken, now)
 	case ErrMalformedTimestamp:
 		res.Why = "a __ts or __ft that is not an HLC (wall:counter:node)"
 	case ErrMissingTimestamp:
