@@ -99,7 +99,7 @@ func TestBenchPersistPrintsTheInMemoryRatio(t *testing.T) {
 }
 
 func TestBenchUnreachableBrokerIsAnError(t *testing.T) {
-	code, _, errs := runBenchVerb(t, "--broker", "mqtt://127.0.0.1:1", "--requests", "1", "--timeout", "1s")
+	code, _, errs := runBenchVerb(t, "--broker", "mqtt://"+refusedAddr(t), "--requests", "1", "--timeout", "1s")
 	if code != exitUsage || !strings.Contains(errs, "ssgen bench:") || strings.Contains(errs, "bench: bench:") {
 		t.Errorf("exit %d, stderr %q", code, errs)
 	}

@@ -140,7 +140,7 @@ func TestErrorsCarryOnePrefix(t *testing.T) {
 		withBroker(url, []string{"set", "fenced", "v"}),
 		withBroker(url, []string{"del", "fenced"}),
 		withBroker(url, []string{"lock", "n", "--ttl", "0s", "--", "true"}),
-		{"get", "--broker", "mqtt://127.0.0.1:1", "--timeout", "1h", "k"},
+		{"get", "--broker", "mqtt://" + refusedAddr(t), "--timeout", "1h", "k"},
 		{"get", "--broker", "ftp://x", "k"},
 		{"serve", "--listen", "127.0.0.1:0", "--tls-cert", "x"},
 		{"serve", "--listen", "127.0.0.1:0", "--authz-file", filepath.Join(dir, "none")},

@@ -129,7 +129,7 @@ func TestExportImportUsage(t *testing.T) {
 		{[]string{"import", "--http", "h:1"}, "want one snapshot FILE"},
 		{[]string{"import", "--http", "h:1", "--merge", "--replace", "f"}, "--merge and --replace exclude each other"},
 		{[]string{"import", "--http", "h:1", "/nonexistent.json"}, "no such file"},
-		{[]string{"import", "--http", "127.0.0.1:1", "-"}, "connect: connection refused"},
+		{[]string{"import", "--http", refusedAddr(t), "-"}, "connect: connection refused"},
 	} {
 		code, _, errs := runVerb(t, "{}", tc.args...)
 		if code != exitUsage || !strings.Contains(errs, tc.want) {
