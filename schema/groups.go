@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"github.com/ssgen/ssgen/internal/suggest"
 	"strings"
 	"time"
 
@@ -235,7 +236,7 @@ func (l *loader) paramType(n *yaml.Node, what string) *Type {
 		return &Type{Kind: KindEnum, Def: td, Pos: l.pos(n)}
 	}
 	l.errorf(n, "%s: type %q: a parameter is a string, an integer type or an enum%s", what, v,
-		didYouMean(v, l.typeNames(func(k Kind) bool { return k == KindString || k.IsInteger() || k == KindEnum })))
+		suggest.DidYouMean(v, l.typeNames(func(k Kind) bool { return k == KindString || k.IsInteger() || k == KindEnum })))
 	return nil
 }
 
@@ -359,9 +360,9 @@ func (l *loader) guard(k *Key, n *yaml.Node) *Lock {
 			names = append(names, x.Name)
 		}
 		if k.Group != nil {
-			l.errorf(n, "%s: guard %q: no lock %s in group %s or at the top level%s", what, v, v, k.Group.Name, didYouMean(v, names))
+			l.errorf(n, "%s: guard %q: no lock %s in group %s or at the top level%s", what, v, v, k.Group.Name, suggest.DidYouMean(v, names))
 		} else {
-			l.errorf(n, "%s: guard %q: no top-level lock %s%s", what, v, v, didYouMean(v, names))
+			l.errorf(n, "%s: guard %q: no top-level lock %s%s", what, v, v, suggest.DidYouMean(v, names))
 		}
 		return nil
 	}

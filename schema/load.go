@@ -8,6 +8,7 @@ package schema
 
 import (
 	"fmt"
+	"github.com/ssgen/ssgen/internal/suggest"
 	"os"
 	"regexp"
 	"strconv"
@@ -124,7 +125,7 @@ func (l *loader) mapping(n *yaml.Node, what string, allowed ...string) []pair {
 		}
 		seen[k.Value] = k
 		if allowed != nil && !contains(allowed, k.Value) {
-			if hint := didYouMean(k.Value, allowed); hint != "" {
+			if hint := suggest.DidYouMean(k.Value, allowed); hint != "" {
 				l.errorf(k, "%s: unknown field %q%s", what, k.Value, hint)
 			} else {
 				l.errorf(k, "%s: unknown field %q (want one of: %s)", what, k.Value, strings.Join(allowed, ", "))
@@ -292,7 +293,7 @@ func (l *loader) encoding(n *yaml.Node) (Encoding, bool) {
 	for _, e := range encodings {
 		names = append(names, string(e))
 	}
-	l.errorf(n, "encoding %q: want msgpack, json, string or bytes%s", v, didYouMean(v, names))
+	l.errorf(n, "encoding %q: want msgpack, json, string or bytes%s", v, suggest.DidYouMean(v, names))
 	return "", false
 }
 

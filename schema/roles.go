@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"github.com/ssgen/ssgen/internal/suggest"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
@@ -382,7 +383,7 @@ func (l *loader) resolveGrant(g *Grant, n *yaml.Node, what string) bool {
 	}
 	switch {
 	case g.Group == nil && g.Key == nil && g.Lock == nil:
-		l.errorf(n, "%s: %s names no group, key or lock%s", what, g.Name, didYouMean(g.Name, grantNames(s)))
+		l.errorf(n, "%s: %s names no group, key or lock%s", what, g.Name, suggest.DidYouMean(g.Name, grantNames(s)))
 		return false
 	case g.Verb == VerbLock && g.Key != nil:
 		l.errorf(n, "%s: %s is a key; grant keys under read or write", what, g.Name)

@@ -1,6 +1,7 @@
 package schema
 
 import (
+	"github.com/ssgen/ssgen/internal/suggest"
 	"sort"
 	"strings"
 
@@ -344,7 +345,7 @@ func (l *loader) parseTypeString(n *yaml.Node, what, v string, depth int) *Type 
 		}
 		return &Type{Kind: td.Kind, Def: td, Pos: p}
 	}
-	l.errorf(n, "%s: unknown type %q%s", what, v, didYouMean(v, l.typeNames(nil)))
+	l.errorf(n, "%s: unknown type %q%s", what, v, suggest.DidYouMean(v, l.typeNames(nil)))
 	return nil
 }
 

@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/ssgen/ssgen/internal/suggest"
 	"sort"
-	"strings"
 	"unicode"
 	"unicode/utf8"
 )
@@ -43,35 +43,5 @@ func suggestVerb(name string) string {
 		names = append(names, n)
 	}
 	sort.Strings(names)
-	best, bestD := "", 3
-	for _, n := range names {
-		if d := editDistance(strings.ToLower(name), n); d < bestD {
-			best, bestD = n, d
-		}
-	}
-	if best == "" || bestD >= len(name) {
-		return ""
-	}
-	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
+	return suggest.DidYouMean(name, names)
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"github.com/ssgen/ssgen/internal/suggest"
 	"math"
 	"reflect"
 	"sort"
@@ -194,7 +195,7 @@ func (c *Codec) buildStruct(def *schema.TypeDef, rt reflect.Type, v any, p *path
 	}
 	if len(unknown) > 0 {
 		sort.Strings(unknown)
-		return out, encodeErr(p.fieldOf(unknown[0]), "%s has no such field%s (its fields: %s)", def.Name, suggest(unknown[0], fieldNames(def)), strings.Join(fieldNames(def), ", "))
+		return out, encodeErr(p.fieldOf(unknown[0]), "%s has no such field%s (its fields: %s)", def.Name, suggest.DidYouMean(unknown[0], fieldNames(def)), strings.Join(fieldNames(def), ", "))
 	}
 	var missing []string
 	for i, f := range def.Fields {
@@ -289,7 +290,7 @@ func scalar(t *schema.Type, v any, p *path, inJSON bool) (any, error) {
 			return nil, want("a " + t.Def.Name + " (a string: " + enumList(t.Def) + ")")
 		}
 		if !declared(t.Def, s) {
-			return nil, encodeErr(p, "%s%s", notDeclared(t.Def, s), suggest(s, enumValues(t.Def)))
+			return nil, encodeErr(p, "%s%s", notDeclared(t.Def, s), suggest.DidYouMean(s, enumValues(t.Def)))
 		}
 		return s, nil
 	case schema.KindBytes:

@@ -1,18 +1,26 @@
-package schema
+// Package suggest finds the name a misspelt one most likely meant, for
+// "did you mean" hints in schema errors, value errors and the CLI.
+package suggest
 
 import (
 	"fmt"
 	"strings"
 )
 
-// didYouMean returns ` (did you mean "X"?)` naming the candidate closest
-// to name, or "" when none is close: at most one edit in four characters
-// (at least one), or the same name in another case.
-func didYouMean(name string, candidates []string) string {
+// DidYouMean returns ` (did you mean "X"?)` naming the candidate closest
+// to name, or "" when none is close: one edit for names of up to three
+// characters, two for longer ones, one in four for names over eight (a
+// swap of neighbours is one edit), or the same name in another case. Ties
+// go to the earlier candidate.
+func DidYouMean(name string, candidates []string) string {
 	if name == "" {
 		return ""
 	}
-	best, bestDist := "", max(1, len(name)/4)+1
+	limit := 1
+	if len(name) >= 4 {
+		limit = max(2, len(name)/4)
+	}
+	best, bestDist := "", limit+1
 	for _, c := range candidates {
 		if c == name {
 			continue
