@@ -6,6 +6,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ssgen/ssgen/internal/cputime"
 )
 
 // bound ends a run after requests operations in all (0: no count bound)
@@ -93,11 +95,11 @@ func drive(ctx context.Context, workers, warmup int, seed uint64, b bound, do fu
 		}()
 	}
 	ready.Wait()
-	cpu0 := processCPU()
+	cpu0 := cputime.Process()
 	t0 = time.Now()
 	close(start)
 	done.Wait()
-	return driven{elapsed: time.Since(t0), cpu: processCPU() - cpu0, tallies: tallies}
+	return driven{elapsed: time.Since(t0), cpu: cputime.Process() - cpu0, tallies: tallies}
 }
 
 // combine joins the segments of one workload: their samples and the sum

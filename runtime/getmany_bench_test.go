@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ssgen/ssgen/internal/cputime"
 	"github.com/ssgen/ssgen/internal/faultproxy"
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/server/engine"
@@ -49,7 +50,7 @@ func BenchmarkGetMany1000(b *testing.B) {
 	var cpu0 time.Duration
 	perOp := func(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Microseconds())/1000/float64(b.N), "ms/op")
-		b.ReportMetric(float64(processCPU()-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+		b.ReportMetric(float64(cputime.Process()-cpu0)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
 	}
 	for _, link := range []struct {
 		name string
@@ -57,7 +58,7 @@ func BenchmarkGetMany1000(b *testing.B) {
 	}{{"loopback", dial(srv.URL())}, {"link-500us", dial("mqtt://" + proxy.Addr())}} {
 		c := link.c
 		b.Run(link.name+"/sequential", func(b *testing.B) {
-			cpu0 = processCPU()
+			cpu0 = cputime.Process()
 			for b.Loop() {
 				for _, k := range keys {
 					if _, _, err := c.Get(ctx, k); err != nil {
@@ -69,7 +70,7 @@ func BenchmarkGetMany1000(b *testing.B) {
 		})
 		for _, conc := range []int{8, 32, 128} {
 			b.Run(fmt.Sprintf("%s/getmany-%d", link.name, conc), func(b *testing.B) {
-				cpu0 = processCPU()
+				cpu0 = cputime.Process()
 				for b.Loop() {
 					if _, err := c.GetMany(ctx, keys, runtime.GetManyOptions{Concurrency: conc}); err != nil {
 						b.Fatal(err)

@@ -1,11 +1,12 @@
 package schema
 
 import (
-	"github.com/ssgen/ssgen/internal/suggest"
 	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/ssgen/ssgen/internal/suggest"
 )
 
 var groupFields = []string{"doc", "path", "params", "keys", "locks"}

@@ -8,13 +8,14 @@ package schema
 
 import (
 	"fmt"
-	"github.com/ssgen/ssgen/internal/suggest"
 	"os"
 	"regexp"
 	"strconv"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/ssgen/ssgen/internal/suggest"
 )
 
 // LoadFile reads and loads the schema file at filename. Read errors are

@@ -1,10 +1,11 @@
 package schema
 
 import (
-	"github.com/ssgen/ssgen/internal/suggest"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/ssgen/ssgen/internal/suggest"
 )
 
 // Role is a set of clients, named by MQTT client id, user name or

@@ -1,11 +1,12 @@
 package schema
 
 import (
-	"github.com/ssgen/ssgen/internal/suggest"
 	"sort"
 	"strings"
 
 	"go.yaml.in/yaml/v3"
+
+	"github.com/ssgen/ssgen/internal/suggest"
 )
 
 // declareTypes registers every declared type by name and kind, so bodies

@@ -12,6 +12,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ssgen/ssgen/internal/cputime"
 	"github.com/ssgen/ssgen/server/engine"
 )
 
@@ -55,9 +56,9 @@ func BenchmarkSetPersistence(b *testing.B) {
 				}
 			}
 			b.ReportAllocs()
-			cpu0 := processCPU()
+			cpu0 := cputime.Process()
 			defer func() {
-				b.ReportMetric(float64(processCPU()-cpu0)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
+				b.ReportMetric(float64(cputime.Process()-cpu0)/float64(time.Microsecond)/float64(b.N), "cpu-µs/op")
 				if st := srv.Stats().Persist; st.Commits > 0 {
 					b.ReportMetric(float64(st.Writes)/float64(st.Commits), "writes/commit")
 				}

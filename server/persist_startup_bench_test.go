@@ -12,6 +12,7 @@ import (
 
 	bolt "go.etcd.io/bbolt"
 
+	"github.com/ssgen/ssgen/internal/cputime"
 	"github.com/ssgen/ssgen/runtime/hlc"
 	"github.com/ssgen/ssgen/server/engine"
 )
@@ -91,9 +92,9 @@ func BenchmarkStartup(b *testing.B) {
 	for b.Loop() {
 		base := liveHeap()
 		stop := samplePeakHeap()
-		cpu0 := processCPU()
+		cpu0 := cputime.Process()
 		srv, err := New(Options{Listen: "127.0.0.1:0", DataDir: dir, Logger: quietLog})
-		cpu += processCPU() - cpu0
+		cpu += cputime.Process() - cpu0
 		peak = max(peak, stop()-base)
 		if err != nil {
 			b.Fatal(err)

@@ -3,10 +3,11 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/ssgen/ssgen/internal/suggest"
 	"sort"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/ssgen/ssgen/internal/suggest"
 )
 
 // helpVerb is "ssgen help VERB": the verb's --help, on stdout.

@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"github.com/ssgen/ssgen/internal/suggest"
 	"math"
 	"reflect"
 	"sort"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/vmihailenco/msgpack/v5"
 
+	"github.com/ssgen/ssgen/internal/suggest"
 	"github.com/ssgen/ssgen/runtime/codec"
 	"github.com/ssgen/ssgen/schema"
 )

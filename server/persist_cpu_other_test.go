@@ -1,8 +1,0 @@
-//go:build !unix
-
-package server
-
-import "time"
-
-// processCPU is not measured here: the benchmark reports 0.
-func processCPU() time.Duration { return 0 }
