@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -62,23 +61,14 @@ func TestServeEnforcesTheSchemasGrants(t *testing.T) {
 		"auditor":  {clients[2].read, clients[2].write},
 	})
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	outR, outW := io.Pipe()
-	stderr := &serveLog{}
-	env := &cliEnv{stdin: strings.NewReader(""), stdout: outW, stderr: stderr, getenv: func(string) string { return "" }}
-	done := make(chan int, 1)
-	go func() {
-		done <- runCLI(ctx, env, []string{"serve", "--listen", "127.0.0.1:0", "--authz-file", authzFile,
-			"--password-file", pwFile, "--allow-anonymous"})
-		outW.Close()
-	}()
-	lines := bufio.NewScanner(outR)
+	sp := backgroundServe(t, "serve", "--listen", "127.0.0.1:0", "--authz-file", authzFile,
+		"--password-file", pwFile, "--allow-anonymous")
+	lines := sp.lines
 	if !lines.Scan() {
-		t.Fatalf("no URL printed; stderr:\n%s", stderr)
+		t.Fatalf("no URL printed; stderr:\n%s", sp.stderr)
 	}
 	url := lines.Text()
-	go func() { _, _ = io.Copy(io.Discard, outR) }()
+	go func() { _, _ = io.Copy(io.Discard, sp.out) }()
 
 	dial := func(c client) *runtime.Client {
 		cfg, err := runtime.FromURL(url)
@@ -89,16 +79,16 @@ func TestServeEnforcesTheSchemasGrants(t *testing.T) {
 		if c.user != "" {
 			cfg.Username, cfg.Password = c.user, []byte("pw")
 		}
-		dctx, dcancel := context.WithTimeout(ctx, 10*time.Second)
+		dctx, dcancel := context.WithTimeout(t.Context(), 10*time.Second)
 		defer dcancel()
 		rc, err := runtime.Dial(dctx, cfg)
 		if err != nil {
-			t.Fatalf("dial %s: %v; stderr:\n%s", c.id, err, stderr)
+			t.Fatalf("dial %s: %v; stderr:\n%s", c.id, err, sp.stderr)
 		}
 		t.Cleanup(func() { _ = rc.Close() })
 		return rc
 	}
-	rctx, rcancel := context.WithTimeout(ctx, 60*time.Second)
+	rctx, rcancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer rcancel()
 	conns := make([]*runtime.Client, len(clients))
 	for i, c := range clients {
@@ -160,7 +150,7 @@ func TestServeEnforcesTheSchemasGrants(t *testing.T) {
 			allowed(c, "DEL", k, slices.Contains(c.write, k), err)
 		}
 	}
-	stopServe(t, cancel, done, stderr)
+	sp.stop()
 }
 
 // checkAgainstSchema compares the hand-written expectations (role → read

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -182,33 +181,24 @@ func TestServeSeed(t *testing.T) {
 	if err := os.WriteFile(snap, []byte(`{"format":"ssgen-snapshot","version":1,"keys":[{"key":"k","value":"seeded"}]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	outR, outW := io.Pipe()
-	stderr := &serveLog{}
-	env := &cliEnv{stdin: strings.NewReader(""), stdout: outW, stderr: stderr, getenv: func(string) string { return "" }}
-	done := make(chan int, 1)
-	go func() {
-		done <- runCLI(ctx, env, []string{"serve", "--listen", "127.0.0.1:0", "--seed", snap, "--log-format", "json"})
-		outW.Close()
-	}()
-	lines := bufio.NewScanner(outR)
+	sp := backgroundServe(t, "serve", "--listen", "127.0.0.1:0", "--seed", snap, "--log-format", "json")
+	lines := sp.lines
 	if !lines.Scan() {
-		t.Fatalf("no URL printed; stderr:\n%s", stderr)
+		t.Fatalf("no URL printed; stderr:\n%s", sp.stderr)
 	}
 	host := strings.TrimPrefix(lines.Text(), "mqtt://")
 	if got := serveRequest(t, host, resp3.AppendCommand(nil, []byte("GET"), []byte("k"))); got != "$6\r\nseeded\r\n" {
 		t.Fatalf("GET k answered %q", got)
 	}
-	stopServe(t, cancel, done, stderr)
-	for _, l := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
+	sp.stop()
+	for _, l := range strings.Split(strings.TrimSpace(sp.stderr.String()), "\n") {
 		var m map[string]any
 		if err := json.Unmarshal([]byte(l), &m); err != nil || m["msg"] == "" {
 			t.Errorf("--log-format json wrote %q", l)
 		}
 	}
-	if !strings.Contains(stderr.String(), `"msg":"snapshot loaded","mode":"empty","keys":1`) {
-		t.Errorf("no snapshot line in\n%s", stderr)
+	if !strings.Contains(sp.stderr.String(), `"msg":"snapshot loaded","mode":"empty","keys":1`) {
+		t.Errorf("no snapshot line in\n%s", sp.stderr)
 	}
 }
 

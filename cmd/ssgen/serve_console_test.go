@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"net/http"
@@ -15,24 +14,14 @@ import (
 // lines it prints on stdout (the MQTT URL, then the console's).
 func startServe(t *testing.T, args ...string) (mqttURL, consoleURL string) {
 	t.Helper()
-	ctx, cancel := context.WithCancel(context.Background())
-	outR, outW := io.Pipe()
-	stderr := &serveLog{}
-	env := &cliEnv{stdin: strings.NewReader(""), stdout: outW, stderr: stderr, getenv: func(string) string { return "" }}
-	done := make(chan int, 1)
-	go func() {
-		done <- runCLI(ctx, env, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...))
-		outW.Close()
-	}()
-	t.Cleanup(func() { stopServe(t, cancel, done, stderr) })
-	lines := bufio.NewScanner(outR)
+	sp := backgroundServe(t, append([]string{"serve", "--listen", "127.0.0.1:0"}, args...)...)
 	for _, p := range []*string{&mqttURL, &consoleURL} {
-		if !lines.Scan() {
-			t.Fatalf("serve printed too little; stderr:\n%s", stderr)
+		if !sp.lines.Scan() {
+			t.Fatalf("serve printed too little; stderr:\n%s", sp.stderr)
 		}
-		*p = lines.Text()
+		*p = sp.lines.Text()
 	}
-	go func() { _, _ = io.Copy(io.Discard, outR) }()
+	go func() { _, _ = io.Copy(io.Discard, sp.out) }()
 	return mqttURL, consoleURL
 }
 

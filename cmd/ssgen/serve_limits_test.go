@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"net"
@@ -17,21 +16,12 @@ import (
 // a second connection from the same address is answered CONNACK 0x97,
 // and --max-session-expiry is announced in CONNACK.
 func TestServeConnectionAndSessionLimitFlags(t *testing.T) {
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	outR, outW := io.Pipe()
-	stderr := &serveLog{}
-	env := &cliEnv{stdin: strings.NewReader(""), stdout: outW, stderr: stderr, getenv: func(string) string { return "" }}
-	done := make(chan int, 1)
-	go func() {
-		done <- runCLI(ctx, env, []string{"serve", "--listen", "127.0.0.1:0", "--max-conns-per-ip", "1",
-			"--max-session-expiry", "2m", "--connect-timeout", "5s", "--max-connect-bytes", "4096",
-			"--max-sessions", "10", "--max-client-output-bytes", "1048576", "--max-conns", "100"})
-		outW.Close()
-	}()
-	lines := bufio.NewScanner(outR)
+	sp := backgroundServe(t, "serve", "--listen", "127.0.0.1:0", "--max-conns-per-ip", "1",
+		"--max-session-expiry", "2m", "--connect-timeout", "5s", "--max-connect-bytes", "4096",
+		"--max-sessions", "10", "--max-client-output-bytes", "1048576", "--max-conns", "100")
+	lines := sp.lines
 	if !lines.Scan() {
-		t.Fatalf("no URL printed; stderr:\n%s", stderr)
+		t.Fatalf("no URL printed; stderr:\n%s", sp.stderr)
 	}
 	u, err := url.Parse(lines.Text())
 	if err != nil {
@@ -64,7 +54,7 @@ func TestServeConnectionAndSessionLimitFlags(t *testing.T) {
 	if ca := connect("second"); ca.ReasonCode != 0x97 {
 		t.Fatalf("second connection from one address: CONNACK 0x%02x, want 0x97", ca.ReasonCode)
 	}
-	stopServe(t, cancel, done, stderr)
+	sp.stop()
 }
 
 func TestServeRejectsBadConnectionLimitFlags(t *testing.T) {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"errors"
 	"io"
@@ -58,22 +57,13 @@ func TestServeWithTLSPasswordsAndAuthorization(t *testing.T) {
 	writeTestFile(t, pwFile, []byte("# test users\nops:"+string(hash)+"\n"))
 	writeTestFile(t, authzFile, []byte(serveAuthz))
 
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	outR, outW := io.Pipe()
-	stderr := &serveLog{}
-	env := &cliEnv{stdin: strings.NewReader(""), stdout: outW, stderr: stderr, getenv: func(string) string { return "" }}
-	done := make(chan int, 1)
-	go func() {
-		done <- runCLI(ctx, env, []string{"serve", "--listen", "127.0.0.1:0",
-			"--tls-cert", srvPair.cert, "--tls-key", srvPair.key, "--tls-client-ca", caFile,
-			"--password-file", pwFile, "--authz-file", authzFile,
-			"--max-key-bytes", "16", "--max-watches", "1"})
-		outW.Close()
-	}()
-	lines := bufio.NewScanner(outR)
+	sp := backgroundServe(t, "serve", "--listen", "127.0.0.1:0",
+		"--tls-cert", srvPair.cert, "--tls-key", srvPair.key, "--tls-client-ca", caFile,
+		"--password-file", pwFile, "--authz-file", authzFile,
+		"--max-key-bytes", "16", "--max-watches", "1")
+	lines := sp.lines
 	if !lines.Scan() || !strings.HasPrefix(lines.Text(), "mqtts://127.0.0.1:") {
-		t.Fatalf("printed %q, want mqtts://127.0.0.1:PORT; stderr:\n%s", lines.Text(), stderr)
+		t.Fatalf("printed %q, want mqtts://127.0.0.1:PORT; stderr:\n%s", lines.Text(), sp.stderr)
 	}
 	url := lines.Text()
 
@@ -85,7 +75,7 @@ func TestServeWithTLSPasswordsAndAuthorization(t *testing.T) {
 		cfg.ClientID, cfg.CAFile, cfg.CertFile, cfg.KeyFile = id, caFile, cliPair.cert, cliPair.key
 		cfg.Timeout = 5 * time.Second
 		edit(&cfg)
-		dctx, dcancel := context.WithTimeout(ctx, 5*time.Second)
+		dctx, dcancel := context.WithTimeout(t.Context(), 5*time.Second)
 		defer dcancel()
 		c, err := runtime.Dial(dctx, cfg)
 		if err == nil {
@@ -95,9 +85,9 @@ func TestServeWithTLSPasswordsAndAuthorization(t *testing.T) {
 	}
 	device, err := dial("dev-client", func(*runtime.Config) {})
 	if err != nil {
-		t.Fatalf("dial with a client certificate: %v; stderr:\n%s", err, stderr)
+		t.Fatalf("dial with a client certificate: %v; stderr:\n%s", err, sp.stderr)
 	}
-	rctx, rcancel := context.WithTimeout(ctx, 5*time.Second)
+	rctx, rcancel := context.WithTimeout(t.Context(), 5*time.Second)
 	defer rcancel()
 	if _, err := device.Set(rctx, []byte("dev/a"), []byte("1"), runtime.SetOptions{}); err != nil {
 		t.Fatalf("allowed SET: %v", err)
@@ -121,7 +111,7 @@ func TestServeWithTLSPasswordsAndAuthorization(t *testing.T) {
 		t.Fatalf("SET as ops: %v, want ErrNotAuthorized", err)
 	}
 
-	stopServe(t, cancel, done, stderr)
+	sp.stop()
 }
 
 func TestServeRejectsBadSecurityAndLimitFlags(t *testing.T) {

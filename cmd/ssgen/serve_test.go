@@ -53,21 +53,41 @@ func stopServe(t *testing.T, cancel context.CancelFunc, done <-chan int, stderr 
 	}
 }
 
-func TestServeAnswersRequestsAndStopsOnCancel(t *testing.T) {
+// servedCLI is `ssgen serve` running in the background of a test: its
+// stdout (lines, and out to drain the rest), its log, and stop.
+type servedCLI struct {
+	lines  *bufio.Scanner
+	out    io.Reader
+	stderr *serveLog
+	stop   func()
+}
+
+// backgroundServe runs `ssgen args...` (a serve command line) until stop, or
+// the test's end: stop cancels it and fails the test unless it exits 0
+// within 5 s; calls after the first do nothing.
+func backgroundServe(t *testing.T, args ...string) *servedCLI {
+	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
 	outR, outW := io.Pipe()
-	stderr := &serveLog{}
-	env := &cliEnv{stdin: strings.NewReader(""), stdout: outW, stderr: stderr, getenv: func(string) string { return "" }}
+	s := &servedCLI{lines: bufio.NewScanner(outR), out: outR, stderr: &serveLog{}}
+	env := &cliEnv{stdin: strings.NewReader(""), stdout: outW, stderr: s.stderr, getenv: func(string) string { return "" }}
 	done := make(chan int, 1)
 	go func() {
-		done <- runCLI(ctx, env, []string{"serve", "--listen", "127.0.0.1:0", "--log-level", "debug"})
+		done <- runCLI(ctx, env, args)
 		outW.Close()
 	}()
+	var once sync.Once
+	s.stop = func() { once.Do(func() { stopServe(t, cancel, done, s.stderr) }) }
+	t.Cleanup(s.stop)
+	return s
+}
 
-	lines := bufio.NewScanner(outR)
+func TestServeAnswersRequestsAndStopsOnCancel(t *testing.T) {
+	sp := backgroundServe(t, "serve", "--listen", "127.0.0.1:0", "--log-level", "debug")
+
+	lines := sp.lines
 	if !lines.Scan() {
-		t.Fatalf("no URL printed; stderr:\n%s", stderr)
+		t.Fatalf("no URL printed; stderr:\n%s", sp.stderr)
 	}
 	u, err := url.Parse(lines.Text())
 	if err != nil || u.Scheme != "mqtt" || u.Port() == "0" {
@@ -79,8 +99,8 @@ func TestServeAnswersRequestsAndStopsOnCancel(t *testing.T) {
 		t.Fatalf("GET answered %q", got)
 	}
 
-	stopServe(t, cancel, done, stderr)
-	if s := stderr.String(); !strings.Contains(s, "client connected") || !strings.Contains(s, "shutting down") {
+	sp.stop()
+	if s := sp.stderr.String(); !strings.Contains(s, "client connected") || !strings.Contains(s, "shutting down") {
 		t.Errorf("log lacks connection or shutdown lines:\n%s", s)
 	}
 }
@@ -161,19 +181,10 @@ func TestServeFailsWhenTheBrokerIsUnreachable(t *testing.T) {
 
 func TestServeAttachesToAnExternalBroker(t *testing.T) {
 	brokerURL := brokertest.Mosquitto(t)
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	outR, outW := io.Pipe()
-	stderr := &serveLog{}
-	env := &cliEnv{stdin: strings.NewReader(""), stdout: outW, stderr: stderr, getenv: func(string) string { return "" }}
-	done := make(chan int, 1)
-	go func() {
-		done <- runCLI(ctx, env, []string{"serve", "--broker", brokerURL})
-		outW.Close()
-	}()
-	lines := bufio.NewScanner(outR)
+	sp := backgroundServe(t, "serve", "--broker", brokerURL)
+	lines := sp.lines
 	if !lines.Scan() || lines.Text() != brokerURL {
-		t.Fatalf("printed %q, want %q; stderr:\n%s", lines.Text(), brokerURL, stderr)
+		t.Fatalf("printed %q, want %q; stderr:\n%s", lines.Text(), brokerURL, sp.stderr)
 	}
 	u, _ := url.Parse(brokerURL)
 	payload := resp3.AppendCommand(nil, []byte("GET"), []byte("k"))
@@ -182,5 +193,5 @@ func TestServeAttachesToAnExternalBroker(t *testing.T) {
 	if got := serveRequest(t, u.Host, payload); !strings.Contains(got, "source id") {
 		t.Fatalf("answer %q", got)
 	}
-	stopServe(t, cancel, done, stderr)
+	sp.stop()
 }
