@@ -8,7 +8,6 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/ssgen/ssgen/internal/protocol"
 	"github.com/ssgen/ssgen/runtime/hlc"
 )
 
@@ -201,10 +200,6 @@ func getOne(ctx context.Context, r getReq, opts GetManyOptions) getOutcome {
 		retries = 0
 	}
 	for attempt := 0; ; attempt++ {
-		if err := ctx.Err(); err != nil {
-			// Not sent: the same error a GET cut short by ctx gets.
-			return getOutcome{err: c.waitError(ctx, protocol.VerbGet, err, true)}
-		}
 		actx, cancel := ctx, context.CancelFunc(func() {})
 		if opts.KeyTimeout > 0 {
 			actx, cancel = context.WithTimeout(ctx, opts.KeyTimeout)

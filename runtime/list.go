@@ -186,11 +186,6 @@ func (l *Listing) advance(next Cursor) {
 func (l *Listing) page(ctx context.Context) ([][]byte, Cursor, error) {
 	delay := listRetryDelay
 	for attempt := 0; ; attempt++ {
-		// A page is never asked for under an ended context: invoke may
-		// still send a request whose context ends as it is sent.
-		if err := ctx.Err(); err != nil {
-			return nil, "", err
-		}
 		keys, next, err := l.c.scan(ctx, l.pattern, l.cursor)
 		if err == nil || !IsRetryable(err) || attempt >= l.retries || ctx.Err() != nil {
 			if cerr := ctx.Err(); cerr != nil && err != nil {

@@ -52,6 +52,12 @@ func (c *Client) roundTrip(parent context.Context, op string, args [][]byte, o r
 	if c.isClosing() {
 		return response{}, nil, ErrClosed
 	}
+	if err := parent.Err(); err != nil {
+		// Nothing is sent under a context that has already ended (a
+		// connection and a send slot may well be free, and paho would
+		// write the request).
+		return response{}, nil, c.waitError(parent, op, err, true)
+	}
 	deadline := time.Now().Add(c.cfg.Timeout)
 	if d, ok := parent.Deadline(); ok && d.Before(deadline) {
 		deadline = d

@@ -283,3 +283,27 @@ func TestPubackRefusalIsABrokerError(t *testing.T) {
 		t.Errorf("Stats = %+v, want one error and nothing in flight", s)
 	}
 }
+
+// A request under a context that has already ended is not sent: it fails
+// with the context's error (a deadline as a *TimeoutError), and the
+// connection, free to send, carries nothing.
+func TestEndedContextSendsNothing(t *testing.T) {
+	forEachEnv(t, func(t *testing.T, env *testEnv) {
+		c := dial(t, env.url)
+		canceled, cancel := context.WithCancel(testCtx(t))
+		cancel()
+		expired, cancel2 := context.WithDeadline(testCtx(t), time.Now().Add(-time.Second))
+		defer cancel2()
+		before := c.Stats().Requests
+		if _, _, err := c.Get(canceled, []byte("k")); !errors.Is(err, context.Canceled) {
+			t.Errorf("GET under a canceled context: %v", err)
+		}
+		var te *runtime.TimeoutError
+		if _, err := c.Set(expired, []byte("k"), []byte("v"), runtime.SetOptions{}); !errors.As(err, &te) {
+			t.Errorf("SET under an expired deadline: %v, want a *TimeoutError", err)
+		}
+		if n := c.Stats().Requests - before; n != 0 {
+			t.Errorf("%d requests sent under ended contexts", n)
+		}
+	})
+}
