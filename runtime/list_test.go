@@ -273,6 +273,7 @@ func TestParseScanPageAcceptsExactlyTheDocumentedShape(t *testing.T) {
 		{"*1\r\n$1\r\na\r\n", nil, "", false},
 		{"*1\r\n*0\r\n+OK\r\n", nil, "", false},
 		{"$1\r\na\r\n", nil, "", false},
+		{"*1\r\n*00\r\n", nil, "", false},
 	} {
 		keys, next, err := runtime.ParseScanPage([]byte(tc.payload))
 		if (err == nil) != tc.ok {
@@ -290,7 +291,7 @@ func TestParseScanPageAcceptsExactlyTheDocumentedShape(t *testing.T) {
 }
 
 func FuzzScanPage(f *testing.F) {
-	for _, s := range []string{"*1\r\n*0\r\n", "*2\r\n*1\r\n$1\r\na\r\n$2\r\n61\r\n", "*2\r\n*0\r\n$0\r\n\r\n", "*1\r\n*2147483647\r\n"} {
+	for _, s := range []string{"*1\r\n*0\r\n", "*2\r\n*1\r\n$1\r\na\r\n$2\r\n61\r\n", "*2\r\n*0\r\n$0\r\n\r\n", "*1\r\n*2147483647\r\n", "*1\r\n*00\r\n"} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, payload []byte) {

@@ -92,10 +92,12 @@ func (r *reader) length() (int, error) {
 	return n, nil
 }
 
-// parseDecimal parses a non-empty run of ASCII digits that fits in an int32
-// (no payload the broker carries is longer).
+// parseDecimal parses a length as Redis writes one: a non-empty run of ASCII
+// digits without leading zeros ("0" itself is fine) that fits in an int32 (no
+// payload the broker carries is longer). One length has one spelling, so what
+// parses re-encodes to the same bytes.
 func parseDecimal(b []byte) (int, bool) {
-	if len(b) == 0 || len(b) > 10 {
+	if len(b) == 0 || len(b) > 10 || (len(b) > 1 && b[0] == '0') {
 		return 0, false
 	}
 	n := 0
