@@ -55,21 +55,23 @@ func run(ctx context.Context, w io.Writer, opts options) (report, error) {
 		return rep, err
 	}
 
-	// The watcher prints every typed change of the three keys.
+	// The watcher prints every typed change of the three keys, starting
+	// from their current values: once it has printed those, its
+	// registrations are live and it misses no change that follows.
 	watchCtx, stopWatching := context.WithCancel(ctx)
-	var watchers sync.WaitGroup
-	var setPoints countingSet
-	watch(watchCtx, &watchers, p, therm("watcher").SetPoint(), func(v thermostat.SetPoint) string {
-		setPoints.add()
+	var watchers, ready sync.WaitGroup
+	var setPoints counter
+	watch(watchCtx, &watchers, &ready, p, therm("watcher").SetPoint(), setPoints.add, func(v thermostat.SetPoint) string {
 		return fmt.Sprintf("set point %.1f°C %s by %s", v.Celsius, v.Mode, v.UpdatedBy)
 	})
-	watch(watchCtx, &watchers, p, therm("watcher").Reading(), func(v float64) string {
+	watch(watchCtx, &watchers, &ready, p, therm("watcher").Reading(), nil, func(v float64) string {
 		return fmt.Sprintf("reading %.2f°C", v)
 	})
-	watch(watchCtx, &watchers, p, therm("watcher").Heater(), func(v thermostat.Heater) string {
+	watch(watchCtx, &watchers, &ready, p, therm("watcher").Heater(), nil, func(v thermostat.Heater) string {
 		return fmt.Sprintf("heater on=%t (commanded by %s)", v.On, v.By)
 	})
 	defer func() { stopWatching(); watchers.Wait() }()
+	ready.Wait()
 
 	// Controller A takes the owner lease first; B waits for it.
 	aCtx, freezeA := context.WithCancel(ctx)
@@ -106,12 +108,13 @@ func run(ctx context.Context, w io.Writer, opts options) (report, error) {
 	// The first run creates it; on later runs it exists, and Update
 	// declines to write (a write of the same value would still notify the
 	// watcher and give the key a new version).
-	if _, _, err := therm("operator-1").SetPoint().Update(ctx, func(cur thermostat.SetPoint, found bool) (thermostat.SetPoint, error) {
+	created, _, err := therm("operator-1").SetPoint().Update(ctx, func(cur thermostat.SetPoint, found bool) (thermostat.SetPoint, error) {
 		if found {
 			return cur, runtime.ErrSkipUpdate
 		}
 		return thermostat.SetPoint{Celsius: 20, Mode: thermostat.ModeHeat, UpdatedBy: "operator-1"}, nil
-	}); err != nil {
+	})
+	if err != nil {
 		return rep, fmt.Errorf("operator-1: initial set point: %w", err)
 	}
 	seen, err := therm("operator-1").SetPoint().Get(ctx)
@@ -119,7 +122,7 @@ func run(ctx context.Context, w io.Writer, opts options) (report, error) {
 		return rep, fmt.Errorf("operator-1: read set point: %w", err)
 	}
 	var race sync.WaitGroup
-	var wins countingSet
+	var wins counter
 	for _, op := range []struct {
 		role    string
 		celsius float64
@@ -196,8 +199,15 @@ func run(ctx context.Context, w io.Writer, opts options) (report, error) {
 		return rep, fmt.Errorf("controller-b: release: %w", err)
 	}
 	p.say("controller-b", "released the owner lease")
-	// Let the watcher print what is in flight before stopping it.
-	time.Sleep(200 * time.Millisecond)
+	// The watcher is stopped once it has seen every set-point change made
+	// here: the initial one, if this run made it, and the winning edit.
+	want := rep.ConcurrentEditsApplied
+	if created {
+		want++
+	}
+	if err := setPoints.waitFor(ctx, want); err != nil {
+		return rep, fmt.Errorf("watcher: saw %d of %d set-point changes: %w", setPoints.n(), want, err)
+	}
 	rep.SetPointChanges = setPoints.n()
 	return rep, nil
 }
@@ -222,12 +232,16 @@ func publishForever(ctx context.Context, t *thermostat.Thermostat, lease *runtim
 	}
 }
 
-// watch prints every event of k until ctx ends.
-func watch[T any](ctx context.Context, wg *sync.WaitGroup, p *printer, k *runtime.Key[T], describe func(T) string) {
+// watch prints every event of k until ctx ends, starting with k's current
+// value; ready is done once that has been printed. changed, when not nil, is
+// called for every change after it.
+func watch[T any](ctx context.Context, wg, ready *sync.WaitGroup, p *printer, k *runtime.Key[T], changed func(), describe func(T) string) {
 	wg.Add(1)
+	ready.Add(1)
 	go func() {
 		defer wg.Done()
-		for ev, err := range k.Watch(ctx) {
+		first := true
+		for ev, err := range k.WatchWith(ctx, runtime.WatchOptions{Current: true}) {
 			switch {
 			case err != nil:
 				if ctx.Err() == nil {
@@ -241,20 +255,61 @@ func watch[T any](ctx context.Context, wg *sync.WaitGroup, p *printer, k *runtim
 				p.say("watcher", "%s: currently %s", k.Name(), describe(ev.Value))
 			default:
 				p.say("watcher", "%s", describe(ev.Value))
+				if changed != nil {
+					changed()
+				}
 			}
+			if first {
+				first = false
+				ready.Done()
+			}
+		}
+		if first {
+			ready.Done() // ended before its first event
 		}
 	}()
 }
 
-// countingSet counts events from several goroutines.
-type countingSet struct {
+// counter counts events from several goroutines.
+type counter struct {
 	mu    sync.Mutex
 	count int
+	bump  chan struct{} // closed and replaced on every add
 }
 
-func (c *countingSet) add() { c.mu.Lock(); c.count++; c.mu.Unlock() }
-func (c *countingSet) n() int {
+func (c *counter) add() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.count++
+	if c.bump != nil {
+		close(c.bump)
+		c.bump = nil
+	}
+}
+
+func (c *counter) n() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.count
+}
+
+// waitFor waits until the count reaches n or ctx ends.
+func (c *counter) waitFor(ctx context.Context, n int) error {
+	for {
+		c.mu.Lock()
+		if c.count >= n {
+			c.mu.Unlock()
+			return nil
+		}
+		if c.bump == nil {
+			c.bump = make(chan struct{})
+		}
+		bump := c.bump
+		c.mu.Unlock()
+		select {
+		case <-bump:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
 }
