@@ -59,6 +59,11 @@ var (
 	ErrMissingTimestamp         = errors.New(protocol.ErrMissingTimestamp)
 	ErrMalformedTimestamp       = errors.New(protocol.ErrMalformedTimestamp)
 	ErrKeyLengthZero            = errors.New(protocol.ErrKeyLengthZero)
+
+	// ErrPersistence is ssgen serve's own answer (the real service has
+	// none): a write asked to be persisted could not be made durable, so
+	// it was neither stored nor applied in memory. Retrying is safe.
+	ErrPersistence = errors.New(protocol.ErrPersistence)
 )
 
 // serviceSentinel is the sentinel of an exact -ERR text, or nil.
@@ -88,6 +93,8 @@ func serviceSentinel(text string) error {
 		return ErrMalformedTimestamp
 	case protocol.ErrKeyLengthZero:
 		return ErrKeyLengthZero
+	case protocol.ErrPersistence:
+		return ErrPersistence
 	}
 	return nil
 }

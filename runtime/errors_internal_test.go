@@ -21,6 +21,7 @@ func TestServiceErrorsMatchTheirSentinels(t *testing.T) {
 		"missing timestamp":           ErrMissingTimestamp,
 		"malformed timestamp":         ErrMalformedTimestamp,
 		"the key length is zero":      ErrKeyLengthZero,
+		"persistence failure: the change could not be written to disk and was not applied": ErrPersistence,
 	}
 	for text, sentinel := range texts {
 		if sentinel.Error() != text {

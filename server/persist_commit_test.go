@@ -1,8 +1,11 @@
 package server_test
 
 import (
+	"context"
 	"errors"
 	"fmt"
+	"net"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,6 +15,7 @@ import (
 	"github.com/eclipse/paho.golang/packets"
 	"github.com/eclipse/paho.golang/paho"
 
+	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/server"
 	"github.com/ssgen/ssgen/server/engine"
 )
@@ -285,5 +289,37 @@ func TestGroupCommitBoundsTheAnswersOneClientHasWaiting(t *testing.T) {
 	}
 	if eng.Len() != sent {
 		t.Fatalf("%d keys, want %d", eng.Len(), sent)
+	}
+}
+
+// The runtime reads the failure as its sentinel: a typed error, not only
+// an -ERR text.
+func TestGroupCommitFailureIsErrPersistenceInTheRuntime(t *testing.T) {
+	e := newDiskEnv(t)
+	host, port, err := net.SplitHostPort(e.srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, _ := strconv.Atoi(port)
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	c, err := runtime.Dial(ctx, runtime.Config{Host: host, Port: p, ClientID: "persist-failure"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	gate := newDiskGate(e)
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.Set(ctx, []byte("k"), []byte("v"), runtime.SetOptions{Persist: true})
+		done <- err
+	}()
+	gate.held(t)
+	gate.release(errors.New("disk on fire"))
+	if err := <-done; !errors.Is(err, runtime.ErrPersistence) {
+		t.Fatalf("Set = %v, want runtime.ErrPersistence", err)
+	}
+	if _, ok := e.srv.Engine().Lookup([]byte("k")); ok {
+		t.Fatal("k stored by a failed transaction")
 	}
 }
