@@ -15,8 +15,9 @@ import (
 
 // consoleFlags are serve's flags of the web console.
 type consoleFlags struct {
-	addr, auth, tokenFile, user, clientID, allowHosts, schemaFile string
-	ui, pprof                                                     bool
+	addr, auth, tokenFile, user, clientID, allowHosts string
+	ui, pprof                                         bool
+	schema                                            schemaFlags
 }
 
 func (h *consoleFlags) register(fs *flag.FlagSet) {
@@ -27,7 +28,8 @@ func (h *consoleFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&h.user, "http-user", "", "the user name the console acts as for --authz-file rules (with --http-auth password: the signed-in user)")
 	fs.StringVar(&h.clientID, "http-client-id", console.DefaultClientID, "the client id the console acts as for --authz-file rules and in the request trace")
 	fs.StringVar(&h.allowHosts, "http-allow-hosts", "", "without authentication, host names besides localhost and IP addresses the console answers to (comma-separated)")
-	fs.StringVar(&h.schemaFile, "schema", "", "with --http or --ui: show the keys this schema (ssgen.yaml) declares by name, their values decoded as JSON, and its locks as locks")
+	fs.StringVar(&h.schema.file, "schema", "", "with --http or --ui: show the keys this schema `FILE` declares by name, their values decoded as JSON, and its locks as locks (default: $"+schemaEnv+", else ./"+defaultSchemaFile+" when there is one)")
+	fs.BoolVar(&h.schema.raw, "raw", false, "with --http or --ui: ignore any schema; the console shows values as text or hex")
 	fs.BoolVar(&h.pprof, "pprof", false, "with --http or --ui, also serve Go's profiler under /debug/pprof/ (behind the console's authentication)")
 }
 
@@ -37,8 +39,8 @@ func (h *consoleFlags) enabled() bool { return h.addr != "" || h.ui }
 // no console was asked for.
 func (h *consoleFlags) install(env *cliEnv, so *server.Options) (*console.Console, error) {
 	if !h.enabled() {
-		if h.pprof || h.auth != "" || h.tokenFile != "" || h.schemaFile != "" {
-			return nil, usageErrorf("--pprof, --http-auth, --http-token-file and --schema need --http or --ui")
+		if h.pprof || h.auth != "" || h.tokenFile != "" || h.schema.file != "" || h.schema.raw {
+			return nil, usageErrorf("--pprof, --http-auth, --http-token-file, --schema and --raw need --http or --ui")
 		}
 		return nil, nil
 	}
@@ -65,12 +67,8 @@ func (h *consoleFlags) install(env *cliEnv, so *server.Options) (*console.Consol
 	if h.allowHosts != "" {
 		o.AllowedHosts = strings.Split(h.allowHosts, ",")
 	}
-	if h.schemaFile != "" {
-		s, err := loadSchema(env, h.schemaFile)
-		if err != nil {
-			return nil, err
-		}
-		o.Schema = s
+	if o.Schema, err = h.schema.load(env); err != nil {
+		return nil, err
 	}
 	switch {
 	case h.auth == "" && isLoopback(host):

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
 	"os"
@@ -77,6 +78,7 @@ func TestServeHTTPUsageErrors(t *testing.T) {
 		{"--http", "nonsense"},
 		{"--pprof"},
 		{"--schema", "ssgen.yaml"},
+		{"--raw"},
 		{"--ui", "--schema", "/nonexistent/ssgen.yaml"},
 		{"--http", "127.0.0.1:0", "--http-token-file", "/nonexistent/token"},
 	} {
@@ -105,5 +107,32 @@ func TestServeHTTPServesSnapshots(t *testing.T) {
 	}
 	if code, _, errs := runVerb(t, "", "export", "--http", consoleURL); code != exitUsage || !strings.Contains(errs, "401") {
 		t.Fatalf("export without the token: %d %q", code, errs)
+	}
+}
+
+// The console finds its schema as the shell verbs do: --schema, else
+// $SSGEN_SCHEMA, else ./ssgen.yaml; --raw ignores any.
+func TestServeConsoleFindsTheSchemaLikeTheShellVerbs(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, defaultSchemaFile, thermostatSchema(t))
+	t.Chdir(dir)
+	for _, tc := range []struct {
+		args []string
+		want bool
+	}{
+		{[]string{"--ui"}, true},
+		{[]string{"--ui", "--raw"}, false},
+	} {
+		_, consoleURL := startServe(t, tc.args...)
+		resp, err := http.Get(consoleURL + "api/session")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var session struct{ Schema bool }
+		err = json.NewDecoder(resp.Body).Decode(&session)
+		resp.Body.Close()
+		if err != nil || session.Schema != tc.want {
+			t.Errorf("%q: session says schema %t (%v), want %t", tc.args, session.Schema, err, tc.want)
+		}
 	}
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/ssgen/ssgen/internal/schemaval"
 	"github.com/ssgen/ssgen/runtime/hlc"
+	"github.com/ssgen/ssgen/schema"
 )
 
 // schemaFlags are the flags of the shell verbs that read keys through a
@@ -30,10 +31,9 @@ func (s *schemaFlags) register(fs *flag.FlagSet) {
 	fs.BoolVar(&s.raw, "raw", false, "ignore any schema: values are bytes")
 }
 
-// resolver loads the schema the flags, the environment or the current
-// directory name, and returns its resolver, or nil when there is no
-// schema (or --raw).
-func (s *schemaFlags) resolver(env *cliEnv) (*schemaval.Resolver, error) {
+// load loads the schema the flags, the environment or the current
+// directory name; nil when there is none (or --raw).
+func (s *schemaFlags) load(env *cliEnv) (*schema.Schema, error) {
 	if s.raw {
 		return nil, nil
 	}
@@ -52,6 +52,15 @@ func (s *schemaFlags) resolver(env *cliEnv) (*schemaval.Resolver, error) {
 		if implicit {
 			fmt.Fprintf(env.stderr, "(%s was found in the current directory; --raw ignores it)\n", file)
 		}
+		return nil, err
+	}
+	return sc, nil
+}
+
+// resolver is load's schema as a resolver; nil when there is no schema.
+func (s *schemaFlags) resolver(env *cliEnv) (*schemaval.Resolver, error) {
+	sc, err := s.load(env)
+	if sc == nil || err != nil {
 		return nil, err
 	}
 	return schemaval.NewResolver(sc), nil
