@@ -126,7 +126,8 @@ func (c *Console) apiDelete(w http.ResponseWriter, r *http.Request) {
 }
 
 func (c *Console) exec(w http.ResponseWriter, r *http.Request, er server.ExecRequest) {
-	er.Client = c.principal(r).ClientID
+	pr := c.principal(r)
+	er.Client = pr.ClientID
 	res := c.srv.Exec(er)
 	var t traceRecord
 	t.status = 200
@@ -140,6 +141,6 @@ func (c *Console) exec(w http.ResponseWriter, r *http.Request, er server.ExecReq
 		t.errText = out.Error
 	}
 	out.Result = t.resultText()
-	c.log.Info("console: write", "verb", string(er.Args[0]), "key", display(er.Args[1]), "result", out.Result, "remote", r.RemoteAddr)
+	c.log.Info("console: write", "verb", string(er.Args[0]), "key", display(er.Args[1]), "result", out.Result, "user", pr.Username, "remote", r.RemoteAddr)
 	writeJSON(w, http.StatusOK, out)
 }
