@@ -38,6 +38,11 @@ type Client struct {
 
 	patterns patternHub // WatchPattern iterations, told of reconnects and own writes
 
+	// notif is the refusal of the notification subscription on the latest
+	// connection (the live one, or the last one while reconnecting); nil
+	// while it is granted.
+	notif atomic.Pointer[notifyRefusedError]
+
 	st counters
 }
 
@@ -129,6 +134,22 @@ func (c *Client) background(f func()) {
 		defer c.bg.Done()
 		f()
 	}()
+}
+
+// NotificationsErr is nil while the broker grants this client's
+// subscription to its notification topic. Otherwise it is the error
+// (matching ErrNotificationsUnavailable, unwrapping to the SUBACK's
+// *BrokerError) with which every watch and KeyNotify fails at once:
+// requests work, notifications cannot. It reports the latest connection,
+// the live one or, while reconnecting, the last one. Every connection
+// subscribes again, except one that resumed a session which holds the
+// subscription already, so a broker that grants it again (its rules
+// changed) makes watches work again from the next connection on.
+func (c *Client) NotificationsErr() error {
+	if e := c.notif.Load(); e != nil {
+		return e
+	}
+	return nil
 }
 
 // ClientID is the MQTT client id, also the HLC node id and __srcId.

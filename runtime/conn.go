@@ -38,6 +38,10 @@ type conn struct {
 	recvMax int
 	maxPkt  int // the broker's Maximum Packet Size, 0 when unlimited
 	up      time.Time
+	// notifErr is the broker's refusal of the notification subscription
+	// on this connection; nil when it is granted. KEYNOTIFY is not sent
+	// on a connection that has one.
+	notifErr *notifyRefusedError
 }
 
 // packetTimeout disables paho's own per-packet timeout (10 s by default,
@@ -116,15 +120,20 @@ func (c *Client) connect(ctx context.Context, first bool) (*conn, error) {
 	}
 	// A resumed session keeps its subscriptions; the first connection
 	// subscribes whatever the broker says, since an old session under this
-	// id may hold other options.
-	if first || !connack.SessionPresent {
+	// id may hold other options. A resumed session lacks the notification
+	// subscription if the broker refused it before: it is asked for again,
+	// alone, since the broker's rules may have changed.
+	prev := c.notif.Load()
+	cn.notifErr = prev
+	if whole := first || !connack.SessionPresent; whole || prev != nil {
 		// A connection lost meanwhile must not leave the SUBACK wait to the
 		// connect timeout: nothing answers it any more.
 		sctx, scancel := context.WithCancel(ctx)
 		stop := context.AfterFunc(cctx, scancel)
-		err := c.subscribe(sctx, pc)
+		notifErr, err := c.subscribe(sctx, pc, whole)
 		stop()
 		scancel()
+		cn.notifErr = notifErr
 		if err != nil {
 			_ = pc.Disconnect(&paho.Disconnect{ReasonCode: 0})
 			ccancel(err)
@@ -138,27 +147,53 @@ func (c *Client) connect(ctx context.Context, first bool) (*conn, error) {
 	cn.up = time.Now()
 	c.st.connects.Add(1)
 	c.log.Info("connected", "addr", c.cfg.addr(), "session_present", connack.SessionPresent, "receive_maximum", cn.recvMax)
+	switch {
+	case cn.notifErr != nil:
+		c.log.Warn("connected without notifications: the broker refused the notification subscription; "+
+			"requests work, but every watch and KEYNOTIFY fails with ErrNotificationsUnavailable "+
+			"(grant this client a subscription to its notification topic to use them)",
+			"topic", cn.notifErr.filter, "reason_code", fmt.Sprintf("0x%02X", cn.notifErr.suback.ReasonCode))
+	case prev != nil:
+		c.log.Info("notifications available again: the broker granted the notification subscription", "topic", c.notifyPrefix+"+")
+	}
 	return cn, nil
 }
 
-// subscribe takes the response topic and this client's notification
-// topics, QoS 1 with No Local (a client never wants its own requests back).
-func (c *Client) subscribe(ctx context.Context, pc *paho.Client) error {
-	sa, err := pc.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{
+// subscribe takes the response topic (when withResponse) and this
+// client's notification topics, QoS 1 with No Local (a client never wants
+// its own requests back), in one SUBSCRIBE whose SUBACK has a reason code
+// per subscription. A refused response topic fails the connection
+// (nothing can work without it: a *BrokerError); a refused notification
+// topic only takes notifications away (notifErr, with err nil).
+func (c *Client) subscribe(ctx context.Context, pc *paho.Client, withResponse bool) (notifErr *notifyRefusedError, err error) {
+	filter := c.notifyPrefix + "+"
+	subs := []paho.SubscribeOptions{
 		{Topic: c.respTopic, QoS: 1, NoLocal: true},
-		{Topic: c.notifyPrefix + "+", QoS: 1, NoLocal: true},
-	}})
-	if err != nil {
-		if sa != nil {
-			for _, code := range sa.Reasons {
-				if code >= 0x80 {
-					return &BrokerError{Packet: "SUBACK", ReasonCode: code}
-				}
-			}
-		}
-		return err
+		{Topic: filter, QoS: 1, NoLocal: true},
 	}
-	return nil
+	if !withResponse {
+		subs = subs[1:]
+	}
+	// paho returns the SUBACK along with an error when any code is a
+	// refusal; the codes say which.
+	sa, err := pc.Subscribe(ctx, &paho.Subscribe{Subscriptions: subs})
+	if sa == nil {
+		return nil, err
+	}
+	if len(sa.Reasons) != len(subs) {
+		return nil, fmt.Errorf("SUBACK with %d reason codes for %d subscriptions", len(sa.Reasons), len(subs))
+	}
+	reason := ""
+	if sa.Properties != nil {
+		reason = sa.Properties.ReasonString
+	}
+	if withResponse && sa.Reasons[0] >= 0x80 {
+		return nil, &BrokerError{Packet: "SUBACK", ReasonCode: sa.Reasons[0], Reason: reason}
+	}
+	if code := sa.Reasons[len(subs)-1]; code >= 0x80 {
+		return &notifyRefusedError{filter: filter, suback: &BrokerError{Packet: "SUBACK", ReasonCode: code, Reason: reason}}, nil
+	}
+	return nil, nil
 }
 
 func (c *Client) connectPacket(first bool) (*paho.Connect, error) {
@@ -356,6 +391,7 @@ func (c *Client) run(cn *conn) {
 func (c *Client) setConn(cn *conn) {
 	c.mu.Lock()
 	c.cur = cn
+	c.notif.Store(cn.notifErr)
 	close(c.ready)
 	c.mu.Unlock()
 	c.sem.setLimit(cn.recvMax)

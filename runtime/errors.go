@@ -185,6 +185,35 @@ func (e *BrokerError) Is(target error) bool {
 	return target == ErrNotAuthorized && (e.ReasonCode == 0x87 || e.ReasonCode == 0x86)
 }
 
+// ErrNotificationsUnavailable: the broker refused this client's
+// subscription to its notification topic (its SUBACK gave that
+// subscription a reason code of 0x80 or more, typically 0x87 Not
+// authorized), so no notification can reach the client. The client is
+// connected and its requests work; Watch, WatchWith, Key.Watch,
+// WatchPattern, WatchGroup and KeyNotify fail with it at once, without
+// sending KEYNOTIFY, and a running watch ends with it when a reconnection
+// finds the subscription refused. The error also unwraps to the
+// *BrokerError with the SUBACK reason code (errors.As), so a 0x87 refusal
+// matches ErrNotAuthorized too. Client.NotificationsErr reports it.
+var ErrNotificationsUnavailable = errors.New("statestore: notifications unavailable")
+
+// notifyRefusedError is ErrNotificationsUnavailable with the refusal: the
+// filter the broker refused and its SUBACK.
+type notifyRefusedError struct {
+	filter string
+	suback *BrokerError
+}
+
+func (e *notifyRefusedError) Error() string {
+	return prefix + "notifications unavailable, watches cannot work: the subscription to " + e.filter + " was refused: " + bare(e.suback)
+}
+
+// Is matches ErrNotificationsUnavailable.
+func (e *notifyRefusedError) Is(target error) bool { return target == ErrNotificationsUnavailable }
+
+// Unwrap returns the SUBACK's *BrokerError.
+func (e *notifyRefusedError) Unwrap() error { return e.suback }
+
 // ErrTooLarge is matched by a *PacketTooLargeError.
 var ErrTooLarge = errors.New("statestore: request larger than the broker accepts")
 

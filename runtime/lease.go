@@ -118,7 +118,9 @@ func (l *Lock) attempt(ctx context.Context, holder []byte) (*Lease, bool, error)
 // Acquire waits until it takes the lock or ctx ends. While it waits it
 // watches the lock key, so it tries again as soon as the holder releases
 // the lock or its lease expires; it also polls, in case a notification is
-// missed.
+// missed. When the broker refuses the client's notifications
+// (ErrNotificationsUnavailable) it only polls: every half TTL, between
+// 20 ms and 2 s, with jitter.
 //
 // ctx also bounds the lease's life: the lease renews itself every third of
 // the TTL until Release is called or ctx ends. When ctx ends renewal stops

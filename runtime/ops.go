@@ -164,6 +164,8 @@ func (c *Client) VDel(ctx context.Context, key, value []byte, opts DelOptions) (
 // KeyNotify registers this client for notifications about key. It is the
 // raw command: Watch manages registrations itself (one per key, renewed
 // after every reconnect), and mixing the two on one key confuses both.
+// While the broker refuses the client's notification subscription it
+// fails with ErrNotificationsUnavailable and sends nothing.
 func (c *Client) KeyNotify(ctx context.Context, key []byte) error {
 	_, err := c.keyNotify(ctx, key, false)
 	return err
@@ -185,7 +187,14 @@ func (c *Client) keyNotify(ctx context.Context, key []byte, stop bool) (*conn, e
 	if stop {
 		args, op = argBuf[:3], protocol.VerbKeyNotify+" "+protocol.OptStop
 	}
-	r, cn, err := c.invoke(ctx, op, args, reqOpts{})
+	if !stop {
+		// A registration whose notifications cannot reach this client
+		// would only have the service publish into the void.
+		if err := c.NotificationsErr(); err != nil {
+			return nil, err
+		}
+	}
+	r, cn, err := c.invoke(ctx, op, args, reqOpts{notify: !stop})
 	if err != nil {
 		return cn, err
 	}

@@ -59,10 +59,19 @@ type PatternWatchOptions struct {
 // on with a key nobody watches. A rescan that fails yields its error and
 // the watch goes on; a failed first listing ends it. The iteration ends
 // when ctx ends or the Client closes.
+//
+// While the broker refuses the client's notification subscription
+// (Client.NotificationsErr), WatchPattern yields ErrNotificationsUnavailable
+// at once and ends, before listing anything; a running one yields it and
+// ends when a reconnection finds the subscription refused.
 func (c *Client) WatchPattern(ctx context.Context, pattern string, opts PatternWatchOptions) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		if pattern == "" {
 			yield(Event{}, invalidArg("empty pattern"))
+			return
+		}
+		if err := c.NotificationsErr(); err != nil {
+			yield(Event{}, err)
 			return
 		}
 		ctx, cancel := context.WithCancel(ctx)
@@ -166,6 +175,12 @@ func (pw *patternWatch) run(yield func(Event, error) bool) {
 			rescan = pw.rescan.Swap(false)
 		}
 		if rescan {
+			// A reconnection without notifications ends the watch even
+			// when it watches no key yet (its keys' watches end too).
+			if err := pw.c.NotificationsErr(); err != nil {
+				yield(Event{}, err)
+				return
+			}
 			if err := pw.scan(true); err != nil {
 				if pw.ctx.Err() != nil || errors.Is(err, ErrClosed) {
 					return

@@ -21,6 +21,10 @@ import (
 type reqOpts struct {
 	fencing hlc.HLC // __ft when non-zero
 	persist bool    // aio-persistence=true
+	// notify: the request registers for notifications (KEYNOTIFY without
+	// STOP), so it is not sent on a connection whose notification
+	// subscription the broker refused.
+	notify bool
 }
 
 // response is a decoded, checked state store response.
@@ -91,6 +95,9 @@ func (c *Client) roundTrip(parent context.Context, op string, args [][]byte, o r
 			if cn, err = c.current(ctx); err != nil {
 				return response{}, nil, c.waitError(parent, op, err, false)
 			}
+		}
+		if o.notify && cn.notifErr != nil {
+			return response{}, cn, cn.notifErr
 		}
 		pub := c.envelope(cl, ts, o, deadline)
 		if cn.maxPkt > 0 {

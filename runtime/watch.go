@@ -61,6 +61,13 @@ type Event struct {
 // the key's current state instead of the changes it missed. Errors are
 // yielded; the iteration continues after a Resync that failed and ends
 // after a registration the service refused.
+//
+// While the broker refuses the client's notification subscription
+// (Client.NotificationsErr), Watch yields ErrNotificationsUnavailable at
+// once and ends without sending KEYNOTIFY; a running Watch whose
+// reconnection finds the subscription refused yields it and ends, as for
+// a refused registration. Start a new Watch once the broker grants the
+// subscription again.
 func (c *Client) Watch(ctx context.Context, key []byte) iter.Seq2[Event, error] {
 	return c.WatchWith(ctx, key, WatchOptions{})
 }
@@ -79,6 +86,10 @@ type WatchOptions struct {
 func (c *Client) WatchWith(ctx context.Context, key []byte, opts WatchOptions) iter.Seq2[Event, error] {
 	return func(yield func(Event, error) bool) {
 		if err := checkKey(key); err != nil {
+			yield(Event{}, err)
+			return
+		}
+		if err := c.NotificationsErr(); err != nil {
 			yield(Event{}, err)
 			return
 		}
@@ -379,7 +390,12 @@ func (r *registry) reregister(cn *conn, ks *keyState) {
 			r.mu.RUnlock()
 			return
 		case !IsRetryable(err) && !errors.Is(err, context.Canceled) && !errors.Is(err, ErrClosed):
-			c.log.Warn("KEYNOTIFY refused after reconnect", "key", string(ks.key), "err", err)
+			if errors.Is(err, ErrNotificationsUnavailable) {
+				// Not sent; the connection warned once for all keys.
+				c.log.Debug("watch ended: notifications unavailable", "key", string(ks.key))
+			} else {
+				c.log.Warn("KEYNOTIFY refused after reconnect", "key", string(ks.key), "err", err)
+			}
 			r.mu.RLock()
 			for w := range ks.watchers {
 				w.failed.Store(&err)
