@@ -33,6 +33,7 @@ type Broker struct {
 	dir  string
 	port int
 	acl  string // mosquitto acl_file contents; "" for none
+	dyn  *dynsec // the dynamic security plugin's rules; nil for none
 
 	mu  sync.Mutex
 	cmd *exec.Cmd
@@ -51,7 +52,7 @@ func Mosquitto(t testing.TB) string {
 // when the test ends.
 func Start(t testing.TB) *Broker {
 	t.Helper()
-	return start(t, "")
+	return start(t, "", nil)
 }
 
 // StartWithACL starts a broker that enforces acl, the contents of a
@@ -59,10 +60,10 @@ func Start(t testing.TB) *Broker {
 // (anonymous) clients of tests.
 func StartWithACL(t testing.TB, acl string) *Broker {
 	t.Helper()
-	return start(t, acl)
+	return start(t, acl, nil)
 }
 
-func start(t testing.TB, acl string) *Broker {
+func start(t testing.TB, acl string, dyn *dynsec) *Broker {
 	t.Helper()
 	bin, err := find()
 	if err != nil {
@@ -71,7 +72,7 @@ func start(t testing.TB, acl string) *Broker {
 		}
 		t.Skipf("brokertest: %v", err)
 	}
-	b := &Broker{t: t, bin: bin, dir: t.TempDir(), acl: acl}
+	b := &Broker{t: t, bin: bin, dir: t.TempDir(), acl: acl, dyn: dyn}
 	t.Cleanup(func() {
 		b.Stop()
 		if t.Failed() {
@@ -163,6 +164,13 @@ connection_messages true
 			return err
 		}
 		conf += "acl_file " + aclPath + "\n"
+	}
+	if b.dyn != nil {
+		dconf, err := b.dyn.config(b.dir)
+		if err != nil {
+			return err
+		}
+		conf += dconf
 	}
 	if os.Geteuid() == 0 {
 		// As root mosquitto would drop to "nobody", who cannot write the
