@@ -32,7 +32,7 @@ type Broker struct {
 	bin  string
 	dir  string
 	port int
-	acl  string // mosquitto acl_file contents; "" for none
+	acl  string  // mosquitto acl_file contents; "" for none
 	dyn  *dynsec // the dynamic security plugin's rules; nil for none
 
 	mu  sync.Mutex
