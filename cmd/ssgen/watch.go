@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"strconv"
@@ -67,6 +68,9 @@ func runWatch(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	defer c.Close()
+	if err := c.NotificationsErr(); err != nil {
+		return notificationsRefused(c, err)
+	}
 
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -91,11 +95,29 @@ func runWatch(ctx context.Context, env *cliEnv, args []string) error {
 	return fatal
 }
 
+// notificationsRefused is the exit-2 error of a connection whose
+// notification subscription the broker refused: one message for all the
+// keys, saying what to change.
+func notificationsRefused(c *runtime.Client, err error) error {
+	code := ""
+	var be *runtime.BrokerError
+	if errors.As(err, &be) {
+		code = fmt.Sprintf(" (SUBACK reason 0x%02X)", be.ReasonCode)
+	}
+	return &exitError{code: exitUsage, err: fmt.Errorf("notifications unavailable: the broker refused client id %q the subscription to its notification topic %s%s, so no key can be watched; "+
+		"grant the client that subscription (ssgen authz grants it only to clients named by id)",
+		c.ClientID(), runtime.NotifyTopicPrefix(c.ClientID())+"+", code)}
+}
+
 // watchKey prints key's events until ctx ends. An error the iteration
 // survives goes to stderr; one that ends it is returned.
 func watchKey(ctx context.Context, c *runtime.Client, env *cliEnv, key []byte, opts runtime.WatchOptions, f eventFormat, out *lineWriter) error {
 	var last error
 	for ev, err := range c.WatchWith(ctx, key, opts) {
+		if errors.Is(err, runtime.ErrNotificationsUnavailable) {
+			last = err // it ends every key's watch: said once, by runWatch
+			continue
+		}
 		if err != nil {
 			last = err
 			out.warn(env.stderr, "ssgen watch: %s: %s\n", f.key(key), libText(err))
@@ -112,6 +134,9 @@ func watchKey(ctx context.Context, c *runtime.Client, env *cliEnv, key []byte, o
 	}
 	if ctx.Err() != nil {
 		return nil
+	}
+	if errors.Is(last, runtime.ErrNotificationsUnavailable) {
+		return notificationsRefused(c, last)
 	}
 	if last != nil {
 		// The cause is already on stderr, one line above.
