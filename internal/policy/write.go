@@ -174,9 +174,9 @@ func ruleComment(r Rule, inexact bool) string {
 	if inexact {
 		c += "\nClients named by a wildcard, user name or attributes get no notification\n" +
 			"subscription: its topic holds the client id's hex, which no token\n" +
-			"substitution spells. The broker delivers their notifications all the\n" +
-			"same, but the ssgen runtime subscribes and fails to connect when refused:\n" +
-			"name its clients by id, or grant them their notification topics."
+			"substitution spells. The ssgen runtime connects without it and its\n" +
+			"requests work, but its watches fail (ErrNotificationsUnavailable): to\n" +
+			"watch keys, name its clients by id, or grant them their notification topics."
 	}
 	return c
 }
