@@ -81,6 +81,15 @@ type Config struct {
 	// WatchBuffer is each watcher's event buffer; a watcher that lets it
 	// fill up gets one Resync event instead of the events it missed.
 	WatchBuffer int
+	// NotifyWithoutSubscription says the broker delivers notifications
+	// into the client's session whether or not it holds a subscription to
+	// its notification topic, as the Azure IoT Operations broker and ssgen
+	// serve's embedded broker do. Watches then work even when the broker
+	// refuses that subscription (the client still asks for it and logs the
+	// refusal); by default they fail with ErrNotificationsUnavailable,
+	// since a broker that routes only to subscribers, mosquitto for one,
+	// would drop every notification.
+	NotifyWithoutSubscription bool
 	// MaxDrift is how far ahead of the local clock a received __ts may be
 	// (one minute by default, as in the official clients).
 	MaxDrift time.Duration

@@ -133,6 +133,11 @@ func (c *Client) connect(ctx context.Context, first bool) (*conn, error) {
 		notifErr, err := c.subscribe(sctx, pc, whole)
 		stop()
 		scancel()
+		if notifErr != nil && c.cfg.NotifyWithoutSubscription {
+			c.log.Warn("the broker refused the notification subscription; watching anyway (Config.NotifyWithoutSubscription: the broker delivers notifications without one)",
+				"topic", notifErr.filter, "reason_code", fmt.Sprintf("0x%02X", notifErr.suback.ReasonCode))
+			notifErr = nil
+		}
 		cn.notifErr = notifErr
 		if err != nil {
 			_ = pc.Disconnect(&paho.Disconnect{ReasonCode: 0})

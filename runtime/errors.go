@@ -195,6 +195,8 @@ func (e *BrokerError) Is(target error) bool {
 // finds the subscription refused. The error also unwraps to the
 // *BrokerError with the SUBACK reason code (errors.As), so a 0x87 refusal
 // matches ErrNotAuthorized too. Client.NotificationsErr reports it.
+// Config.NotifyWithoutSubscription turns the refusal into a log line, for
+// brokers that deliver notifications without a subscription.
 var ErrNotificationsUnavailable = errors.New("statestore: notifications unavailable")
 
 // notifyRefusedError is ErrNotificationsUnavailable with the refusal: the

@@ -214,6 +214,35 @@ func TestNotificationsGrantedByTheSameRules(t *testing.T) {
 	}
 }
 
+// With Config.NotifyWithoutSubscription (for a broker that delivers
+// notifications into the session without a subscription, as Azure IoT
+// Operations' does) the refusal is logged and watches register anyway.
+// mosquitto is not such a broker, so only the registration is checked.
+func TestNotifyWithoutSubscriptionWatchesAnyway(t *testing.T) {
+	env := startRules(t, rulesNoNotify)
+	cfg, logs := loggedConfig(t, env.url)
+	cfg.NotifyWithoutSubscription = true
+	c := dialConfig(t, cfg)
+	ctx := testCtx(t)
+	if err := c.NotificationsErr(); err != nil {
+		t.Fatalf("NotificationsErr: %v", err)
+	}
+	if logs.count("watching anyway") != 1 {
+		t.Error("the refusal was not logged")
+	}
+	wctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	for ev, err := range c.WatchWith(wctx, []byte("c/1"), runtime.WatchOptions{Current: true}) {
+		if err != nil || ev.Kind != runtime.EventResync {
+			t.Fatalf("first event %+v, %v; want the current state", ev, err)
+		}
+		break
+	}
+	if _, notify := env.counts(c.ClientID()); notify == 0 {
+		t.Error("the service saw no KEYNOTIFY of the watch")
+	}
+}
+
 // watchSees starts a Watch of key, sets the key, and waits for the event.
 func watchSees(t *testing.T, ctx context.Context, c *runtime.Client, key string) {
 	t.Helper()
