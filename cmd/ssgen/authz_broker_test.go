@@ -112,6 +112,18 @@ func TestBrokerRulesOfRolesWithoutNotifyTopic(t *testing.T) {
 		t.Errorf("ssgen watch without notifications: exit %d, stderr %q; want 2 and one message naming the topic to grant", r.code, r.stderr)
 	}
 
+	// With --notify-without-subscription it watches (mosquitto delivers no
+	// notification without a subscription, so only the start is seen).
+	console := dial("console")
+	if _, err := console.Set(ctx, []byte("version"), []byte("0"), runtime.SetOptions{}); err != nil {
+		t.Fatalf("console SET: %v", err)
+	}
+	out, stop := startWatch(t, url, "--client-id", "audit-1", "--current", "--notify-without-subscription", "version")
+	waitFor(t, "the RESYNC line", func() bool { return strings.Contains(out.String(), "RESYNC version 0") })
+	if r := stop(); r.code != exitOK {
+		t.Errorf("ssgen watch --notify-without-subscription: exit %d, stderr %q", r.code, r.stderr)
+	}
+
 	auditor := dial("audit-1")
 	if err := auditor.NotificationsErr(); !errors.Is(err, runtime.ErrNotificationsUnavailable) {
 		t.Fatalf("audit-1: NotificationsErr %v, want ErrNotificationsUnavailable", err)
@@ -127,7 +139,6 @@ func TestBrokerRulesOfRolesWithoutNotifyTopic(t *testing.T) {
 			t.Fatalf("audit-1 Watch: %v, want ErrNotificationsUnavailable", err)
 		}
 	}
-	console := dial("console")
 	if err := console.NotificationsErr(); err != nil {
 		t.Fatalf("console: NotificationsErr %v", err)
 	}

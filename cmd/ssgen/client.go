@@ -22,6 +22,8 @@ type connFlags struct {
 	clientID string
 	timeout  time.Duration
 	source   string // where the broker came from, "" for the default
+	// notifyAnyway is watch's --notify-without-subscription.
+	notifyAnyway bool
 }
 
 // The broker a shell verb talks to when nothing names one.
@@ -85,6 +87,7 @@ func (c *connFlags) config(env *cliEnv, oneShot bool) (runtime.Config, error) {
 	}
 	cfg.Timeout = c.timeout
 	cfg.ConnectTimeout = c.timeout
+	cfg.NotifyWithoutSubscription = c.notifyAnyway
 	// A person waiting at a prompt wants a refused connection or a TLS
 	// mismatch reported now, not after retrying for --timeout.
 	cfg.DialOnce = true

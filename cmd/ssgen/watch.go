@@ -44,6 +44,7 @@ func runWatch(ctx context.Context, env *cliEnv, args []string) error {
 	asJSON := fs.Bool("json", false, `print JSON lines: {"event":"set"|"delete"|"resync","key":K,"value":V,"version":H,...}`)
 	keyHex := fs.Bool("key-hex", false, "KEYs are given, and printed, as hex")
 	current := fs.Bool("current", false, "first print each KEY's current state as a RESYNC line")
+	fs.BoolVar(&cf.notifyAnyway, "notify-without-subscription", false, "watch even if the broker refuses the notification subscription: for brokers that deliver notifications without one (Azure IoT Operations')")
 	pos, _, help, err := parseArgs(fs, args, 0)
 	if help || err != nil {
 		return err
@@ -105,7 +106,7 @@ func notificationsRefused(c *runtime.Client, err error) error {
 		code = fmt.Sprintf(" (SUBACK reason 0x%02X)", be.ReasonCode)
 	}
 	return &exitError{code: exitUsage, err: fmt.Errorf("notifications unavailable: the broker refused client id %q the subscription to its notification topic %s%s, so no key can be watched; "+
-		"grant the client that subscription (ssgen authz grants it only to clients named by id)",
+		"grant the client that subscription (ssgen authz grants it only to clients named by id), or, on a broker that delivers notifications without one (Azure IoT Operations'), pass --notify-without-subscription",
 		c.ClientID(), runtime.NotifyTopicPrefix(c.ClientID())+"+", code)}
 }
 
