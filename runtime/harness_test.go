@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ssgen/ssgen/internal/brokertest"
+	"github.com/ssgen/ssgen/internal/testwait"
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/server"
 	"github.com/ssgen/ssgen/server/servertest"
@@ -105,13 +106,7 @@ const waitBound = 10 * time.Second
 // waitFor polls cond until it holds, failing the test after waitBound.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitBound)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.Until(t, waitBound, what, cond)
 }
 
 // receive waits for a value from ch, failing the test after waitBound.

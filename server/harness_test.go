@@ -14,6 +14,7 @@ import (
 
 	"github.com/ssgen/ssgen/internal/brokertest"
 	"github.com/ssgen/ssgen/internal/protocol"
+	"github.com/ssgen/ssgen/internal/testwait"
 	"github.com/ssgen/ssgen/runtime/hlc"
 	"github.com/ssgen/ssgen/runtime/resp3"
 	"github.com/ssgen/ssgen/server"
@@ -326,11 +327,5 @@ func btoi(b bool) int {
 // action until it succeeds.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(3 * wait)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.Until(t, 3*wait, what, cond)
 }

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ssgen/ssgen/internal/brokertest"
+	"github.com/ssgen/ssgen/internal/testwait"
 	"github.com/ssgen/ssgen/server/servertest"
 )
 
@@ -36,13 +37,7 @@ var bothStores = []struct {
 // way to wait for a condition or to retry an action until it succeeds.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.Until(t, 10*time.Second, what, cond)
 }
 
 // refusedAddr is a loopback address nothing listens on: a port just

@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ssgen/ssgen/internal/testwait"
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/server"
 	"github.com/ssgen/ssgen/server/servertest"
@@ -77,13 +78,7 @@ const waitBound = 20 * time.Second
 // until it succeeds.
 func waitFor(t testing.TB, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(waitBound)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(5 * time.Millisecond)
-	}
+	testwait.Until(t, waitBound, what, cond)
 }
 
 func startRestartable(t testing.TB) *restartable {

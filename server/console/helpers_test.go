@@ -15,6 +15,7 @@ import (
 
 	"github.com/eclipse/paho.golang/paho"
 
+	"github.com/ssgen/ssgen/internal/testwait"
 	"github.com/ssgen/ssgen/server"
 	"github.com/ssgen/ssgen/server/console"
 	"github.com/ssgen/ssgen/server/engine"
@@ -196,11 +197,5 @@ func dialRaw(t *testing.T, srv *server.Server, id string, filters ...string) *pa
 // bound: this package's one way to wait for a condition.
 func waitFor(t *testing.T, what string, cond func() bool) {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("gave up waiting for %s", what)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+	testwait.Until(t, 10*time.Second, what, cond)
 }
