@@ -58,23 +58,38 @@ func Rules(s *schema.Schema) []Rule {
 func resources(perms []*schema.Permission) []Resource {
 	var out []Resource
 	for _, a := range []schema.Access{schema.AccessRead, schema.AccessWrite, schema.AccessReadWrite} {
-		for _, wantExact := range []bool{true, false} {
-			res := Resource{KeyType: "Pattern", Method: a.String()}
-			if wantExact {
-				res.KeyType = "String"
+		var paths []schema.Path
+		for _, p := range perms {
+			if p.Access == a {
+				paths = append(paths, p.Path())
 			}
-			seen := map[string]bool{}
-			for _, p := range perms {
-				glob, exact := p.Path().Glob()
-				if p.Access != a || exact != wantExact || seen[glob] {
-					continue
-				}
-				seen[glob] = true
-				res.Keys = append(res.Keys, glob)
+		}
+		out = append(out, byKeyType(a.String(), paths)...)
+	}
+	return out
+}
+
+// byKeyType returns the resources of method that name paths: one String
+// resource of the exact keys, then one Pattern resource of the others,
+// each without repeats and in the order given, leaving out an empty one.
+func byKeyType(method string, paths []schema.Path) []Resource {
+	var out []Resource
+	for _, wantExact := range []bool{true, false} {
+		res := Resource{KeyType: "Pattern", Method: method}
+		if wantExact {
+			res.KeyType = "String"
+		}
+		seen := map[string]bool{}
+		for _, p := range paths {
+			glob, exact := p.Glob()
+			if exact != wantExact || seen[glob] {
+				continue
 			}
-			if len(res.Keys) > 0 {
-				out = append(out, res)
-			}
+			seen[glob] = true
+			res.Keys = append(res.Keys, glob)
+		}
+		if len(res.Keys) > 0 {
+			out = append(out, res)
 		}
 	}
 	return out
@@ -111,26 +126,13 @@ func NotifyTopic(clientID string) string {
 // method) of the keys of s marked persist: true, exact keys first, each in
 // schema order.
 func PersistResources(s *schema.Schema) []Resource {
-	var out []Resource
-	for _, wantExact := range []bool{true, false} {
-		res := Resource{KeyType: "Pattern"}
-		if wantExact {
-			res.KeyType = "String"
-		}
-		seen := map[string]bool{}
-		for _, k := range s.AllKeys() {
-			glob, exact := k.FullPath().Glob()
-			if !k.Persist || exact != wantExact || seen[glob] {
-				continue
-			}
-			seen[glob] = true
-			res.Keys = append(res.Keys, glob)
-		}
-		if len(res.Keys) > 0 {
-			out = append(out, res)
+	var paths []schema.Path
+	for _, k := range s.AllKeys() {
+		if k.Persist {
+			paths = append(paths, k.FullPath())
 		}
 	}
-	return out
+	return byKeyType("", paths)
 }
 
 // AlsoPersisted lists, for each key marked persist: true, the keys and
