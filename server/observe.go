@@ -103,19 +103,10 @@ func statusCode(v string) int {
 // commands the engine knows (no allocation), else as sent, cut to 32
 // bytes.
 func verbName(b []byte) string {
-	switch string(b) {
-	case protocol.VerbSet:
-		return protocol.VerbSet
-	case protocol.VerbGet:
-		return protocol.VerbGet
-	case protocol.VerbDel:
-		return protocol.VerbDel
-	case protocol.VerbVDel:
-		return protocol.VerbVDel
-	case protocol.VerbKeyNotify:
-		return protocol.VerbKeyNotify
-	case protocol.VerbScan:
-		return protocol.VerbScan
+	for _, v := range protocol.Verbs {
+		if string(b) == v {
+			return v
+		}
 	}
 	if len(b) > 32 {
 		b = b[:32]

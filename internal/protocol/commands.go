@@ -11,6 +11,9 @@ const (
 	VerbScan      = "SCAN"
 )
 
+// Verbs lists the verbs the service knows.
+var Verbs = [...]string{VerbSet, VerbGet, VerbDel, VerbVDel, VerbKeyNotify, VerbScan}
+
 // Options of SET (OptNX, OptNEX, OptPX followed by milliseconds) and of
 // KEYNOTIFY (OptStop).
 const (

@@ -12,7 +12,7 @@ import (
 // Metric label values. Verbs outside the protocol's are "other", requests
 // that were never decoded "none", so that no client can grow a label set.
 var (
-	metricVerbs   = [...]string{protocol.VerbSet, protocol.VerbGet, protocol.VerbDel, protocol.VerbVDel, protocol.VerbKeyNotify, protocol.VerbScan, "other", "none"}
+	metricVerbs   = [len(protocol.Verbs) + 2]string(append(protocol.Verbs[:], "other", "none"))
 	metricResults = [...]string{"ok", "error", "refused", "dropped"}
 )
 
@@ -135,24 +135,17 @@ func (m *metrics) request(ev *server.RequestEvent) {
 	m.latency[v].Observe(ev.Latency.Seconds())
 }
 
+// verbIndex is verb's index in metricVerbs.
 func verbIndex(verb string) int {
-	switch verb {
-	case protocol.VerbSet:
-		return 0
-	case protocol.VerbGet:
-		return 1
-	case protocol.VerbDel:
-		return 2
-	case protocol.VerbVDel:
-		return 3
-	case protocol.VerbKeyNotify:
-		return 4
-	case protocol.VerbScan:
-		return 5
-	case "":
-		return 7
+	if verb == "" {
+		return len(metricVerbs) - 1 // none
 	}
-	return 6
+	for i, v := range protocol.Verbs {
+		if verb == v {
+			return i
+		}
+	}
+	return len(metricVerbs) - 2 // other
 }
 
 // commit records one commit of the durable store.
