@@ -17,9 +17,11 @@ import (
 
 // guard is the embedded broker's only authentication and ACL hook (mochi
 // lets a client in when any hook says yes, so there must be just one). It
-// applies one topic rule, protocol.MayPublish for what a client sends
-// (PUBLISH, and its will at CONNECT and again when the will fires) and
-// subscribeAllowed for what it reads (SUBSCRIBE and every delivery).
+// refuses client ids protocol.ValidClientID refuses and applies one topic
+// rule, which protects what the state store writes: protocol.MayPublish
+// for what a client sends (PUBLISH, and its will at CONNECT and again when
+// the will fires) and subscribeAllowed for what it reads (SUBSCRIBE and
+// every delivery).
 type guard struct {
 	mqtt.HookBase
 	sec Security
@@ -61,6 +63,10 @@ func (*guard) Provides(b byte) bool {
 
 // OnConnect settles what mochi parsed from CONNECT before anything else
 // looks at it:
+//   - a client id with a control character is refused with CONNACK 0x85
+//     (Client Identifier not valid), as MQTT allows; mochi itself refuses
+//     invalid UTF-8 and NUL (it closes the connection). The topic rule
+//     relies on every connected id being protocol.ValidClientID;
 //   - an id mochi assigned (the client sent none) is replaced by a random
 //     one: mochi's are sequential, so another client could predict and
 //     claim the next ones;
@@ -73,6 +79,13 @@ func (*guard) Provides(b byte) bool {
 //     past a session that ended at disconnect waits under the bare id,
 //     and whoever connects with that id next cancels it.
 func (g *guard) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
+	if id := pk.Connect.ClientIdentifier; id != "" && !protocol.ValidClientID(id) {
+		g.log.Warn("connection refused: client id not valid", "client", id, "remote", cl.Net.Remote)
+		if g.connack != nil {
+			_ = g.connack(cl, packets.ErrClientIdentifierNotValid, false, nil)
+		}
+		return packets.ErrClientIdentifierNotValid
+	}
 	if pk.Connect.ClientIdentifier == "" {
 		var b [12]byte
 		_, _ = rand.Read(b[:])
@@ -125,7 +138,7 @@ func (g *guard) OnWill(cl *mqtt.Client, will mqtt.Will) (mqtt.Will, error) {
 	if protocol.MayPublish(cl.ID, will.TopicName) {
 		return will, nil
 	}
-	g.log.Warn("will dropped: topic in another client's topics", "client", cl.ID, "topic", will.TopicName)
+	g.log.Warn("will dropped: topic in the state store's topics", "client", cl.ID, "topic", will.TopicName)
 	return mqtt.Will{}, nil
 }
 
@@ -216,14 +229,16 @@ func (g *guard) authenticate(cl *mqtt.Client, pk packets.Packet) bool {
 	return false
 }
 
-// OnACLCheck keeps "clients/" to its owners: a client may publish only
-// under its own levels there (never into the notification space), and may
-// subscribe (and be delivered) only under its own levels (see
-// subscribeAllowed).
+// OnACLCheck keeps what the state store writes to the client it is for
+// (protocol.ServiceOwned): no client publishes into the notification space
+// or another client's state store response topics, and none subscribes to
+// (or is delivered) another client's (see subscribeAllowed). The rest of
+// "clients/" is ordinary MQTT: the official SDKs' command executors answer
+// on their invokers' "clients/{invokerId}/…" topics.
 func (g *guard) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
 	if write {
 		if !protocol.MayPublish(cl.ID, topic) {
-			g.log.Warn("publish refused: another client's topics", "client", cl.ID, "topic", topic)
+			g.log.Warn("publish refused: the state store's topics", "client", cl.ID, "topic", topic)
 			return false
 		}
 		return true
@@ -232,7 +247,7 @@ func (g *guard) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
 		return false // only an emptied will has no topic
 	}
 	if !subscribeAllowed(cl.ID, topic) {
-		g.log.Warn("subscription refused: another client's topics", "client", cl.ID, "filter", topic)
+		g.log.Warn("subscription refused: the state store's topics for another client", "client", cl.ID, "filter", topic)
 		return false
 	}
 	return true

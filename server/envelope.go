@@ -101,8 +101,8 @@ func (o *outcome) abandon() {
 // when they pass, runs the request on eng. Rules run in this order: QoS,
 // retain flag, Response Topic presence and shape, whether the requester
 // (the transport's client id, else __srcId) may publish on its Response
-// Topic (protocol.MayPublish: nothing is ever answered into another
-// client's topics), protocol version (first among those that can be
+// Topic (protocol.MayBeAnsweredOn: nothing is ever answered into another
+// client's level), protocol version (first among those that can be
 // answered, as in the official executors: nothing else is trustworthy in
 // an unknown version), Correlation Data, then __srcId when the transport
 // cannot see the client id.
@@ -129,7 +129,7 @@ func process(eng *engine.Engine, in *inbound) outcome {
 	// Before anything is answered: not even a 400 or 505 goes into
 	// another client's topics. Without a client id (external mode, no
 	// __srcId) there is nobody to judge; that request gets its 400 below.
-	if client != "" && !protocol.MayPublish(client, in.ResponseTopic) {
+	if client != "" && !protocol.MayBeAnsweredOn(client, in.ResponseTopic) {
 		return outcome{Action: actKick, Reason: "response topic is in another client's topic space"}
 	}
 	r := reply{Topic: in.ResponseTopic, CorrelationData: in.CorrelationData}

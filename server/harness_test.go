@@ -153,9 +153,11 @@ type request struct {
 	unacked     bool // publish without waiting for the PUBACK (a refused request gets none)
 }
 
-// ownResponseTopic is a response topic under the client's own level.
+// ownResponseTopic is the client's state store response topic in the Rust
+// SDK's layout (ssgen's runtime's), under the client's own level: a topic
+// the topic rule protects (protocol.ServiceOwned).
 func ownResponseTopic(id string) string {
-	return protocol.ClientsRoot + protocol.OwnLevel(id) + "/test/response"
+	return protocol.ResponseTopic(protocol.OwnLevel(id))
 }
 
 func (c *client) send(r request) []byte {

@@ -259,7 +259,8 @@ func TestSubscribingToAnotherClientsTopicsIsRefused(t *testing.T) {
 	for _, filter := range []string{
 		server.NotifyTopic("victim", []byte("k")),
 		server.NotifyPrefix + "/+/command/notify/+",
-		"clients/victim/test/response",
+		victim.respTopic,
+		"clients/victim/#",
 		"clients/#",
 		"#",
 	} {

@@ -7,9 +7,11 @@ import (
 	"testing"
 
 	mqtt "github.com/mochi-mqtt/server/v2"
+
+	"github.com/ssgen/ssgen/internal/protocol"
 )
 
-func TestSubscribeAllowedOnlyUnderTheClientsOwnLevels(t *testing.T) {
+func TestSubscribeAllowedProtectsOnlyWhatTheStateStoreWrites(t *testing.T) {
 	const id = "c1" // hex 6331
 	own := NotifyPrefix + "/6331/command/notify/+"
 	for _, tc := range []struct {
@@ -26,17 +28,37 @@ func TestSubscribeAllowedOnlyUnderTheClientsOwnLevels(t *testing.T) {
 		{"clients/statestore/v1/+/6331/command/notify/+", false},
 		{"clients/c1/statestore/v1/x/command/invoke/response", true},
 		{"clients/6331/statestore/v1/x/command/invoke/response", true},
-		{"clients/c2/statestore/v1/x/command/invoke/response", false},
+		{"clients/c1/#", true},
+		{"clients/c2/statestore/v1/x/command/invoke/response", false},          // Go layout
+		{"clients/c2/statestore/v1/x/command/invoke", false},                   // .NET layout
+		{"clients/c2/services/statestore/v1/x/command/invoke/response", false}, // Rust layout
+		{"clients/c2/+/statestore/#", false},
+		{"clients/c2/+/+/v1/#", false},
+		{"clients/c2/statestore", false},
+		{"clients/c2/#", false},
 		{"clients/+/statestore/#", false},
+		{"clients/+/+/v1/" + protocol.ServiceID + "/6332/command/notify/+", false}, // + can be "statestore"
+		{"clients/+/v1/" + protocol.ServiceID + "/6332/command/notify/+", false},
+		{"clients/+/v1/" + protocol.ServiceID + "/6331/command/notify/+", true},
 		{"clients/#", false},
-		{"clients/+", false}, // clients/c2 is c2's topic
-		{"clients", true},
 		{"#", false},
-		{"+/c2/x", false},
+		{"+/c2/statestore/#", false},
+		{"+/+/#", false},
+		// Ordinary MQTT: the official SDKs' command invokers take their
+		// answers under their own level, from other clients.
+		{"clients/c2/rpc/samples/increment", true},
+		{"clients/c2/rpc/#", true},
+		{"clients/+/rpc/samples/+/increment", true},
+		{"clients/c2/services/other/#", true},
+		{"clients/+", true},
+		{"clients/c2", true},
+		{"clients", true},
+		{"+/c2/x", true},
 		{"+/c1/x", true},
 		{"app/telemetry/#", true},
-		{"$share/g/clients/c2/x", false},
-		{"$SHARE/g/clients/c2/x", false}, // mochi reads the prefix in any case
+		{"$share/g/clients/c2/statestore/#", false},
+		{"$SHARE/g/clients/c2/statestore/#", false}, // mochi reads the prefix in any case
+		{"$share/g/clients/c2/rpc/x", true},
 		{"$Share/g/#", false},
 		{"$share/g/app/x", true},
 		{"$SYS/#", true},
@@ -103,20 +125,26 @@ func TestSubscribeAllowedKeepsLookalikeIDsApart(t *testing.T) {
 }
 
 // TestNoTopicIsReadableByTwoClients checks the read rule against the
-// ownership rule: a topic under "clients/" built on any level two lookalike
-// ids could share is delivered to at most one of them.
+// ownership rule: a topic the state store writes, built on any level two
+// lookalike ids could share, is delivered to at most one of them. (It once
+// checked "clients/{level}/x" too: that is ordinary MQTT now, readable by
+// all.)
 func TestNoTopicIsReadableByTwoClients(t *testing.T) {
 	ids := []string{"victim-app", "76696374696D2D617070", "76696374696d2d617070", "statestore",
-		"73746174657374" + "6F7265", "1234", "\x12\x34", "c1", "6331", "3633333331"}
+		"73746174657374" + "6F7265", "1234", "\x12\x34", "c1", "6331", "3633333331",
+		"AB", "4142", "A4C138F0E1D2", "00124B001CAF8E21"}
 	for _, a := range ids {
 		for _, b := range ids {
 			if a == b {
 				continue
 			}
 			for _, owner := range ids {
+				hexOwner := strings.ToUpper(hex.EncodeToString([]byte(owner)))
 				for _, topic := range []string{
-					"clients/" + owner + "/x",
-					"clients/" + strings.ToUpper(hex.EncodeToString([]byte(owner))) + "/x",
+					"clients/" + owner + "/statestore/v1/" + protocol.ServiceID + "/command/invoke/response",
+					"clients/" + hexOwner + "/statestore/v1/" + protocol.ServiceID + "/command/invoke/response",
+					"clients/" + owner + "/services/statestore/v1/" + protocol.ServiceID + "/command/invoke/response",
+					"clients/" + hexOwner + "/statestore/v1/" + protocol.ServiceID + "/command/invoke",
 					NotifyTopic(owner, []byte("k")),
 					NotifyPrefix + "/" + owner + "/command/notify/6B",
 				} {

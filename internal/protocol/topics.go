@@ -66,8 +66,9 @@ func AppendUpperHex(dst []byte, s string) []byte {
 }
 
 // OwnLevel is the level under ClientsRoot that a client uses for its own
-// topics: its id when that is a plain level, else the hex of the id. Both
-// are always owned by the client and by no other.
+// topics: its id when that is a plain level, else the hex of the id. For an
+// id the broker accepts (ValidClientID), both are owned by the client and
+// by no other.
 func OwnLevel(clientID string) string {
 	if PlainLevel(clientID) {
 		return clientID
@@ -75,16 +76,44 @@ func OwnLevel(clientID string) string {
 	return string(AppendUpperHex(nil, clientID))
 }
 
-// PlainLevel reports whether the id itself is a level its client owns.
-func PlainLevel(id string) bool {
-	return id != "" && id != ServiceLevel && !isUpperHex(id) &&
-		!strings.ContainsAny(id, "/+#\x00") && utf8.ValidString(id)
+// ValidClientID reports whether the embedded broker accepts id as a client
+// id: not empty, valid UTF-8, and no control character (U+0000 to U+001F,
+// U+007F to U+009F). MQTT forbids U+0000 and invalid UTF-8, and lets a
+// server refuse the control characters; refusing them keeps ids printable
+// in logs and leaves more upper-case hex ids plain levels (see PlainLevel).
+// An id that is not valid owns no level.
+func ValidClientID(id string) bool {
+	if id == "" {
+		return false
+	}
+	for i := 0; i < len(id); {
+		r, n := utf8.DecodeRuneInString(id[i:])
+		if r == utf8.RuneError && n == 1 || !idRune(r) {
+			return false
+		}
+		i += n
+	}
+	return true
 }
 
-// isUpperHex reports whether s could be the HEX of some id: an even number
-// of the characters 0-9 and A-F.
-func isUpperHex(s string) bool {
-	if len(s)%2 != 0 {
+func idRune(r rune) bool { return r >= 0x20 && (r < 0x7F || r > 0x9F) }
+
+// PlainLevel reports whether the id itself is a level its client owns: a
+// valid id (ValidClientID) that is a single topic level (no '/', '+',
+// '#'), is not "statestore", and is not the upper-case hex of another
+// valid id. "A4C138F0E1D2" is plain (its decoding is not UTF-8), and so is
+// "00124B001CAF8E21" (its decoding holds NUL); "4142" is not (it is the hex
+// of "AB").
+func PlainLevel(id string) bool {
+	return ValidClientID(id) && id != ServiceLevel && !strings.ContainsAny(id, "/+#") && !isHexOfValidID(id)
+}
+
+// isHexOfValidID reports whether s is the upper-case hex of an id the
+// broker accepts: an even number of the characters 0-9 and A-F whose
+// decoding passes ValidClientID. It decodes as it goes and allocates
+// nothing.
+func isHexOfValidID(s string) bool {
+	if len(s) == 0 || len(s)%2 != 0 {
 		return false
 	}
 	for i := 0; i < len(s); i++ {
@@ -92,20 +121,63 @@ func isUpperHex(s string) bool {
 			return false
 		}
 	}
+	n := len(s) / 2
+	var buf [utf8.UTFMax]byte
+	for i := 0; i < n; {
+		c := hexByte(s, i)
+		w := 1
+		switch {
+		case c < utf8.RuneSelf:
+		case c >= 0xC2 && c <= 0xDF:
+			w = 2
+		case c >= 0xE0 && c <= 0xEF:
+			w = 3
+		case c >= 0xF0 && c <= 0xF4:
+			w = 4
+		default:
+			return false
+		}
+		if i+w > n {
+			return false
+		}
+		for j := range w {
+			buf[j] = hexByte(s, i+j)
+		}
+		r, size := utf8.DecodeRune(buf[:w])
+		if size != w || !idRune(r) {
+			return false
+		}
+		i += w
+	}
 	return true
 }
 
-// OwnsLevel reports whether client owns the level under ClientsRoot. For
-// two different ids, no level is owned by both. It allocates nothing.
+// hexByte decodes the i-th byte of s, upper-case hex checked by the caller.
+func hexByte(s string, i int) byte { return unhex(s[2*i])<<4 | unhex(s[2*i+1]) }
+
+func unhex(c byte) byte {
+	if c <= '9' {
+		return c - '0'
+	}
+	return c - 'A' + 10
+}
+
+// OwnsLevel reports whether client owns the level under ClientsRoot: the
+// upper-case hex of its id, and the id itself when that is a plain level.
+// An id the broker refuses owns nothing. For two different ids, no level is
+// owned by both. It allocates nothing.
 func OwnsLevel(client, level string) bool {
-	return level != "" && (isHexOf(level, client) || level == client && PlainLevel(client))
+	if level == "" || !ValidClientID(client) {
+		return false
+	}
+	return isHexOf(level, client) || level == client && PlainLevel(client)
 }
 
 // OwnsNotifyLevel reports whether client owns the client level of the
 // notification space (the level after NotifyPrefix): only its hex, since
 // the service writes nothing else there.
 func OwnsNotifyLevel(client, level string) bool {
-	return level != "" && isHexOf(level, client)
+	return level != "" && ValidClientID(client) && isHexOf(level, client)
 }
 
 // isHexOf reports whether level is the upper-case hex of id.
@@ -132,11 +204,178 @@ func TopicOwner(topic string) (level string, ok bool) {
 	return level, true
 }
 
-// MayPublish reports whether client may publish (a PUBLISH, a will, or a
-// request's Response Topic the service would publish to) on topic: outside
-// ClientsRoot anything, inside it only below a level the client owns. The
-// service's own level, notifications included, is never a client's.
+// The service's paths below a client's level, one per response-topic
+// layout of the official SDKs: the Go and .NET SDKs answer under
+// "clients/{level}/statestore/...", the Rust SDK (and ssgen's runtime)
+// under "clients/{level}/services/statestore/...". Every topic that starts
+// with one of them, whatever follows, is the state store's.
+var servicePaths = [...]string{ServiceLevel, "services/" + ServiceLevel}
+
+// ServiceOwned reports whether topic is one the state store writes and
+// only it may write: anything under the service's own level
+// "clients/statestore/" (the notification space), and any topic under a
+// client's level that continues with a service path (servicePaths).
+// Everything else under ClientsRoot is ordinary MQTT.
+func ServiceOwned(topic string) bool {
+	rest, ok := strings.CutPrefix(topic, ClientsRoot)
+	if !ok {
+		return false
+	}
+	level, rest, more := strings.Cut(rest, "/")
+	return level == ServiceLevel || mayMatchServicePath(rest, more)
+}
+
+// MayPublish reports whether client may publish (a PUBLISH, or a will) on
+// topic. Only the service writes what ServiceOwned names, so a client may
+// publish there only under a level it owns (its own response topic, where
+// it fools no one but itself), never under the service's level. Every
+// other topic, under ClientsRoot or not, is left to the broker's other
+// rules.
 func MayPublish(client, topic string) bool {
+	if !ServiceOwned(topic) {
+		return true
+	}
+	level, _ := TopicOwner(topic)
+	return level != ServiceLevel && OwnsLevel(client, level)
+}
+
+// MayBeAnsweredOn reports whether the service may answer a state store
+// request of client on topic, its Response Topic: outside ClientsRoot (the
+// other checks of a response topic aside) yes, inside it only below a
+// level the client owns, whatever the path below. The service never writes
+// into another client's space on a caller's behalf.
+func MayBeAnsweredOn(client, topic string) bool {
 	level, inClients := TopicOwner(topic)
 	return !inClients || OwnsLevel(client, level)
+}
+
+const sharePrefix = "$share/"
+
+// notifySubPath is NotifyPrefix after "clients/statestore/": the levels a
+// filter must spell out before the notification space's client level.
+const notifySubPath = "v1/" + ServiceID
+
+// MaySubscribe reports whether client may subscribe to filter; the
+// embedded broker also asks it for each topic it delivers to the client,
+// so it is the one read rule. A filter that could match a topic the state
+// store writes for another client (ServiceOwned) is refused: "#",
+// "clients/#", "clients/+/#", "clients/other/statestore/…", the
+// notification prefix with a wildcard or another client's hex level. In
+// the service's level a filter must spell out the notification prefix and
+// then the client's own hex id (OwnsNotifyLevel). Everything else is
+// allowed: "clients/other/rpc/…" is ordinary MQTT. Shared subscriptions
+// are judged by their filter. It allocates nothing.
+func MaySubscribe(client, filter string) bool {
+	if len(filter) > len(sharePrefix) && strings.EqualFold(filter[:len(sharePrefix)], sharePrefix) { // mochi ignores its case
+		_, f, ok := strings.Cut(filter[len(sharePrefix):], "/")
+		if !ok {
+			return true // refused as invalid by the broker anyway
+		}
+		filter = f
+	}
+	first, rest, more := strings.Cut(filter, "/")
+	switch first {
+	case "#":
+		return false
+	case "clients", "+":
+	default:
+		return true
+	}
+	if !more {
+		return true
+	}
+	level, rest, more := strings.Cut(rest, "/")
+	switch {
+	case level == "#":
+		return false
+	case level == ServiceLevel:
+		return notifyFilterAllowed(client, rest, more)
+	case level == "+":
+		return !mayMatchForeignNotification(client, rest, more) && !mayMatchServicePath(rest, more)
+	case OwnsLevel(client, level):
+		return true
+	}
+	return !mayMatchServicePath(rest, more)
+}
+
+// notifyFilterAllowed judges a filter below "clients/statestore/" (rest;
+// none when !more), the service's own level where it publishes nothing but
+// notifications: the filter must spell out the notification prefix and
+// may then name only the client's own hex level, or end above it.
+func notifyFilterAllowed(client, rest string, more bool) bool {
+	if !more {
+		return true
+	}
+	for want := notifySubPath; ; {
+		w, wrest, wmore := strings.Cut(want, "/")
+		l, lrest, lmore := strings.Cut(rest, "/")
+		if l != w {
+			return false
+		}
+		if !lmore {
+			return true // ends above the client level: nothing is published there
+		}
+		rest = lrest
+		if !wmore {
+			break
+		}
+		want = wrest
+	}
+	l, _, _ := strings.Cut(rest, "/")
+	return OwnsNotifyLevel(client, l)
+}
+
+// mayMatchForeignNotification reports whether a filter whose owner level
+// is '+' (rest follows it; none when !more) could match a notification
+// for another client.
+func mayMatchForeignNotification(client, rest string, more bool) bool {
+	rest, more, covered, hash := coverPrefix(rest, more, notifySubPath)
+	switch {
+	case !covered:
+		return false
+	case hash:
+		return true
+	case !more:
+		return false // ends above the client level: nothing is published there
+	}
+	l, _, _ := strings.Cut(rest, "/")
+	return !OwnsNotifyLevel(client, l)
+}
+
+// mayMatchServicePath reports whether the filter levels after an owner
+// level (rest; none when !more) could match a topic that starts with one
+// of the service paths.
+func mayMatchServicePath(rest string, more bool) bool {
+	for _, p := range servicePaths {
+		if _, _, covered, _ := coverPrefix(rest, more, p); covered {
+			return true
+		}
+	}
+	return false
+}
+
+// coverPrefix walks the filter levels f (none when !more) along the
+// concrete levels of prefix. covered reports whether the filter can match
+// a topic that starts with all of prefix's levels; then rest and restMore
+// are the filter's levels after them, and hash says that the filter met
+// '#' on the way (it matches every such topic).
+func coverPrefix(f string, more bool, prefix string) (rest string, restMore, covered, hash bool) {
+	for {
+		if !more {
+			return "", false, false, false
+		}
+		l, fr, fm := strings.Cut(f, "/")
+		if l == "#" {
+			return "", false, true, true
+		}
+		p, pr, pm := strings.Cut(prefix, "/")
+		if l != "+" && l != p {
+			return "", false, false, false
+		}
+		f, more = fr, fm
+		if !pm {
+			return f, more, true, false
+		}
+		prefix = pr
+	}
 }
