@@ -141,7 +141,7 @@ func TestAWillCannotForgeANotificationOrWriteIntoAnotherClientsTopics(t *testing
 		"clients/statestore/anything",
 		victim.respTopic,
 		"clients/76696374696D2D617070/statestore/v1/" + protocol.ServiceID + "/command/invoke/response", // Go layout
-		"clients/victim-app/statestore/v1/" + protocol.ServiceID + "/command/invoke",                     // .NET layout
+		"clients/victim-app/statestore/v1/" + protocol.ServiceID + "/command/invoke",                    // .NET layout
 	} {
 		for _, retain := range []bool{false, true} {
 			_, ack, err := connectAs(t, e, "attacker", nil, "", "", func(c *paho.Connect) {
