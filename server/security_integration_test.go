@@ -36,13 +36,19 @@ func dialConn(t testing.TB, e *env, cfg *tls.Config) (net.Conn, error) {
 // Each opt may change the CONNECT before it is sent (a will, say).
 func connectAs(t testing.TB, e *env, id string, cfg *tls.Config, user, pass string, opts ...func(*paho.Connect)) (*client, *paho.Connack, error) {
 	t.Helper()
+	return connectResponding(t, e, id, ownResponseTopic(id), cfg, user, pass, opts...)
+}
+
+// connectResponding is connectAs with the client's response topic given.
+func connectResponding(t testing.TB, e *env, id, respTopic string, cfg *tls.Config, user, pass string, opts ...func(*paho.Connect)) (*client, *paho.Connack, error) {
+	t.Helper()
 	conn, err := dialConn(t, e, cfg)
 	if err != nil {
 		return nil, nil, err
 	}
 	c := &client{
 		t: t, e: e, id: id,
-		respTopic: ownResponseTopic(id),
+		respTopic: respTopic,
 		resp:      make(chan *paho.Publish, 64),
 		other:     make(chan *paho.Publish, 64),
 	}
