@@ -57,8 +57,10 @@ func dial(t *testing.T, srv *testServer, suffix string) *ssClient {
 // sdkConn is a dialled SDK client with a handle on its TCP connection.
 type sdkConn struct {
 	client   *ssClient
-	connects chan struct{} // one per CONNACK
-	fatal    chan error    // the session client gave up
+	session  *mqtt.SessionClient   // the MQTT client under client, for other SDK components
+	app      *protocol.Application // the application client was made in
+	connects chan struct{}         // one per CONNACK
+	fatal    chan error            // the session client gave up
 
 	mu   sync.Mutex
 	conn net.Conn      // the current connection
@@ -106,6 +108,12 @@ func (c *sdkConn) awaitConnect(ctx context.Context, t *testing.T, what string) {
 
 func dialConn(t *testing.T, srv *testServer, suffix string) *sdkConn {
 	t.Helper()
+	return dialAs(t, srv, clientID(t, suffix))
+}
+
+// dialAs is dialConn under the client id id.
+func dialAs(t *testing.T, srv *testServer, id string) *sdkConn {
+	t.Helper()
 	ctx := bounded(t)
 	host, port := splitAddr(t, srv.addr)
 	sc := &sdkConn{connects: make(chan struct{}, 16), fatal: make(chan error, 1)}
@@ -130,7 +138,6 @@ func dialConn(t *testing.T, srv *testServer, suffix string) *sdkConn {
 		return conn, err
 	}
 
-	id := clientID(t, suffix)
 	mc, err := mqtt.NewSessionClient(id, provider,
 		// A refused or dropped connection is a test failure, not
 		// something to retry for a minute.
@@ -162,6 +169,7 @@ func dialConn(t *testing.T, srv *testServer, suffix string) *sdkConn {
 	if err != nil {
 		t.Fatalf("NewApplication: %v", err)
 	}
+	sc.session, sc.app = mc, app
 	sc.client, err = statestore.New[string, string](app, mc)
 	if err != nil {
 		t.Fatalf("statestore.New: %v", err)
