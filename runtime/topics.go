@@ -14,8 +14,9 @@ const RequestTopic = protocol.RequestTopic
 // ResponseTopic is the topic this client receives its responses on (the
 // Rust SDK's layout) under the client's own level: its id, or the hex of
 // the id when the id cannot be a level only it owns (one with '/', '+',
-// '#', an id that is itself upper-case hex, "statestore"). The server
-// refuses a response topic under a level the client does not own.
+// '#', "statestore", or the upper-case hex of another valid id, such as
+// "4142" for "AB"; see protocol.PlainLevel). The server refuses a response
+// topic under a level the client does not own.
 func ResponseTopic(clientID string) string {
 	return protocol.ResponseTopic(protocol.OwnLevel(clientID))
 }
