@@ -11,6 +11,8 @@ func TestTopics(t *testing.T) {
 		{"a/b", "clients/612F62/services/statestore/v1/" + svc + "/command/invoke/response"},
 		{"w+", "clients/772B/services/statestore/v1/" + svc + "/command/invoke/response"},
 		{"\xff", "clients/FF/services/statestore/v1/" + svc + "/command/invoke/response"},
+		{"A4C138F0E1D2", "clients/A4C138F0E1D2/services/statestore/v1/" + svc + "/command/invoke/response"}, // hex of no valid id
+		{"4142", "clients/34313432/services/statestore/v1/" + svc + "/command/invoke/response"},             // the hex of "AB"
 	}
 	for _, tc := range cases {
 		if got := ResponseTopic(tc.id); got != tc.resp {
