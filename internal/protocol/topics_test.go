@@ -259,3 +259,18 @@ func FuzzNoLevelIsOwnedByTwoClients(f *testing.F) {
 	f.Add("a/b", "612F62")
 	f.Fuzz(checkExclusive)
 }
+
+func TestTopicChecksAllocateNothing(t *testing.T) {
+	const mac = "A4C138F0E1D2"
+	resp := "clients/" + mac + "/services/statestore/v1/" + ServiceID + "/command/invoke/response"
+	notify := NotifyTopic(mac, []byte("k"))
+	if n := testing.AllocsPerRun(100, func() {
+		MaySubscribe(mac, resp)
+		MaySubscribe("C3A9", resp)
+		MaySubscribe(mac, notify)
+		MayPublish("4142", resp)
+		MayBeAnsweredOn(mac, resp)
+	}); n != 0 {
+		t.Fatalf("%v allocations per check", n)
+	}
+}
