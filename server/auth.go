@@ -74,7 +74,7 @@ func (*guard) Provides(b byte) bool {
 //     published by the broker, not through a PUBLISH, so it would
 //     otherwise escape the topic rule (a forged notification). Refused
 //     with CONNACK 0x87 (Not Authorized), or 0x9A (retain not supported)
-//     for a retained will under "clients/" (see OnPublish);
+//     for a retained will on the state store's topics (see OnPublish);
 //   - a will's delay ends with the session: without that, a will delayed
 //     past a session that ended at disconnect waits under the bare id,
 //     and whoever connects with that id next cancels it.
@@ -96,10 +96,10 @@ func (g *guard) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
 		return nil
 	}
 	code := packets.CodeSuccess
-	switch _, inClients := protocol.TopicOwner(pk.Connect.WillTopic); {
+	switch {
 	case !protocol.MayPublish(cl.ID, pk.Connect.WillTopic):
 		code = packets.ErrNotAuthorized
-	case pk.Connect.WillRetain && inClients:
+	case pk.Connect.WillRetain && protocol.ServiceOwned(pk.Connect.WillTopic):
 		code = packets.ErrRetainNotSupported
 	}
 	if code == packets.CodeSuccess {
@@ -116,15 +116,16 @@ func (g *guard) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
 	return code
 }
 
-// OnPublish refuses the retain flag under "clients/" (PUBACK 0x9A, retain
-// not supported). A retained message outlives the session that published
-// it, and a client's topics are its own only while its id is: the next
-// connection with that id, under another identity, would read it or plant
-// one for the owner to find. The ACL check has already refused anything
-// outside the client's own topics.
+// OnPublish refuses the retain flag on a topic the state store owns
+// (protocol.ServiceOwned: PUBACK 0x9A, retain not supported). A client may
+// publish there only under its own level, but a retained message outlives
+// the session that published it, and a level is the client's only while
+// its id is: the next connection with that id, under another identity,
+// would read it or find one planted for it. Elsewhere, under "clients/"
+// or not, retain is ordinary MQTT, as on the real broker.
 func (g *guard) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
-	if _, inClients := protocol.TopicOwner(pk.TopicName); inClients && pk.FixedHeader.Retain && !cl.Net.Inline {
-		g.log.Warn("publish refused: retained under clients/", "client", cl.ID, "topic", pk.TopicName)
+	if pk.FixedHeader.Retain && !cl.Net.Inline && protocol.ServiceOwned(pk.TopicName) {
+		g.log.Warn("publish refused: retained on the state store's topics", "client", cl.ID, "topic", pk.TopicName)
 		return pk, packets.ErrRetainNotSupported
 	}
 	return pk, nil
