@@ -55,6 +55,9 @@ type keyItem struct {
 	Version string `json:"version,omitempty"`
 	TTLms   int64  `json:"ttl_ms"` // -1: never expires
 	Fenced  bool   `json:"fenced,omitempty"`
+	// Declared is the qualified name of the schema's declaration of the
+	// key (with Options.Schema).
+	Declared string `json:"declared,omitempty"`
 }
 
 type keysPage struct {
@@ -82,6 +85,7 @@ func (c *Console) browse(r *http.Request) keysPage {
 		ki := keyItem{Name: display([]byte(it.Key)), Ref: ref([]byte(it.Key)), Folder: it.Folder, Size: it.Size, TTLms: -1, Fenced: it.Fenced}
 		if !it.Folder {
 			ki.Version = it.Version.String()
+			ki.Declared = c.schema.declared([]byte(it.Key))
 			if !it.Deadline.IsZero() {
 				ki.TTLms = max(it.Deadline.Sub(now).Milliseconds(), 0)
 			}

@@ -34,6 +34,9 @@ func (v *schemaView) describe(key, value []byte) (Description, bool) {
 		d.Lock = true
 		return d, true
 	}
+	if g, ok := m.Guard(); ok {
+		d.Guard = &GuardInfo{Name: g.Lock.QualifiedName(), Key: display([]byte(g.Key)), TTLms: g.Lock.TTL.Milliseconds()}
+	}
 	c := m.Codec()
 	d.Type = c.Type().String() + " (" + string(c.Encoding()) + ")"
 	val, err := c.Decode(value)
@@ -47,6 +50,30 @@ func (v *schemaView) describe(key, value []byte) (Description, bool) {
 		d.Error = err.Error()
 	}
 	return d, true
+}
+
+// declared returns the qualified name of the declaration key is, or "".
+func (v *schemaView) declared(key []byte) string {
+	if v == nil {
+		return ""
+	}
+	m, ok := v.r.Resolve(string(key))
+	if !ok {
+		return ""
+	}
+	return m.Name()
+}
+
+// guard returns the guard lock of the declared key, if it has one.
+func (v *schemaView) guard(key []byte) (schemaval.Guard, bool) {
+	if v == nil {
+		return schemaval.Guard{}, false
+	}
+	m, ok := v.r.Resolve(string(key))
+	if !ok {
+		return schemaval.Guard{}, false
+	}
+	return m.Guard()
 }
 
 // encode turns input (JSON, or the bare text of a string-like type) into
