@@ -13,6 +13,7 @@ import (
 	"github.com/ssgen/ssgen/runtime"
 
 	"github.com/ssgen/ssgen/schema"
+	"github.com/ssgen/ssgen/server"
 	"github.com/ssgen/ssgen/server/console"
 )
 
@@ -232,5 +233,45 @@ func TestGuardedWritesTakeTheGuardLock(t *testing.T) {
 	}
 	if _, err := th.SetPoint().Get(ctx); !errors.Is(err, runtime.ErrNotFound) {
 		t.Fatalf("after the guarded delete: %v", err)
+	}
+}
+
+// TestGuardedWritesFollowTheAuthorizationRules: the console takes a
+// guard lock only where its identity may write the lock key, and names
+// the lock's holder only where it may read it.
+func TestGuardedWritesFollowTheAuthorizationRules(t *testing.T) {
+	s, err := schema.LoadFile("../../examples/thermostat/thermostat/ssgen.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := server.ParsePolicy([]byte(`
+rules:
+  - principals: {clientIds: ["ssgen-console"]}
+    stateStoreResources:
+      - {keyType: pattern, keys: ["thermostats/*/setPoint", "thermostats/*/heater"], method: ReadWrite}
+      - {keyType: pattern, keys: ["thermostats/*/edit"], method: Write}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, console.Options{Schema: s, Policy: pol}, nil)
+	tok := e.csrf()
+	post := func(body string) (int, string) {
+		st, b, _ := e.do("POST", "/api/set", body, "Content-Type: application/json", "X-Ssgen-Csrf: "+tok)
+		return st, b
+	}
+	// The heater's guard, Owner, is not the console's to write.
+	if st, b := post(`{"key":"` + q("thermostats/kitchen/heater") + `","value":"{\"on\": true, \"by\": \"x\"}","encoding":"schema","guard":true}`); st != http.StatusForbidden || !strings.Contains(b, "Thermostat.Owner") {
+		t.Fatalf("a guard the console may not write: %d %s", st, b)
+	}
+	// Edit it may take but not read: a held lock is refused without
+	// naming its holder.
+	e.put("thermostats/kitchen/edit", "secret-holder/0123456789abcdef")
+	st, b := post(`{"key":"` + q("thermostats/kitchen/setPoint") + `","value":"{\"celsius\": 1, \"mode\": \"off\"}","encoding":"schema","guard":true}`)
+	if st != http.StatusOK || !strings.Contains(b, `"ok":false`) || !strings.Contains(b, "held by someone else") || strings.Contains(b, "secret-holder") {
+		t.Fatalf("a held lock the console may not read: %d %s", st, b)
+	}
+	if _, ok := e.srv.Engine().Lookup([]byte("thermostats/kitchen/setPoint")); ok {
+		t.Fatal("a refused guarded write stored the key")
 	}
 }

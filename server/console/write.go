@@ -176,8 +176,13 @@ func (c *Console) underGuard(r *http.Request, g schemaval.Guard, er server.ExecR
 		msg := strings.TrimSuffix(strings.TrimPrefix(string(take.Payload), "-ERR "), "\r\n")
 		return writeResult{Result: "-ERR " + msg, Error: g.Describe(subject) + ": taking it: " + msg, Reason: take.Why, Guard: name}
 	case a != answerOK:
-		cur := c.srv.Exec(server.ExecRequest{Client: pr.ClientID, Args: [][]byte{[]byte(protocol.VerbGet), lockKey}})
-		v, known := bulk(cur.Payload)
+		// The holder is named only to a caller who may read the lock key.
+		var v []byte
+		known := false
+		if readable, _ := c.Access(r); readable == nil || readable(lockKey) {
+			cur := c.srv.Exec(server.ExecRequest{Client: pr.ClientID, Args: [][]byte{[]byte(protocol.VerbGet), lockKey}})
+			v, known = bulk(cur.Payload)
+		}
 		return writeResult{Result: "lock held", Error: g.HeldBy(subject, v, known) + ": try again when it is free", Guard: name}
 	}
 	er.FencingToken = take.Version.String()
