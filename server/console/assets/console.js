@@ -346,8 +346,9 @@
   function traceRow(ev) {
     const tr = el("tr", null, ev.failed ? "failed" : "");
     tr.dataset.key = ev.key || "";
-    // A row of a whole key opens it (a cut key cannot be named).
-    if (ev.ref && !ev.key_cut) { tr.dataset.ref = ev.ref; tr.classList.add("open"); tr.title = "open this key"; }
+    // A row of a whole key opens it (a cut key cannot be named; SCAN's
+    // is a pattern).
+    if (ev.ref && !ev.key_cut && ev.verb !== "SCAN") { tr.dataset.ref = ev.ref; tr.classList.add("open"); tr.title = "open this key"; }
     const t = new Date(ev.time);
     const time = t.toLocaleTimeString([], { hour12: false }) + "." + String(t.getMilliseconds()).padStart(3, "0");
     const client = ev.client + (ev.console ? " (console)" : "");
