@@ -197,6 +197,21 @@ func (c *Console) apiKey(w http.ResponseWriter, r *http.Request) {
 	writeJSON(w, http.StatusOK, d)
 }
 
+// apiDeclaration answers what the schema declares ?key= to be, whether
+// or not the key exists (the New-key form offers a declared key's JSON
+// and guard lock from it). Without a schema, for an undeclared key and
+// for a key the caller may not read it answers 404.
+func (c *Console) apiDeclaration(w http.ResponseWriter, r *http.Request) {
+	key := []byte(r.URL.Query().Get("key"))
+	readable, _ := c.Access(r)
+	d, ok := c.schema.declaration(key)
+	if len(key) == 0 || readable != nil && !readable(key) || !ok {
+		httpError(w, http.StatusNotFound, "no declaration")
+		return
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
 // lockHolder reads a lock key's value as the runtime writes it: the
 // holder's client id, '/', and 16 hex digits unique to the lease.
 func lockHolder(v []byte) (holder, client string, ok bool) {

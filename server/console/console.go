@@ -339,6 +339,7 @@ func (c *Console) routes() *http.ServeMux {
 	mux.HandleFunc("GET /api/session", c.apiSession)
 	mux.HandleFunc("GET /api/keys", c.apiKeys)
 	mux.HandleFunc("GET /api/key", c.apiKey)
+	mux.HandleFunc("GET /api/declaration", c.apiDeclaration)
 	mux.HandleFunc("GET /api/clients", c.apiClients)
 	mux.HandleFunc("GET /api/trace", c.apiTrace)
 	mux.HandleFunc("POST /api/set", c.apiSet)

@@ -275,3 +275,44 @@ rules:
 		t.Fatal("a refused guarded write stored the key")
 	}
 }
+
+// TestDeclarationOfAKeyNotWrittenYet: /api/declaration says what the
+// schema declares a key to be whether or not it exists (the New-key form
+// asks it), with the field names the page reads; undeclared keys, keys
+// the caller may not read and a console without a schema answer 404.
+func TestDeclarationOfAKeyNotWrittenYet(t *testing.T) {
+	s, err := schema.LoadFile("../../examples/thermostat/thermostat/ssgen.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	pol, err := server.ParsePolicy([]byte(`
+rules:
+  - principals: {clientIds: ["ssgen-console"]}
+    stateStoreResources:
+      - {keyType: pattern, keys: ["thermostats/kitchen/*"], method: ReadWrite}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, console.Options{Schema: s, Policy: pol}, nil)
+	var d map[string]any
+	e.getJSON("/api/declaration?key="+q("thermostats/kitchen/setPoint"), &d)
+	guard, _ := d["guard"].(map[string]any)
+	if d["name"] != "Thermostat.SetPoint" || d["type"] != "SetPoint (msgpack)" || d["lock"] != nil || guard["name"] != "Thermostat.Edit" || guard["key"] != "thermostats/kitchen/edit" {
+		t.Fatalf("set point: %v", d)
+	}
+	d = nil
+	e.getJSON("/api/declaration?key="+q("thermostats/kitchen/owner"), &d)
+	if d["name"] != "Thermostat.Owner" || d["lock"] != true {
+		t.Fatalf("lock: %v", d)
+	}
+	for _, key := range []string{"thermostats/kitchen/nothing", "thermostats/hall/setPoint", ""} {
+		if st, body, _ := e.do("GET", "/api/declaration?key="+q(key), ""); st != http.StatusNotFound {
+			t.Errorf("%q: %d %s, want 404", key, st, body)
+		}
+	}
+	raw := newEnv(t, console.Options{}, nil)
+	if st, body, _ := raw.do("GET", "/api/declaration?key="+q("thermostats/kitchen/setPoint"), ""); st != http.StatusNotFound {
+		t.Errorf("without a schema: %d %s, want 404", st, body)
+	}
+}

@@ -296,6 +296,19 @@
   }
   $("#setform").guard.addEventListener("change", syncToken);
   $("#setform").key.addEventListener("input", (e) => { delete e.target.dataset.ref; showGuard(null); });
+  // A key typed by hand is looked up in the schema (whether or not it
+  // exists yet): a declared key is written as JSON, under its guard lock.
+  $("#setform").key.addEventListener("change", async (e) => {
+    const f = $("#setform");
+    const typed = f.querySelector('input[name="encoding"][value="schema"]');
+    if (!typed || !e.target.value || e.target.dataset.ref) return;
+    const asked = e.target.value;
+    let d = null;
+    try { d = await getJSON("/api/declaration?key=" + encodeURIComponent(asked)); } catch (err) { d = null; }
+    if (f.key.value !== asked) return; // typed on meanwhile
+    showGuard(d && d.guard);
+    if (d && !d.lock) typed.checked = true;
+  });
   $("#setform").addEventListener("submit", async (e) => {
     e.preventDefault();
     const f = e.target;

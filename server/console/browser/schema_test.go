@@ -262,6 +262,39 @@ func TestConsoleWithSchemaInChromium(t *testing.T) {
 		t.Fatalf("after opening a key from the trace the address says %q", search)
 	}
 
+	// A new key typed by hand: the schema is asked about it, and it is
+	// written as JSON under its guard lock, as ssgen set writes it.
+	if err := chromedp.Run(bctx,
+		chromedp.Evaluate(`document.querySelector("#newkey").open = true; document.querySelector('#setform input[name="key"]').value = ""`, nil),
+		chromedp.SendKeys(`#setform input[name="key"]`, "thermostats/hall/setPoint", chromedp.ByQuery),
+		chromedp.Evaluate(`document.querySelector('#setform input[name="key"]').blur()`, nil),
+	); err != nil {
+		t.Fatal(err)
+	}
+	wait("#guardrow:not([hidden])", "Thermostat.Edit (thermostats/hall/edit)")
+	var enc string
+	if err := chromedp.Run(bctx, chromedp.Evaluate(`document.querySelector("#setform").encoding.value`, &enc)); err != nil {
+		t.Fatal(err)
+	}
+	if enc != "schema" {
+		t.Fatalf("a declared key typed by hand is written as %q", enc)
+	}
+	if err := chromedp.Run(bctx,
+		chromedp.SetValue(`#setform textarea[name="value"]`, `{"celsius": 18, "mode": "off"}`, chromedp.ByQuery),
+		chromedp.Click(`#setform button[type="submit"]`, chromedp.ByQuery),
+		chromedp.WaitVisible(`#confirm[open]`, chromedp.ByQuery),
+		chromedp.Click(`#confirmyes`, chromedp.ByQuery),
+	); err != nil {
+		t.Fatal(err)
+	}
+	wait("#dname", "thermostats/hall/setPoint")
+	if got, err := hall.SetPoint().Get(ctx); err != nil || got.Value != (thermostat.SetPoint{Celsius: 18, Mode: thermostat.ModeOff}) {
+		t.Fatalf("the generated package reads back %+v, %v", got.Value, err)
+	}
+	if ent, ok := srv.Engine().Lookup([]byte("thermostats/hall/setPoint")); !ok || ent.FencingToken.IsZero() {
+		t.Fatalf("the new guarded key is not fenced by its guard lock: %+v", ent)
+	}
+
 	// Delete of the fenced set point asks how to fence it, in a dialog.
 	click(`#crumbs a[data-prefix="thermostats/"]`)
 	click(`#keylist tr[data-key="thermostats/kitchen/"]`)
