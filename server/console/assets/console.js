@@ -271,6 +271,7 @@
     const typed = d.schema && d.schema.json && f.querySelector('input[value="schema"]');
     f.value.value = typed ? d.schema.json : hex ? d.hex : d.text;
     f.encoding.value = typed ? "schema" : hex ? "hex" : "text";
+    f.value.rows = Math.min(12, Math.max(3, f.value.value.split("\n").length));
     f.persist.checked = d.durable;
     f.ttl_ms.value = d.ttl_ms > 0 ? String(Math.max(1, d.ttl_ms - (Date.now() - st.fetched))) : "";
     f.fencing_token.value = "";

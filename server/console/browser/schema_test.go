@@ -202,6 +202,9 @@ func TestConsoleWithSchemaInChromium(t *testing.T) {
 	if !strings.HasPrefix(form.Value, "{") || !strings.Contains(form.Value, `"mode": "heat"`) || form.Encoding != "schema" || !form.Guard || !form.GuardRow || !strings.Contains(form.Name, "Thermostat.Edit") {
 		t.Fatalf("Edit filled the form with %+v", form)
 	}
+	if *screenshot {
+		shootSchema(t, bctx)
+	}
 	newValue := `{"celsius": 23.5, "mode": "cool", "updatedBy": "console"}`
 	if err := chromedp.Run(bctx,
 		chromedp.SetValue(`#setform textarea[name="value"]`, newValue, chromedp.ByQuery),
@@ -301,9 +304,6 @@ func TestConsoleWithSchemaInChromium(t *testing.T) {
 	wait("#keylist", "setPoint")
 	click(`#keylist tr[data-key="thermostats/kitchen/setPoint"]`)
 	wait("#dvalue", `"celsius": 23.5`)
-	if *screenshot {
-		shootSchema(t, bctx)
-	}
 	click(`#delete`)
 	if err := chromedp.Run(bctx, chromedp.WaitVisible(`#confirm[open] #fence`, chromedp.ByQuery)); err != nil {
 		t.Fatal(err)
@@ -358,8 +358,8 @@ func TestConsoleWithSchemaInChromium(t *testing.T) {
 }
 
 // shootSchema writes docs/console.png: the thermostat's keys with their
-// declarations, the set point decoded as JSON, and the fenced delete's
-// dialog offering the guard lock.
+// declarations, the set point decoded as JSON, and Edit's form holding
+// that JSON with the guard lock to take.
 func shootSchema(t *testing.T, bctx context.Context) {
 	t.Helper()
 	time.Sleep(300 * time.Millisecond) // let the last stream batch render
