@@ -17,9 +17,10 @@ import (
 // A lock someone else holds is a negative answer (exit 1) that says how
 // to proceed.
 func underGuard(ctx context.Context, env *cliEnv, verbName string, c *runtime.Client, m *schemaval.Match, subject string, wait, timeout time.Duration, op func(context.Context, *runtime.Lease) error) error {
-	lockKey, lk := m.GuardKey()
+	g, _ := m.Guard()
+	lockKey, lk := g.Key, g.Lock
 	lock := runtime.NewLock(c, []byte(lockKey), lk.TTL)
-	guard := fmt.Sprintf("%s is guarded by lock %s (%q)", subject, lk.QualifiedName(), lockKey)
+	guard := g.Describe(subject)
 
 	// The lease renews on its own context until released, whatever
 	// happens to the request's.
@@ -33,11 +34,7 @@ func underGuard(ctx context.Context, env *cliEnv, verbName string, c *runtime.Cl
 		}
 		if !ok {
 			holder, _, herr := lock.Holder(ctx)
-			who := ""
-			if herr == nil {
-				who = fmt.Sprintf(", held by %q", holder)
-			}
-			return &exitError{code: exitNegative, err: fmt.Errorf("%s%s: wait for it with --wait D, or write with the holder's --fencing-token", guard, who)}
+			return &exitError{code: exitNegative, err: fmt.Errorf("%s: wait for it with --wait D, or write with the holder's --fencing-token", g.HeldBy(subject, holder, herr == nil))}
 		}
 		lease = le
 	} else {

@@ -5,10 +5,13 @@ import (
 	"encoding/base64"
 	"flag"
 	"fmt"
+	"log/slog"
 	"net"
 	"os"
+	"path/filepath"
 	"strings"
 
+	"github.com/ssgen/ssgen/schema"
 	"github.com/ssgen/ssgen/server"
 	"github.com/ssgen/ssgen/server/console"
 )
@@ -70,6 +73,7 @@ func (h *consoleFlags) install(env *cliEnv, so *server.Options) (*console.Consol
 	if o.Schema, err = h.schema.load(env); err != nil {
 		return nil, err
 	}
+	h.logSchema(so.Logger, o.Schema)
 	switch {
 	case h.auth == "" && isLoopback(host):
 		o.Auth = console.AuthNone
@@ -109,6 +113,26 @@ func (h *consoleFlags) install(env *cliEnv, so *server.Options) (*console.Consol
 		return nil, usageErrorf("%v", err)
 	}
 	return c, nil
+}
+
+// logSchema says which schema the console reads keys through, or why it
+// has none.
+func (h *consoleFlags) logSchema(log *slog.Logger, s *schema.Schema) {
+	if log == nil {
+		log = slog.Default()
+	}
+	switch {
+	case s != nil:
+		file := h.schema.used
+		if abs, err := filepath.Abs(file); err == nil {
+			file = abs
+		}
+		log.Info("console: schema", "file", file, "keys", len(s.AllKeys()), "locks", len(s.AllLocks()))
+	case h.schema.raw:
+		log.Info("console: no schema (--raw): values shown as text or hex")
+	default:
+		log.Info("console: no schema (no --schema, $" + schemaEnv + " or ./" + defaultSchemaFile + "): values shown as text or hex")
+	}
 }
 
 func isLoopback(host string) bool {

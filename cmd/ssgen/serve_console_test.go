@@ -119,11 +119,23 @@ func TestServeConsoleFindsTheSchemaLikeTheShellVerbs(t *testing.T) {
 	for _, tc := range []struct {
 		args []string
 		want bool
+		log  string // what serve's log says about the console's schema
 	}{
-		{[]string{"--ui"}, true},
-		{[]string{"--ui", "--raw"}, false},
+		{[]string{"--ui"}, true, `msg="console: schema" file=` + filepath.Join(dir, defaultSchemaFile) + " keys=2 locks=1"},
+		{[]string{"--ui", "--raw"}, false, `msg="console: no schema (--raw)`},
 	} {
-		_, consoleURL := startServe(t, tc.args...)
+		sp := backgroundServe(t, append([]string{"serve", "--listen", "127.0.0.1:0"}, tc.args...)...)
+		var consoleURL string
+		for range 2 {
+			if !sp.lines.Scan() {
+				t.Fatalf("serve printed too little; stderr:\n%s", sp.stderr)
+			}
+			consoleURL = sp.lines.Text()
+		}
+		go func() { _, _ = io.Copy(io.Discard, sp.out) }()
+		if s := sp.stderr.String(); !strings.Contains(s, tc.log) {
+			t.Errorf("%q: the log does not say %q:\n%s", tc.args, tc.log, s)
+		}
 		resp, err := http.Get(consoleURL + "api/session")
 		if err != nil {
 			t.Fatal(err)

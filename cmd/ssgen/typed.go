@@ -22,6 +22,7 @@ import (
 type schemaFlags struct {
 	file string
 	raw  bool
+	used string // the file load loaded
 }
 
 const schemaEnv = "SSGEN_SCHEMA"
@@ -54,6 +55,7 @@ func (s *schemaFlags) load(env *cliEnv) (*schema.Schema, error) {
 		}
 		return nil, err
 	}
+	s.used = file
 	return sc, nil
 }
 

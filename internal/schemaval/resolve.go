@@ -1,6 +1,7 @@
 package schemaval
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 
@@ -97,6 +98,41 @@ func (m *Match) GuardKey() (string, *schema.Lock) {
 		values[p.Param] = p.Text
 	}
 	return Render(m.Key.Guard.FullPath(), values), m.Key.Guard
+}
+
+// Guard is the guard lock of one concrete key: the lock's concrete key
+// and its declaration. Every tool that writes a guarded key without
+// generated code (ssgen set and del, the web console) takes this lock,
+// writes with its fencing token and releases it, and words its refusals
+// with Describe and HeldBy.
+type Guard struct {
+	Key  string
+	Lock *schema.Lock
+}
+
+// Guard returns the key's guard; ok is false when the key has none.
+func (m *Match) Guard() (g Guard, ok bool) {
+	g.Key, g.Lock = m.GuardKey()
+	return g, g.Lock != nil
+}
+
+// Describe says that subject (the guarded key, as the caller names it)
+// is guarded by this lock.
+func (g Guard) Describe(subject string) string {
+	return fmt.Sprintf("%s is guarded by lock %s (%q)", subject, g.Lock.QualifiedName(), g.Key)
+}
+
+// HeldBy says that the lock is taken, and by which holder when known
+// (holder is the lock key's value, bounded here since others write it).
+func (g Guard) HeldBy(subject string, holder []byte, known bool) string {
+	if !known {
+		return g.Describe(subject) + ", held by someone else"
+	}
+	const maxHolder = 200
+	if len(holder) > maxHolder {
+		holder = holder[:maxHolder]
+	}
+	return fmt.Sprintf("%s, held by %q", g.Describe(subject), holder)
 }
 
 // Render spells a path with the given parameter values (as text).

@@ -55,6 +55,9 @@ type keyItem struct {
 	Version string `json:"version,omitempty"`
 	TTLms   int64  `json:"ttl_ms"` // -1: never expires
 	Fenced  bool   `json:"fenced,omitempty"`
+	// Declared is the qualified name of the schema's declaration of the
+	// key (with Options.Schema).
+	Declared string `json:"declared,omitempty"`
 }
 
 type keysPage struct {
@@ -82,6 +85,7 @@ func (c *Console) browse(r *http.Request) keysPage {
 		ki := keyItem{Name: display([]byte(it.Key)), Ref: ref([]byte(it.Key)), Folder: it.Folder, Size: it.Size, TTLms: -1, Fenced: it.Fenced}
 		if !it.Folder {
 			ki.Version = it.Version.String()
+			ki.Declared = c.schema.declared([]byte(it.Key))
 			if !it.Deadline.IsZero() {
 				ki.TTLms = max(it.Deadline.Sub(now).Milliseconds(), 0)
 			}
@@ -189,6 +193,21 @@ func (c *Console) apiKey(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		d.Lock = li
+	}
+	writeJSON(w, http.StatusOK, d)
+}
+
+// apiDeclaration answers what the schema declares ?key= to be, whether
+// or not the key exists (the New-key form offers a declared key's JSON
+// and guard lock from it). Without a schema, for an undeclared key and
+// for a key the caller may not read it answers 404.
+func (c *Console) apiDeclaration(w http.ResponseWriter, r *http.Request) {
+	key := []byte(r.URL.Query().Get("key"))
+	readable, _ := c.Access(r)
+	d, ok := c.schema.declaration(key)
+	if len(key) == 0 || readable != nil && !readable(key) || !ok {
+		httpError(w, http.StatusNotFound, "no declaration")
+		return
 	}
 	writeJSON(w, http.StatusOK, d)
 }

@@ -72,11 +72,21 @@ type Options struct {
 // value decoded to JSON, and whether it is a lock (whose value names the
 // holder and whose time left to live is the lease's).
 type Description struct {
-	Name  string // the schema's name for the key ("thermostat.set_point")
-	Type  string // the declared value type
-	JSON  string // the value decoded, as JSON; empty when it does not decode
-	Error string // why the value does not decode as declared
-	Lock  bool
+	Name  string `json:"name"`            // the declaration's qualified name ("Thermostat.SetPoint")
+	Type  string `json:"type,omitempty"`  // the declared value type and its encoding
+	JSON  string `json:"json,omitempty"`  // the value decoded, as JSON; empty when it does not decode
+	Error string `json:"error,omitempty"` // why the value does not decode as declared
+	Lock  bool   `json:"lock,omitempty"`
+	// Guard names the lock that guards the key's writes (its qualified
+	// name and concrete key); the console can take it for a write.
+	Guard *GuardInfo `json:"guard,omitempty"`
+}
+
+// GuardInfo is the guard lock of a declared key.
+type GuardInfo struct {
+	Name  string `json:"name"` // the lock's qualified name ("Thermostat.Edit")
+	Key   string `json:"key"`  // its concrete key, as shown
+	TTLms int64  `json:"ttl_ms"`
 }
 
 // Console is the web console of one server: key browser, clients, request
@@ -329,6 +339,7 @@ func (c *Console) routes() *http.ServeMux {
 	mux.HandleFunc("GET /api/session", c.apiSession)
 	mux.HandleFunc("GET /api/keys", c.apiKeys)
 	mux.HandleFunc("GET /api/key", c.apiKey)
+	mux.HandleFunc("GET /api/declaration", c.apiDeclaration)
 	mux.HandleFunc("GET /api/clients", c.apiClients)
 	mux.HandleFunc("GET /api/trace", c.apiTrace)
 	mux.HandleFunc("POST /api/set", c.apiSet)

@@ -29,14 +29,11 @@ func (v *schemaView) describe(key, value []byte) (Description, bool) {
 	if !ok {
 		return Description{}, false
 	}
-	d := Description{Name: m.Name()}
-	if m.Lock != nil {
-		d.Lock = true
+	d := declarationOf(m)
+	if d.Lock {
 		return d, true
 	}
-	c := m.Codec()
-	d.Type = c.Type().String() + " (" + string(c.Encoding()) + ")"
-	val, err := c.Decode(value)
+	val, err := m.Codec().Decode(value)
 	if err == nil {
 		var b []byte
 		if b, err = json.MarshalIndent(val, "", "  "); err == nil {
@@ -47,6 +44,54 @@ func (v *schemaView) describe(key, value []byte) (Description, bool) {
 		d.Error = err.Error()
 	}
 	return d, true
+}
+
+// declaration says what the schema declares key to be, without reading
+// its value: its declared name, type and guard, or that it is a lock.
+func (v *schemaView) declaration(key []byte) (Description, bool) {
+	if v == nil {
+		return Description{}, false
+	}
+	m, ok := v.r.Resolve(string(key))
+	if !ok {
+		return Description{}, false
+	}
+	return declarationOf(m), true
+}
+
+func declarationOf(m *schemaval.Match) Description {
+	d := Description{Name: m.Name(), Lock: m.Lock != nil}
+	if g, ok := m.Guard(); ok {
+		d.Guard = &GuardInfo{Name: g.Lock.QualifiedName(), Key: display([]byte(g.Key)), TTLms: g.Lock.TTL.Milliseconds()}
+	}
+	if c := m.Codec(); c != nil {
+		d.Type = c.Type().String() + " (" + string(c.Encoding()) + ")"
+	}
+	return d
+}
+
+// declared returns the qualified name of the declaration key is, or "".
+func (v *schemaView) declared(key []byte) string {
+	if v == nil {
+		return ""
+	}
+	m, ok := v.r.Resolve(string(key))
+	if !ok {
+		return ""
+	}
+	return m.Name()
+}
+
+// guard returns the guard lock of the declared key, if it has one.
+func (v *schemaView) guard(key []byte) (schemaval.Guard, bool) {
+	if v == nil {
+		return schemaval.Guard{}, false
+	}
+	m, ok := v.r.Resolve(string(key))
+	if !ok {
+		return schemaval.Guard{}, false
+	}
+	return m.Guard()
 }
 
 // encode turns input (JSON, or the bare text of a string-like type) into

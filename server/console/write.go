@@ -1,6 +1,7 @@
 package console
 
 import (
+	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
@@ -10,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/ssgen/ssgen/internal/protocol"
+	"github.com/ssgen/ssgen/internal/schemaval"
 	"github.com/ssgen/ssgen/server"
 )
 
@@ -23,6 +25,9 @@ type writeRequest struct {
 	TTLms        int64  `json:"ttl_ms,omitempty"`
 	Persist      bool   `json:"persist,omitempty"`
 	FencingToken string `json:"fencing_token,omitempty"`
+	// Guard: take the key's guard lock (declared by the schema) for this
+	// write and fence the write with its token, as ssgen set and del do.
+	Guard bool `json:"guard,omitempty"`
 }
 
 type writeResult struct {
@@ -31,6 +36,8 @@ type writeResult struct {
 	Error   string `json:"error,omitempty"`
 	Reason  string `json:"reason,omitempty"`
 	Version string `json:"version,omitempty"`
+	// Guard is the guard lock taken for the write (Guard requests).
+	Guard string `json:"guard,omitempty"`
 }
 
 // readWrite decodes a write request's body (application/json only: an
@@ -112,7 +119,7 @@ func (c *Console) apiSet(w http.ResponseWriter, r *http.Request) {
 	if req.TTLms > 0 {
 		args = append(args, []byte("PX"), []byte(strconv.FormatInt(req.TTLms, 10)))
 	}
-	c.exec(w, r, server.ExecRequest{Args: args, FencingToken: req.FencingToken, Persist: req.Persist})
+	c.write(w, r, req, server.ExecRequest{Args: args, FencingToken: req.FencingToken, Persist: req.Persist})
 }
 
 // apiDelete deletes a key as a client's DEL would (fenced when
@@ -122,10 +129,94 @@ func (c *Console) apiDelete(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	c.exec(w, r, server.ExecRequest{Args: [][]byte{[]byte(protocol.VerbDel), key}, FencingToken: req.FencingToken})
+	c.write(w, r, req, server.ExecRequest{Args: [][]byte{[]byte(protocol.VerbDel), key}, FencingToken: req.FencingToken})
 }
 
-func (c *Console) exec(w http.ResponseWriter, r *http.Request, er server.ExecRequest) {
+// write runs er, under the key's guard lock when req asks for it, and
+// answers its outcome.
+func (c *Console) write(w http.ResponseWriter, r *http.Request, req writeRequest, er server.ExecRequest) {
+	if !req.Guard {
+		writeJSON(w, http.StatusOK, c.exec(r, er))
+		return
+	}
+	key := er.Args[1]
+	g, ok := c.schema.guard(key)
+	switch {
+	case !ok:
+		httpError(w, http.StatusBadRequest, "guard: the schema declares no guard lock for this key")
+		return
+	case req.FencingToken != "":
+		httpError(w, http.StatusBadRequest, "guard and fencing_token exclude each other: the guard lock's token fences the write")
+		return
+	}
+	if _, writable := c.Access(r); writable != nil && !writable([]byte(g.Key)) {
+		httpError(w, http.StatusForbidden, "guard: the console's identity may not write the guard lock "+g.Lock.QualifiedName())
+		return
+	}
+	writeJSON(w, http.StatusOK, c.underGuard(r, g, er))
+}
+
+// underGuard takes the guard lock g once (SET NEX PX, as a lock's
+// holder does), runs er fenced with the lock's token, and releases the
+// lock (VDEL), as ssgen set and del do on a guarded key. The console
+// holds the lock only for one write, so it never renews it. A lock held
+// by someone else is refused, naming the holder; nothing is written.
+func (c *Console) underGuard(r *http.Request, g schemaval.Guard, er server.ExecRequest) writeResult {
+	pr := c.principal(r)
+	subject := display(er.Args[1])
+	lockKey := []byte(g.Key)
+	holder := holderID(pr.ClientID)
+	ttl := max(g.Lock.TTL.Milliseconds(), 1)
+	take := c.srv.Exec(server.ExecRequest{Client: pr.ClientID, Args: [][]byte{
+		[]byte(protocol.VerbSet), lockKey, holder, []byte(protocol.OptNEX), []byte(protocol.OptPX), []byte(strconv.FormatInt(ttl, 10)),
+	}})
+	name := g.Lock.QualifiedName()
+	switch a, _ := summarize(take.Payload); {
+	case a == answerError:
+		msg := strings.TrimSuffix(strings.TrimPrefix(string(take.Payload), "-ERR "), "\r\n")
+		return writeResult{Result: "-ERR " + msg, Error: g.Describe(subject) + ": taking it: " + msg, Reason: take.Why, Guard: name}
+	case a != answerOK:
+		// The holder is named only to a caller who may read the lock key.
+		var v []byte
+		known := false
+		if readable, _ := c.Access(r); readable == nil || readable(lockKey) {
+			cur := c.srv.Exec(server.ExecRequest{Client: pr.ClientID, Args: [][]byte{[]byte(protocol.VerbGet), lockKey}})
+			v, known = bulk(cur.Payload)
+		}
+		return writeResult{Result: "lock held", Error: g.HeldBy(subject, v, known) + ": try again when it is free", Guard: name}
+	}
+	er.FencingToken = take.Version.String()
+	out := c.exec(r, er)
+	out.Guard = name
+	rel := c.srv.Exec(server.ExecRequest{Client: pr.ClientID, Args: [][]byte{[]byte(protocol.VerbVDel), lockKey, holder}})
+	if a, n := summarize(rel.Payload); a != answerInt || n != 1 {
+		c.log.Warn("console: guard lock not released (it expires by itself)", "lock", name, "key", display(lockKey), "ttl_ms", ttl)
+	}
+	return out
+}
+
+// holderID is a lock holder id as the runtime writes it: the client id,
+// '/', and 64 random bits in hex, unique to one hold (lockHolder reads it).
+func holderID(client string) []byte {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.AppendEncode(append([]byte(client), '/'), b[:])
+}
+
+// bulk reads a RESP3 bulk string reply ($n CRLF bytes CRLF).
+func bulk(p []byte) ([]byte, bool) {
+	a, n := summarize(p)
+	if a != answerValue {
+		return nil, false
+	}
+	i := strings.Index(string(p), "\r\n")
+	if i < 0 || len(p) < i+2+n {
+		return nil, false
+	}
+	return p[i+2 : i+2+n], true
+}
+
+func (c *Console) exec(r *http.Request, er server.ExecRequest) writeResult {
 	pr := c.principal(r)
 	er.Client = pr.ClientID
 	res := c.srv.Exec(er)
@@ -142,5 +233,5 @@ func (c *Console) exec(w http.ResponseWriter, r *http.Request, er server.ExecReq
 	}
 	out.Result = t.resultText()
 	c.log.Info("console: write", "verb", string(er.Args[0]), "key", display(er.Args[1]), "result", out.Result, "user", pr.Username, "remote", r.RemoteAddr)
-	writeJSON(w, http.StatusOK, out)
+	return out
 }

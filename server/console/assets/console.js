@@ -37,6 +37,50 @@
     return r.json();
   }
 
+  // --- deep links -----------------------------------------------------------
+  // The address bar holds what is shown: ?prefix= (folder) or ?q=
+  // (search), key= (the open key, percent-encoded as the API takes it) and
+  // the trace filter (tclient=, tkey=, tresult=), so a reload or a shared
+  // link opens the same view.
+  function rawParam(name) {
+    for (const part of location.search.slice(1).split("&")) {
+      const i = part.indexOf("=");
+      if (i > 0 && part.slice(0, i) === name) return part.slice(i + 1);
+    }
+    return "";
+  }
+  function param(name) { return new URLSearchParams(location.search).get(name) || ""; }
+  function viewURL() {
+    const p = new URLSearchParams();
+    if (st.q) p.set("q", st.q); else if (st.prefix) p.set("prefix", st.prefix);
+    const f = $("#tracefilter");
+    if (f.client.value) p.set("tclient", f.client.value);
+    if (f.key.value) p.set("tkey", f.key.value);
+    if (f.result.value) p.set("tresult", f.result.value);
+    let u = p.toString();
+    if (st.selected) u += (u ? "&" : "") + "key=" + st.selected; // already percent-encoded by the server
+    return location.pathname + (u ? "?" + u : "");
+  }
+  // remember puts the view in the address bar: a new history entry for a
+  // move (folder, key), the same entry for a filter being typed.
+  function remember(move) {
+    const u = viewURL();
+    if (u === location.pathname + location.search) return;
+    if (move) history.pushState(null, "", u); else history.replaceState(null, "", u);
+  }
+  // fromURL shows the view the address bar names.
+  function fromURL() {
+    st.q = param("q"); st.prefix = st.q ? "" : param("prefix");
+    $("#q").value = st.q;
+    const f = $("#tracefilter");
+    f.client.value = param("tclient"); f.key.value = param("tkey"); f.result.value = param("tresult");
+    st.shown = 200;
+    renderCrumbs();
+    const key = rawParam("key");
+    if (key) select(key, false); else { st.selected = null; st.detail = null; renderDetail(); }
+  }
+  window.addEventListener("popstate", () => { fromURL(); loadKeys(true); connect(); });
+
   // --- keys ---------------------------------------------------------------
   function keysURL(from, limit) {
     const p = new URLSearchParams();
@@ -54,7 +98,10 @@
     if (it.folder) tr.className = "folder";
     let name = it.name;
     if (!st.q && st.prefix && name.startsWith(st.prefix)) name = name.slice(st.prefix.length);
-    tr.append(el("td", name), el("td", it.folder ? "" : it.size, "num"), el("td", it.folder ? "" : ttlText(it.ttl_ms), "num"));
+    const td = el("td");
+    td.append(el("span", name, "kname"));
+    if (it.declared) td.append(" ", el("span", it.declared, "declared"));
+    tr.append(td, el("td", it.folder ? "" : it.size, "num"), el("td", it.folder ? "" : ttlText(it.ttl_ms), "num"));
     if (!it.folder && it.ref === st.selected) tr.classList.add("selected");
     return tr;
   }
@@ -88,7 +135,7 @@
   }
   function openFolder(prefix) {
     st.prefix = prefix; st.q = ""; $("#q").value = ""; st.shown = 200;
-    renderCrumbs(); loadKeys(true);
+    renderCrumbs(); loadKeys(true); remember(true);
   }
   $("#crumbs").addEventListener("click", (e) => {
     const a = e.target.closest("a");
@@ -105,13 +152,14 @@
   $("#search").addEventListener("submit", (e) => {
     e.preventDefault();
     st.q = $("#q").value.trim(); st.shown = 200;
-    renderCrumbs(); loadKeys(true);
+    renderCrumbs(); loadKeys(true); remember(true);
   });
   $("#morekeys").addEventListener("click", () => loadKeys(false));
 
   // --- key details ----------------------------------------------------------
-  async function select(ref) {
+  async function select(ref, move) {
     st.selected = ref;
+    if (move !== false) remember(true);
     for (const tr of document.querySelectorAll("#keylist tr.selected")) tr.classList.remove("selected");
     const row = document.querySelector('#keylist tr[data-ref="' + CSS.escape(ref) + '"]');
     if (row) row.classList.add("selected");
@@ -146,6 +194,7 @@
     add("durable", d.durable ? "yes (kept on disk)" : "no");
     add("watchers", d.watchers.length ? d.watchers.join(", ") : "none");
     if (d.schema) add("schema", d.schema.name + (d.schema.type ? " : " + d.schema.type : "") + (d.schema.error ? " (" + d.schema.error + ")" : ""));
+    if (d.schema && d.schema.guard) add("guarded by", "lock " + d.schema.guard.name + " (" + d.schema.guard.key + ")");
     if (d.lock) {
       add("lock holder", d.lock.holder + (d.lock.client ? (d.lock.connected ? " (client " + d.lock.client + ", connected)" : " (client " + d.lock.client + ", not connected)") : "") + (d.lock.from_value ? "  [recognised by its value]" : ""));
       add("lease left", ttlText(d.lock.lease_ms < 0 ? -1 : Math.max(0, d.lock.lease_ms - (Date.now() - st.fetched))), "ttl");
@@ -186,12 +235,30 @@
     $("#detail").prepend(p);
     setTimeout(() => p.remove(), 6000);
   }
+  // A fenced key's delete asks, in the same dialog, how to fence it: by
+  // taking the key's guard lock (when the schema declares one), or with a
+  // token the person pastes.
+  $("#fencetoken").addEventListener("input", () => { document.querySelector('input[name="fence"][value="token"]').checked = true; });
   $("#delete").addEventListener("click", async () => {
     const d = st.detail;
     if (!d) return;
-    const token = d.fencing_token ? prompt("This key is fenced. Fencing token to send (empty: none):", "") : "";
-    if (!(await confirmWith("Delete this key?", d.name))) return;
-    try { report(await post("/api/delete", { key: d.ref, fencing_token: token || "" })); } catch (e) { report({ ok: false, error: e.message }); }
+    const fenced = !!d.fencing_token;
+    const guard = d.schema && d.schema.guard;
+    $("#fence").hidden = !fenced;
+    $("#fenceguardrow").hidden = !guard;
+    $("#fenceguard").textContent = guard ? guard.name + " (" + guard.key + ")" : "";
+    $("#fencetoken").value = "";
+    document.querySelector('input[name="fence"][value="' + (guard ? "guard" : "token") + '"]').checked = true;
+    const ok = await confirmWith("Delete this key?", d.name);
+    $("#fence").hidden = true;
+    if (!ok) return;
+    const body = { key: d.ref };
+    if (fenced) {
+      const how = document.querySelector('input[name="fence"]:checked').value;
+      if (how === "guard") body.guard = true;
+      if (how === "token") body.fencing_token = $("#fencetoken").value.trim();
+    }
+    try { report(await post("/api/delete", body)); } catch (e) { report({ ok: false, error: e.message }); }
     refreshDetail(); loadKeys(true);
   });
   $("#edit").addEventListener("click", () => {
@@ -204,25 +271,59 @@
     const typed = d.schema && d.schema.json && f.querySelector('input[value="schema"]');
     f.value.value = typed ? d.schema.json : hex ? d.hex : d.text;
     f.encoding.value = typed ? "schema" : hex ? "hex" : "text";
+    f.value.rows = Math.min(12, Math.max(3, f.value.value.split("\n").length));
     f.persist.checked = d.durable;
     f.ttl_ms.value = d.ttl_ms > 0 ? String(Math.max(1, d.ttl_ms - (Date.now() - st.fetched))) : "";
     f.fencing_token.value = "";
+    showGuard(d.schema && d.schema.guard);
     $("#newkey").open = true;
     f.value.focus();
   });
-  $("#setform").key.addEventListener("input", (e) => { delete e.target.dataset.ref; });
+  // A key the schema guards is written under its guard lock, which the
+  // console takes for the write (as ssgen set does); a fencing token is
+  // then not needed.
+  function showGuard(guard) {
+    const f = $("#setform");
+    $("#guardrow").hidden = !guard;
+    $("#guardname").textContent = guard ? guard.name + " (" + guard.key + ")" : "";
+    f.guard.checked = !!guard;
+    syncToken();
+  }
+  function syncToken() {
+    const f = $("#setform");
+    const guarded = !$("#guardrow").hidden && f.guard.checked;
+    $("#tokenrow").hidden = guarded;
+    f.fencing_token.disabled = guarded;
+  }
+  $("#setform").guard.addEventListener("change", syncToken);
+  $("#setform").key.addEventListener("input", (e) => { delete e.target.dataset.ref; showGuard(null); });
+  // A key typed by hand is looked up in the schema (whether or not it
+  // exists yet): a declared key is written as JSON, under its guard lock.
+  $("#setform").key.addEventListener("change", async (e) => {
+    const f = $("#setform");
+    const typed = f.querySelector('input[name="encoding"][value="schema"]');
+    if (!typed || !e.target.value || e.target.dataset.ref) return;
+    const asked = e.target.value;
+    let d = null;
+    try { d = await getJSON("/api/declaration?key=" + encodeURIComponent(asked)); } catch (err) { d = null; }
+    if (f.key.value !== asked) return; // typed on meanwhile
+    showGuard(d && d.guard);
+    if (d && !d.lock) typed.checked = true;
+  });
   $("#setform").addEventListener("submit", async (e) => {
     e.preventDefault();
     const f = e.target;
     const ref = f.key.dataset.ref || encodeURIComponent(f.key.value);
     const ttl = f.ttl_ms.value ? parseInt(f.ttl_ms.value, 10) : 0;
-    const body = { key: ref, value: f.value.value, encoding: f.encoding.value, ttl_ms: ttl, persist: f.persist.checked, fencing_token: f.fencing_token.value.trim() };
-    const what = "SET " + f.key.value + (ttl ? " PX " + ttl : "") + (body.persist ? ", kept on disk" : "") + (body.fencing_token ? ", fenced" : "");
+    const guard = !$("#guardrow").hidden && f.guard.checked;
+    const body = { key: ref, value: f.value.value, encoding: f.encoding.value, ttl_ms: ttl, persist: f.persist.checked };
+    if (guard) body.guard = true; else body.fencing_token = f.fencing_token.value.trim();
+    const what = "SET " + f.key.value + (ttl ? " PX " + ttl : "") + (body.persist ? ", kept on disk" : "") + (guard ? ", under the guard lock " + $("#guardname").textContent : body.fencing_token ? ", fenced" : "");
     if (!(await confirmWith("Set this key?", what + "\n\n" + body.value.slice(0, 2000)))) return;
     let res;
     try { res = await post("/api/set", body); } catch (err) { res = { ok: false, error: err.message }; }
     report(res);
-    if (res.ok) { st.selected = ref; refreshDetail(); loadKeys(true); }
+    if (res.ok) { select(ref); loadKeys(true); }
   });
 
   // --- clients ----------------------------------------------------------
@@ -236,8 +337,10 @@
       const tr = el("tr", null, c.connected ? "" : "gone");
       tr.dataset.client = c.id;
       const subs = c.subscriptions.map((s) => s.hidden ? "(a key you may not read)" : s.key ? "notify " + s.key : s.filter);
-      const id = el("td", c.id + (c.connected ? "" : "  (disconnected, session kept)"));
-      id.title = c.remote;
+      const id = el("td");
+      id.append(el("span", c.id, "cid"));
+      if (!c.connected) id.append(" ", el("span", "(disconnected, session kept)", "note"));
+      id.title = c.id + " from " + c.remote;
       const watching = c.watching.map((k) => k.name).join(", ");
       const w = el("td", c.watches, "num");
       if (watching) w.title = watching;
@@ -257,9 +360,15 @@
   function traceRow(ev) {
     const tr = el("tr", null, ev.failed ? "failed" : "");
     tr.dataset.key = ev.key || "";
+    // A row of a whole key opens it (a cut key cannot be named; SCAN's
+    // is a pattern).
+    if (ev.ref && !ev.key_cut && ev.verb !== "SCAN") { tr.dataset.ref = ev.ref; tr.classList.add("open"); tr.title = "open this key"; }
     const t = new Date(ev.time);
     const time = t.toLocaleTimeString([], { hour12: false }) + "." + String(t.getMilliseconds()).padStart(3, "0");
-    tr.append(el("td", time), el("td", ev.client + (ev.console ? " (console)" : "")), el("td", ev.verb), el("td", ev.key), el("td", ev.result, "result"), el("td", ev.latency_us, "num"), el("td", ev.reason, "why"));
+    const client = ev.client + (ev.console ? " (console)" : "");
+    const cl = el("td", client, "cid");
+    cl.title = client;
+    tr.append(el("td", time), cl, el("td", ev.verb), el("td", ev.key), el("td", ev.result, "result"), el("td", ev.latency_us, "num"), el("td", ev.reason, "why"));
     return tr;
   }
   function addTrace(events) {
@@ -330,18 +439,34 @@
       if (d.keys > 0) onChanges([], true);
     });
   }
-  $("#tracefilter").addEventListener("change", connect);
-  $("#tracefilter").addEventListener("submit", (e) => { e.preventDefault(); connect(); });
+  // openKey opens a key named in the trace: its folder in the key list,
+  // and its details.
+  function openKey(ref, name) {
+    const folder = name.startsWith('"') ? null : name.slice(0, name.lastIndexOf("/") + 1);
+    if (folder !== null && (st.q || folder !== st.prefix)) {
+      st.prefix = folder; st.q = ""; $("#q").value = ""; st.shown = 200;
+      renderCrumbs(); loadKeys(true);
+    }
+    select(ref);
+  }
+  $("#tracelist").addEventListener("click", (e) => {
+    const tr = e.target.closest("tr[data-ref]");
+    if (tr && !window.getSelection().toString()) openKey(tr.dataset.ref, tr.dataset.key);
+  });
+  $("#tracefilter").addEventListener("change", () => { remember(false); connect(); });
+  $("#tracefilter").addEventListener("submit", (e) => { e.preventDefault(); remember(false); connect(); });
   $("#pause").addEventListener("click", (e) => {
     st.paused = !st.paused;
     e.target.textContent = st.paused ? "Resume" : "Pause";
   });
 
-  renderCrumbs();
   const next = $("#morekeys").dataset.next;
   st.next = next || "";
+  fromURL();
   st.shown = $("#keylist tbody").children.length;
-  for (const tr of document.querySelectorAll("#keylist tbody tr")) tr.dataset.key = tr.firstElementChild.textContent;
+  // The server rendered the folder's keys by their full names: show them
+  // as the script does, relative to the folder.
+  if (st.prefix || st.q) loadKeys(true);
   loadClients();
   connect();
   document.body.dataset.ready = "1";

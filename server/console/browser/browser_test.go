@@ -8,7 +8,6 @@ import (
 	"log/slog"
 	"os"
 	"os/exec"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -246,10 +245,6 @@ func TestConsoleInChromium(t *testing.T) {
 	if _, err := waitText(bctx, "#tracelist tbody", "ssgen-console (console)"); err != nil {
 		t.Fatal(err)
 	}
-
-	if *screenshot {
-		shoot(t, bctx, app, ctx)
-	}
 }
 
 // seed fills the store with what a small plant application keeps.
@@ -268,54 +263,4 @@ func seed(t *testing.T, srv *server.Server) {
 	put("plant/config", `{"site": "Lyon", "lines": 3}`, 0)
 	put("sessions/operator-4", "active", 10*time.Minute)
 	put("sensors/hall/temperature", "21.7", 30*time.Second)
-}
-
-// shoot leaves the console on a lock key's details with the trace
-// showing a refused request, and writes docs/console.png.
-func shoot(t *testing.T, bctx context.Context, app *runtime.Client, ctx context.Context) {
-	t.Helper()
-	_, _ = app.Set(ctx, []byte("plant/lines/2/setpoint"), []byte(`{"celsius": 22.0}`), runtime.SetOptions{})
-	_, _, _ = app.Get(ctx, []byte("plant/config"))
-	_, _ = app.Set(ctx, []byte("plant/lines/3/status"), []byte("running"), runtime.SetOptions{Condition: runtime.IfNotExists})
-	// A key guarded by the lock's fencing token, and a stale writer
-	// refused by it: the trace says why.
-	if _, tok, err := app.Get(ctx, []byte("plant/locks/leader")); err == nil {
-		_, _ = app.Set(ctx, []byte("plant/lines/1/setpoint"), []byte(`{"celsius": 21.0}`), runtime.SetOptions{FencingToken: tok})
-		stale := tok
-		stale.Wall -= 5000
-		_, _ = app.Set(ctx, []byte("plant/lines/1/setpoint"), []byte(`{"celsius": 99.0}`), runtime.SetOptions{FencingToken: stale})
-	}
-	if err := chromedp.Run(bctx,
-		chromedp.Click(`#crumbs a[data-prefix="plant/"]`, chromedp.ByQuery),
-	); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := waitText(bctx, "#keylist", "locks/"); err != nil {
-		t.Fatal(err)
-	}
-	if err := chromedp.Run(bctx, chromedp.Click(`#keylist tr[data-key="plant/locks/"]`, chromedp.ByQuery)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := waitText(bctx, "#keylist", "leader"); err != nil {
-		t.Fatal(err)
-	}
-	if err := chromedp.Run(bctx, chromedp.Click(`#keylist tr[data-key="plant/locks/leader"]`, chromedp.ByQuery)); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := waitText(bctx, "#dmeta", "lock holder"); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := waitText(bctx, "#clientlist", "thermostat-app"); err != nil {
-		t.Fatal(err)
-	}
-	time.Sleep(300 * time.Millisecond) // let the last stream batch render
-	var png []byte
-	if err := chromedp.Run(bctx, chromedp.FullScreenshot(&png, 100)); err != nil { // quality 100 is PNG
-		t.Fatal(err)
-	}
-	path := filepath.Join("..", "..", "..", "docs", "console.png")
-	if err := os.WriteFile(path, png, 0o644); err != nil {
-		t.Fatal(err)
-	}
-	t.Logf("wrote %s (%d bytes)", path, len(png))
 }
