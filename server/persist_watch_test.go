@@ -272,6 +272,12 @@ func TestDataFileChangedDuringACommitIsAPersistenceFailure(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			n, logs := newWatchedNode(t)
+			if err := n.srv.Start(); err != nil { // for Ready
+				t.Fatal(err)
+			}
+			if err := n.srv.Ready(); err != nil {
+				t.Fatalf("Ready before: %v", err)
+			}
 			path := filepath.Join(n.dir, StoreFile)
 			n.mustOK(true, "", "SET", "kept", "1")
 			n.srv.disk.inTx = func() {
@@ -291,8 +297,8 @@ func TestDataFileChangedDuringACommitIsAPersistenceFailure(t *testing.T) {
 			if len(lines) != 1 || !strings.Contains(lines[0], tc.log) || !strings.Contains(lines[0], path) {
 				t.Fatalf("error lines:\n%s", strings.Join(lines, ""))
 			}
-			if err := n.srv.Ready(); !errors.Is(err, ErrNotReady) {
-				t.Errorf("Ready: %v, want ErrNotReady", err)
+			if err := n.srv.Ready(); !errors.Is(err, ErrNotReady) || !strings.Contains(err.Error(), "kept writes are refused") || strings.Contains(err.Error(), path) {
+				t.Errorf("Ready: %v, want ErrNotReady saying kept writes are refused, without the path", err)
 			}
 			if tc.name == "truncated" {
 				// The cp finishes.
