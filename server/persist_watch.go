@@ -37,12 +37,13 @@ import (
 //
 // A change after the last check of a commit comes after its
 // acknowledgements: the next commit's first check finds it. Not told
-// apart: an overwrite in place that lands during a commit, by a file
-// whose meta page the commit did not write is byte for byte the one
-// recorded (a store with the same history and page layout) and that
-// bbolt does not panic on: bbolt then writes the commit on top of the
-// other file's pages, so its writes are in the file at the path, and
-// memory keeps what the other file replaced until a restart.
+// apart: an overwrite in place by a file whose meta pages are byte for
+// byte the ones recorded (a store with the same history and page layout)
+// that lands during a commit and that bbolt does not panic on, or before
+// it within the same tick of the file system's clock: bbolt then writes
+// the commit on top of the other file's pages, so its writes are in the
+// file at the path, and memory keeps what the other file replaced until
+// a restart.
 type fileWatch struct {
 	f        *os.File // bbolt's own descriptor of the file
 	path     string
