@@ -113,8 +113,9 @@ func hexVal(c byte) (byte, bool) {
 // ErrNotReady is what Ready returns while the server cannot serve.
 var ErrNotReady = errors.New("server: not ready")
 
-// Ready returns nil while the server serves: started, not closed, and in
-// external mode connected to its broker. Otherwise it returns an error
+// Ready returns nil while the server serves: started, not closed, in
+// external mode connected to its broker, and with a data dir still
+// accepting kept writes (persist_watch.go). Otherwise it returns an error
 // wrapping ErrNotReady that says why (a readiness probe's answer).
 func (s *Server) Ready() error {
 	s.mu.Lock()
@@ -128,6 +129,10 @@ func (s *Server) Ready() error {
 	}
 	if x, ok := s.tr.(*external); ok && x.cur.Load() == nil {
 		return fmt.Errorf("%w: not connected to the broker %s (reconnecting)", ErrNotReady, x.hostport)
+	}
+	if s.disk != nil && s.disk.lost.Load() != nil {
+		// Not the path: a readiness probe may answer anyone.
+		return fmt.Errorf("%w: kept writes are refused: the data file was replaced, deleted or changed by another writer (the log says which); restart the server", ErrNotReady)
 	}
 	return nil
 }

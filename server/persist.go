@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -132,6 +133,21 @@ func recordSum(key, value []byte, version, fence string, deadline int64) uint32 
 type durableStore struct {
 	db   *bolt.DB
 	path string
+	// watch checks around each commit that the file is still the one at
+	// path, as the store left it (persist_watch.go).
+	watch *fileWatch
+	// lost is set for good once the file was found replaced, deleted or
+	// changed by another writer (or bbolt panicked writing it): every
+	// later apply fails with it. Read by Ready, from any goroutine.
+	lost atomic.Pointer[fileLostError]
+	// wedged: bbolt panicked and its write transaction could not be
+	// rolled back, so it still holds the writer lock that DB.Close waits
+	// for; close then only closes the file.
+	wedged bool
+	file   *os.File // bbolt's descriptor of the file
+	// inTx, set by tests, runs inside each apply's transaction before its
+	// writes (after the first check of the file).
+	inTx func()
 
 	// isNew: the file holds no transaction of ours (just created by
 	// bbolt), so missing buckets are to be created, not a loss.
@@ -180,21 +196,26 @@ func openChecked(path string) (*durableStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	db, err := openBolt(path)
+	db, file, err := openBolt(path)
 	if err != nil {
 		return nil, err
 	}
-	s := &durableStore{db: db, path: path, isNew: isNew}
+	s := &durableStore{db: db, path: path, isNew: isNew, file: file}
 	if err := guarded(path, s.prepare); err != nil {
 		_ = db.Close()
 		return nil, err
+	}
+	if s.watch, err = newFileWatch(file, path, db.Info().PageSize); err != nil {
+		_ = db.Close()
+		return nil, fmt.Errorf("%w: %s: %v", ErrStore, path, err)
 	}
 	return s, nil
 }
 
 // openBolt opens the file with bbolt, turning its panics into a
-// DamageError (it asserts on a freelist page that is not one).
-func openBolt(path string) (*bolt.DB, error) {
+// DamageError (it asserts on a freelist page that is not one). It also
+// returns bbolt's descriptor of the file.
+func openBolt(path string) (*bolt.DB, *os.File, error) {
 	var file *os.File
 	opts := &bolt.Options{Timeout: time.Second, OpenFile: func(name string, flag int, mode os.FileMode) (*os.File, error) {
 		f, err := os.OpenFile(name, flag, mode)
@@ -216,15 +237,15 @@ func openBolt(path string) (*bolt.DB, error) {
 		if file != nil {
 			_ = file.Close()
 		}
-		return nil, err
+		return nil, nil, err
 	case errors.Is(err, berrors.ErrTimeout):
-		return nil, fmt.Errorf("%w: open %s: locked by another process (is another ssgen serve using this data dir?)", ErrStore, path)
+		return nil, nil, fmt.Errorf("%w: open %s: locked by another process (is another ssgen serve using this data dir?)", ErrStore, path)
 	case errors.Is(err, berrors.ErrInvalid), errors.Is(err, berrors.ErrChecksum), errors.Is(err, berrors.ErrVersionMismatch):
-		return nil, &DamageError{Path: path, Reason: "bbolt refuses it: " + err.Error()}
+		return nil, nil, &DamageError{Path: path, Reason: "bbolt refuses it: " + err.Error()}
 	case err != nil:
-		return nil, fmt.Errorf("%w: open %s: %v", ErrStore, path, err)
+		return nil, nil, fmt.Errorf("%w: open %s: %v", ErrStore, path, err)
 	}
-	return db, nil
+	return db, file, nil
 }
 
 // guarded runs fn, which reads a bbolt file that may be damaged, turning
@@ -405,39 +426,113 @@ func (s *durableStore) applyQueued(queued []queuedChange) error {
 	return err
 }
 
-// apply writes changes in one transaction and returns once it is on disk.
-// The highest version among them raises the stored clock floor in the same
-// transaction, so the floor never lags the records.
+// apply writes changes in one transaction and returns once it is on disk,
+// in the file at the store's path (the watch checks it before and after).
+// The highest version among them raises the stored clock floor in the
+// same transaction, so the floor never lags the records.
 func (s *durableStore) apply(changes []engine.Change) error {
-	err := s.db.Update(func(tx *bolt.Tx) error {
-		keys, meta := tx.Bucket(bucketKeys), tx.Bucket(bucketMeta)
-		top, _ := decodeFloor(meta.Get(metaClock), true) // a bad floor is replaced below
-		raised := false
-		for _, c := range changes {
-			if c.Version.Compare(top) > 0 {
-				top, raised = c.Version, true
-			}
-			if c.Delete {
-				if err := keys.Delete([]byte(c.Key)); err != nil {
-					return err
-				}
-				continue
-			}
-			v, err := encodeRecord(c.Record)
-			if err != nil {
-				return err
-			}
-			if err := keys.Put([]byte(c.Key), v); err != nil {
-				return err
-			}
+	if lost := s.lost.Load(); lost != nil {
+		return lost
+	}
+	if lost := s.watch.before(); lost != nil {
+		return s.lose(lost)
+	}
+	txid, err := s.commit(changes)
+	if lost := s.lost.Load(); lost != nil {
+		return lost
+	}
+	// A transaction that failed (a full disk, say) may still have left
+	// its meta page in the file; the check then accepts that too.
+	if txid != 0 {
+		if lost := s.watch.after(txid, err == nil); lost != nil {
+			return s.lose(lost)
 		}
-		if raised {
-			return meta.Put(metaClock, encodeFloor(top))
-		}
-		return nil
-	})
+	}
 	if err != nil {
 		return fmt.Errorf("%w: %v", ErrStore, err)
+	}
+	return nil
+}
+
+// lose stops the store for good with lost (the first cause is kept).
+func (s *durableStore) lose(lost *fileLostError) *fileLostError {
+	s.lost.CompareAndSwap(nil, lost)
+	return s.lost.Load()
+}
+
+// commit runs apply's transaction, and returns its id (0 when none began).
+// bbolt panics, or faults reading its
+// map past the end of a file truncated under it, when another writer
+// changed the file during the transaction (cp over it, say): that is
+// recovered here, in the writer's goroutine, and stops the store (lost)
+// rather than the process.
+func (s *durableStore) commit(changes []engine.Change) (txid uint64, err error) {
+	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
+	var tx *bolt.Tx
+	defer func() {
+		p := recover()
+		if p == nil {
+			return
+		}
+		// Rollback as called by a user does not read the map; it releases
+		// the writer lock. If even that fails, Close must not wait for
+		// the lock.
+		s.wedged = tx != nil && !rollBack(tx)
+		s.lose(s.watch.lost("was changed under bbolt, which failed writing it (%v)", p))
+		err = s.lost.Load()
+	}()
+	tx, err = s.db.Begin(true)
+	if err != nil {
+		return 0, err
+	}
+	txid = uint64(tx.ID())
+	if s.inTx != nil {
+		s.inTx()
+	}
+	if err := put(tx, changes); err != nil {
+		_ = tx.Rollback()
+		return txid, err
+	}
+	return txid, tx.Commit()
+}
+
+// rollBack rolls back a write transaction bbolt panicked in, and reports
+// whether it is closed.
+func rollBack(tx *bolt.Tx) (closed bool) {
+	defer func() {
+		if recover() != nil {
+			closed = tx.DB() == nil
+		}
+	}()
+	_ = tx.Rollback()
+	return tx.DB() == nil
+}
+
+// put writes changes and the raised clock floor into tx.
+func put(tx *bolt.Tx, changes []engine.Change) error {
+	keys, meta := tx.Bucket(bucketKeys), tx.Bucket(bucketMeta)
+	top, _ := decodeFloor(meta.Get(metaClock), true) // a bad floor is replaced below
+	raised := false
+	for _, c := range changes {
+		if c.Version.Compare(top) > 0 {
+			top, raised = c.Version, true
+		}
+		if c.Delete {
+			if err := keys.Delete([]byte(c.Key)); err != nil {
+				return err
+			}
+			continue
+		}
+		v, err := encodeRecord(c.Record)
+		if err != nil {
+			return err
+		}
+		if err := keys.Put([]byte(c.Key), v); err != nil {
+			return err
+		}
+	}
+	if raised {
+		return meta.Put(metaClock, encodeFloor(top))
 	}
 	return nil
 }
@@ -455,6 +550,12 @@ func (s *durableStore) deleteKeys(keys []string) error {
 }
 
 func (s *durableStore) close() error {
+	if s.wedged {
+		// bbolt's map stays (the process is most likely about to end):
+		// the descriptor is closed, which releases the file's lock.
+		_ = s.file.Close()
+		return nil
+	}
 	if err := s.db.Close(); err != nil {
 		return fmt.Errorf("%w: close: %v", ErrStore, err)
 	}

@@ -67,6 +67,8 @@ type groupCommit struct {
 	// hook, set by tests, runs before each transaction: it may block, and
 	// an error fails the transaction as a failed commit would.
 	hook func() error
+	// lostLogged: the data file's loss has been logged (writer only).
+	lostLogged bool
 }
 
 // queuedChange is one change of the engine's write numbered seq.
@@ -232,9 +234,20 @@ func (c *groupCommit) write() {
 		took := time.Since(start)
 		lo, hi := batch[0].seq, batch[len(batch)-1].seq
 		out := commitOutcome{hi: hi}
-		if err != nil {
+		var lost *fileLostError
+		switch {
+		case err == nil:
+		case !errors.As(err, &lost):
 			c.log.Error("state store changes not persisted; their requests are answered with the persistence error",
 				"writes", writes, "records", len(batch), "err", err)
+		case !c.lostLogged:
+			// Once: every later kept write fails the same way, and is
+			// counted in the totals.
+			c.lostLogged = true
+			c.log.Error("data file replaced, deleted or changed by another writer; kept writes are answered with the persistence error until the server is restarted",
+				"file", lost.path, "writes", writes, "records", len(batch), "err", err)
+		}
+		if err != nil {
 			// Undone before anything else is decided on top of them;
 			// whatever was decided on top meanwhile is undone too and
 			// must not reach the disk.

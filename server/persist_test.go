@@ -28,6 +28,7 @@ type diskNode struct {
 	all   bool
 	clock *engine.FakeClock
 	srv   *Server
+	log   *slog.Logger // quietLog unless a test reads the log
 }
 
 func newDiskNode(t *testing.T, all bool) *diskNode {
@@ -39,7 +40,11 @@ func newDiskNode(t *testing.T, all bool) *diskNode {
 
 func (n *diskNode) open() {
 	n.t.Helper()
-	srv, err := New(Options{Listen: "127.0.0.1:0", DataDir: n.dir, PersistAll: n.all, Now: n.clock.Now, Logger: quietLog})
+	log := n.log
+	if log == nil {
+		log = quietLog
+	}
+	srv, err := New(Options{Listen: "127.0.0.1:0", DataDir: n.dir, PersistAll: n.all, Now: n.clock.Now, Logger: log})
 	if err != nil {
 		n.t.Fatal(err)
 	}

@@ -47,10 +47,20 @@ type serveChild struct {
 // and waits for the URL it prints.
 func startServeChild(t *testing.T, args ...string) *serveChild {
 	t.Helper()
+	return startServeChildLogging(t, nil, args...)
+}
+
+// startServeChildLogging is startServeChild whose log (stderr) also goes
+// to logs, when not nil.
+func startServeChildLogging(t *testing.T, logs io.Writer, args ...string) *serveChild {
+	t.Helper()
 	args = append([]string{"serve", "--listen", "127.0.0.1:0", "--log-level", "warn"}, args...)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestServeChildProcess$")
 	cmd.Env = append(os.Environ(), childArgsEnv+"="+strings.Join(args, "\x1f"))
 	cmd.Stderr = servertest.LogWriter(t) // made before c.kill's cleanup: outlives the child
+	if logs != nil {
+		cmd.Stderr = io.MultiWriter(cmd.Stderr, logs)
+	}
 	out, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)
