@@ -129,6 +129,21 @@ func (l *Lock) attempt(ctx context.Context, holder []byte) (*Lease, bool, error)
 // locally no later than that. So pass a context that lives as long as the
 // lease should, not a short request timeout; to give up waiting early,
 // cancel that context (nothing is held yet) or use TryAcquire.
+//
+// In particular the usual way of bounding a call,
+//
+//	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+//	defer cancel()
+//	lease, err := lock.Acquire(wctx) // the lease ends with wctx
+//
+// bounds the lease as well: it stops renewing after 5 s or when the
+// function returns, whichever is first. That failure is loud and safe (Lost
+// closes, guarded writes fail with ErrLeaseLost, no two holders), but it is
+// a failure. To bound only the wait, cancel the context given to Acquire
+// only on giving up (releasing a lease that arrives just then) and keep it
+// alive once a lease is returned, or loop on TryAcquire until a deadline. (Renewal cannot simply outlive ctx: code
+// that ends its leases by ending their context, as a crashed holder would,
+// would then hold its locks for ever.)
 func (l *Lock) Acquire(ctx context.Context) (*Lease, error) {
 	if err := l.check(); err != nil {
 		return nil, err
@@ -248,6 +263,18 @@ func (le *Lease) Token() hlc.HLC {
 	le.mu.Lock()
 	defer le.mu.Unlock()
 	return le.token
+}
+
+// Deadline returns when the lease ends unless a renewal succeeds first: the
+// send time of the latest successful acquire or renewal plus the TTL. The
+// service counts the TTL from when it received that request, so it keeps
+// the lock key for this holder at least until Deadline (clocks running at
+// the same rate); work that must end before anyone else can take the lock
+// must end by then. Renewals move it forward.
+func (le *Lease) Deadline() time.Time {
+	le.mu.Lock()
+	defer le.mu.Unlock()
+	return le.deadline
 }
 
 // Lost is closed when the lease is lost (not when it is released).

@@ -26,11 +26,16 @@ func TestLeaseAcquireRenewRelease(t *testing.T) {
 		lockA := runtime.NewLock(a, []byte("owner"), ttl)
 		lockB := runtime.NewLock(b, []byte("owner"), ttl)
 
+		before := time.Now()
 		le, err := lockA.Acquire(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		first := le.Token()
+		first, firstDeadline := le.Token(), le.Deadline()
+		// The deadline counts from when the acquiring SET was sent.
+		if !firstDeadline.After(before) || firstDeadline.After(time.Now().Add(ttl)) {
+			t.Fatalf("Deadline %s is not one TTL after the acquisition (%s..%s)", firstDeadline, before, time.Now())
+		}
 		if first.IsZero() || le.Err() != nil {
 			t.Fatalf("fresh lease: token %s, err %v", first, le.Err())
 		}
@@ -53,6 +58,9 @@ func TestLeaseAcquireRenewRelease(t *testing.T) {
 		})
 		if le.Err() != nil {
 			t.Fatalf("lease lost while renewing: %v", le.Err())
+		}
+		if !le.Deadline().After(firstDeadline) {
+			t.Fatalf("Deadline %s did not move on with the renewals (first %s)", le.Deadline(), firstDeadline)
 		}
 		if err := le.Release(ctx); err != nil {
 			t.Fatal(err)
