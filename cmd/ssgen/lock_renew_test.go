@@ -1,7 +1,10 @@
 package main
 
 import (
+	"bytes"
 	"context"
+	"os/exec"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -12,10 +15,11 @@ import (
 	"github.com/ssgen/ssgen/server/servertest"
 )
 
-// TestLockRenewsWhileTheCommandRuns is the issue's journey: a command that
-// runs for more than twice --ttl ends well, and the service saw the lease
-// renewed in between. (Before, the lease renewed on a context that ended as
-// soon as the lock was taken, and the command was stopped after one TTL.)
+// TestLockRenewsWhileTheCommandRuns is the issue's journey, run as a user
+// runs it, with the built binary: a command that runs for more than twice
+// --ttl ends well, and the service saw the lease renewed in between.
+// (Before, the lease renewed on a context that ended as soon as the lock
+// was taken, and the command was stopped after one TTL.)
 func TestLockRenewsWhileTheCommandRuns(t *testing.T) {
 	const key = "test/job"
 	var sets atomic.Int64 // successful SETs of the lock key: the acquisition and each renewal
@@ -26,14 +30,14 @@ func TestLockRenewsWhileTheCommandRuns(t *testing.T) {
 			}
 		}
 	}))
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	var stdout, stderr syncBuffer
-	env := &cliEnv{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
 	// 2.5 s is more than twice the TTL: the lease survives only if renewed.
-	code := runCLI(ctx, env, []string{"lock", key, "--ttl", "1s", "--broker", srv.URL(), "--", "sh", "-c", "sleep 2.5; echo done"})
-	if code != exitOK || stdout.String() != "done\n" {
-		t.Fatalf("exit %d, stdout %q, stderr %q; want 0 and the command's output", code, stdout.String(), stderr.String())
+	cmd := exec.CommandContext(ctx, builtSSGen(ctx, t), "lock", key, "--ttl", "1s", "--broker", srv.URL(), "--", "sh", "-c", "sleep 2.5; echo done")
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil || stdout.String() != "done\n" {
+		t.Fatalf("ssgen lock: %v, stdout %q, stderr %q; want exit 0 and the command's output", err, stdout.String(), stderr.String())
 	}
 	// A lease that lived 2.5 s on a 1 s TTL was renewed at least twice
 	// after it was taken. The service counts a SET after handing its answer
@@ -41,6 +45,17 @@ func TestLockRenewsWhileTheCommandRuns(t *testing.T) {
 	// lock saw it: wait for the count rather than read it once.
 	waitFor(t, "the acquisition and at least 2 renewals of "+key, func() bool { return sets.Load() >= 3 })
 	run(t, srv.URL(), "get", key).want(t, exitNegative, nil) // released
+}
+
+// builtSSGen builds the ssgen binary into a directory removed when the
+// test ends, for a test that runs it as a user does.
+func builtSSGen(ctx context.Context, t *testing.T) string {
+	t.Helper()
+	bin := filepath.Join(t.TempDir(), "ssgen")
+	if out, err := exec.CommandContext(ctx, "go", "build", "-o", bin, ".").CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
 }
 
 // TestLockStopsTheCommandBeforeTheLeaseCanExpire cuts ssgen lock off from
@@ -59,7 +74,7 @@ func TestLockStopsTheCommandBeforeTheLeaseCanExpire(t *testing.T) {
 	env := &cliEnv{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
 	done := make(chan int, 1)
 	go func() {
-		done <- runCLI(ctx, env, []string{"lock", "lk", "--ttl", "1s", "--grace", "200ms", "--timeout", "500ms", "--broker", proxy.Addr(),
+		done <- runCLI(ctx, env, []string{"lock", "lk", "--ttl", "2s", "--grace", "200ms", "--timeout", "500ms", "--broker", proxy.Addr(),
 			"--", "sh", "-c", `trap "" TERM; echo started; exec sleep 30`})
 	}()
 	until(t, &stdout, "started", func() {})
