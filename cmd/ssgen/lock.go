@@ -106,7 +106,7 @@ func runLock(ctx context.Context, env *cliEnv, args []string) error {
 
 	stop := stopRule{grace: *grace, margin: killMargin(*ttl), deadline: lease.Deadline}
 	var lost, late bool
-	var lateBy time.Time
+	var left time.Duration // of the lease, when a late renewal made us stop CMD
 	check := time.NewTimer(0)
 	defer check.Stop()
 supervise:
@@ -135,7 +135,7 @@ supervise:
 				check.Reset(d)
 				continue
 			}
-			late, lateBy = true, lease.Deadline()
+			late, left = true, time.Until(lease.Deadline())
 			err = stopGroup(cmd, exited, stop)
 			break supervise
 		}
@@ -145,8 +145,8 @@ supervise:
 	case lost:
 		return &exitError{code: exitNegative, err: fmt.Errorf("%s: %s; stopped %s", subject, libText(lease.Err()), command[0])}
 	case late:
-		return &exitError{code: exitNegative, err: fmt.Errorf("%s: the lease was not renewed in time (it expires at %s); stopped %s so that it ended before the lock could pass to another holder",
-			subject, lateBy.Format(time.RFC3339Nano), command[0])}
+		return &exitError{code: exitNegative, err: fmt.Errorf("%s: the lease was not renewed in time (%s of its --ttl %s left); stopped %s before the lock could pass to another holder",
+			subject, left.Round(time.Millisecond), *ttl, command[0])}
 	}
 	return commandExit(cmd, err)
 }
