@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -19,6 +20,8 @@ var (
 	ErrLeaseLost = errors.New("statestore: lease lost")
 	// ErrLeaseExpired: the lease's TTL passed without a successful renewal
 	// (renewal stopped because the Acquire context ended, or kept failing).
+	// In the first case the error that matches it says so, and why the
+	// context ended.
 	ErrLeaseExpired = errors.New("statestore: lease expired without renewal")
 	// ErrLeaseReleased: the lease was released; it cannot fence writes.
 	ErrLeaseReleased = errors.New("statestore: lease released")
@@ -234,6 +237,7 @@ type Lease struct {
 	deadline time.Time // local expiry: send time of the last renewal + TTL
 	err      error     // why it was lost
 	released bool
+	stopped  error // why renewal stopped before the lease ended: the Acquire context's cause
 }
 
 func startLease(ctx context.Context, l *Lock, holder []byte, tok hlc.HLC, sent time.Time) *Lease {
@@ -300,7 +304,7 @@ func (le *Lease) valid() (hlc.HLC, time.Time, error) {
 	le.mu.Lock()
 	if le.err == nil && !le.released && !time.Now().Before(le.deadline) {
 		// The watchdog has not run yet, but the TTL is over all the same.
-		le.loseLocked(ErrLeaseExpired)
+		le.loseLocked(le.expiredLocked())
 	}
 	tok, dl, err := le.token, le.deadline, le.err
 	if err == nil && le.released {
@@ -317,6 +321,27 @@ func (le *Lease) markLost(cause error) {
 	if le.err == nil && !le.released {
 		le.loseLocked(cause)
 	}
+}
+
+// markExpired records that the TTL passed without a renewal, once.
+func (le *Lease) markExpired() {
+	le.mu.Lock()
+	defer le.mu.Unlock()
+	if le.err == nil && !le.released {
+		le.loseLocked(le.expiredLocked())
+	}
+}
+
+// expiredLocked is why a lease whose TTL passed is lost: ErrLeaseExpired,
+// and, when renewal stopped because the Acquire context ended, that too,
+// since a context meant to bound only the wait is an easy mistake to make.
+func (le *Lease) expiredLocked() error {
+	if le.stopped == nil {
+		return ErrLeaseExpired
+	}
+	// %v, not %w: the lease did not time out as a request does, and a
+	// caller that retries on context.DeadlineExceeded must not retry this.
+	return fmt.Errorf("%w: renewal stopped when the context given to Acquire ended (%v)", ErrLeaseExpired, le.stopped)
 }
 
 func (le *Lease) loseLocked(cause error) {
@@ -356,10 +381,13 @@ func (le *Lease) renew(ctx context.Context) {
 		case <-le.lost:
 			return
 		case <-watchdog.C:
-			le.markLost(ErrLeaseExpired)
+			le.markExpired()
 			return
 		case <-renewing:
 			renewing = nil // a nil channel never fires: stop renewing, keep the watchdog
+			le.mu.Lock()
+			le.stopped = context.Cause(ctx)
+			le.mu.Unlock()
 			next.Stop()
 			continue
 		case <-next.C:
@@ -368,7 +396,7 @@ func (le *Lease) renew(ctx context.Context) {
 		deadline := le.deadline
 		le.mu.Unlock()
 		if !time.Now().Before(deadline) {
-			le.markLost(ErrLeaseExpired)
+			le.markExpired()
 			return
 		}
 		// No renewal may be sent after the local deadline: by then the

@@ -139,6 +139,34 @@ func TestAcquireWaitsForReleaseAndEndsWithItsContext(t *testing.T) {
 	})
 }
 
+// TestLeaseEndedByItsAcquireContextSaysSo: the context given to Acquire
+// bounds the lease, so the usual timeout meant for the wait ends the lease
+// too. The lease then expires as documented, and its error says why, so
+// that the mistake explains itself.
+func TestLeaseEndedByItsAcquireContextSaysSo(t *testing.T) {
+	srv := servertest.New(t)
+	c := dial(t, srv.URL())
+	ctx := testCtx(t)
+	wctx, cancel := context.WithCancelCause(ctx)
+	le, err := runtime.NewLock(c, []byte("owner"), shortTTL).Acquire(wctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gaveUp := errors.New("the wait is over")
+	cancel(gaveUp)
+	receive(t, "Lost", le.Lost())
+	err = le.Err()
+	if !errors.Is(err, runtime.ErrLeaseLost) || !errors.Is(err, runtime.ErrLeaseExpired) {
+		t.Fatalf("Err = %v, want ErrLeaseLost and ErrLeaseExpired", err)
+	}
+	if !strings.Contains(err.Error(), "the context given to Acquire ended (the wait is over)") {
+		t.Fatalf("Err = %q, want it to say that the Acquire context ended, and why", err)
+	}
+	if errors.Is(err, gaveUp) || errors.Is(err, context.Canceled) {
+		t.Fatalf("Err = %v matches the context's end, which callers read as their own request's", err)
+	}
+}
+
 func TestLeaseLostWhenSomeoneElseTakesTheLockKey(t *testing.T) {
 	forEachEnv(t, func(t *testing.T, env *testEnv) {
 		a, intruder := dial(t, env.url), dial(t, env.url)
