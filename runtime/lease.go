@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"sync"
 	"time"
 
@@ -19,6 +20,8 @@ var (
 	ErrLeaseLost = errors.New("statestore: lease lost")
 	// ErrLeaseExpired: the lease's TTL passed without a successful renewal
 	// (renewal stopped because the Acquire context ended, or kept failing).
+	// In the first case the error that matches it says so, and why the
+	// context ended.
 	ErrLeaseExpired = errors.New("statestore: lease expired without renewal")
 	// ErrLeaseReleased: the lease was released; it cannot fence writes.
 	ErrLeaseReleased = errors.New("statestore: lease released")
@@ -129,6 +132,21 @@ func (l *Lock) attempt(ctx context.Context, holder []byte) (*Lease, bool, error)
 // locally no later than that. So pass a context that lives as long as the
 // lease should, not a short request timeout; to give up waiting early,
 // cancel that context (nothing is held yet) or use TryAcquire.
+//
+// In particular the usual way of bounding a call,
+//
+//	wctx, cancel := context.WithTimeout(ctx, 5*time.Second)
+//	defer cancel()
+//	lease, err := lock.Acquire(wctx) // the lease ends with wctx
+//
+// bounds the lease as well: it stops renewing after 5 s or when the
+// function returns, whichever is first. That failure is loud and safe (Lost
+// closes, guarded writes fail with ErrLeaseLost, no two holders), but it is
+// a failure. To bound only the wait, cancel the context given to Acquire
+// only on giving up (releasing a lease that arrives just then) and keep it
+// alive once a lease is returned, or loop on TryAcquire until a deadline. (Renewal cannot simply outlive ctx: code
+// that ends its leases by ending their context, as a crashed holder would,
+// would then hold its locks for ever.)
 func (l *Lock) Acquire(ctx context.Context) (*Lease, error) {
 	if err := l.check(); err != nil {
 		return nil, err
@@ -219,6 +237,7 @@ type Lease struct {
 	deadline time.Time // local expiry: send time of the last renewal + TTL
 	err      error     // why it was lost
 	released bool
+	stopped  error // why renewal stopped before the lease ended: the Acquire context's cause
 }
 
 func startLease(ctx context.Context, l *Lock, holder []byte, tok hlc.HLC, sent time.Time) *Lease {
@@ -250,6 +269,18 @@ func (le *Lease) Token() hlc.HLC {
 	return le.token
 }
 
+// Deadline returns when the lease ends unless a renewal succeeds first: the
+// send time of the latest successful acquire or renewal plus the TTL. The
+// service counts the TTL from when it received that request, so it keeps
+// the lock key for this holder at least until Deadline (clocks running at
+// the same rate); work that must end before anyone else can take the lock
+// must end by then. Renewals move it forward.
+func (le *Lease) Deadline() time.Time {
+	le.mu.Lock()
+	defer le.mu.Unlock()
+	return le.deadline
+}
+
 // Lost is closed when the lease is lost (not when it is released).
 func (le *Lease) Lost() <-chan struct{} { return le.lost }
 
@@ -273,7 +304,7 @@ func (le *Lease) valid() (hlc.HLC, time.Time, error) {
 	le.mu.Lock()
 	if le.err == nil && !le.released && !time.Now().Before(le.deadline) {
 		// The watchdog has not run yet, but the TTL is over all the same.
-		le.loseLocked(ErrLeaseExpired)
+		le.loseLocked(le.expiredLocked())
 	}
 	tok, dl, err := le.token, le.deadline, le.err
 	if err == nil && le.released {
@@ -290,6 +321,27 @@ func (le *Lease) markLost(cause error) {
 	if le.err == nil && !le.released {
 		le.loseLocked(cause)
 	}
+}
+
+// markExpired records that the TTL passed without a renewal, once.
+func (le *Lease) markExpired() {
+	le.mu.Lock()
+	defer le.mu.Unlock()
+	if le.err == nil && !le.released {
+		le.loseLocked(le.expiredLocked())
+	}
+}
+
+// expiredLocked is why a lease whose TTL passed is lost: ErrLeaseExpired,
+// and, when renewal stopped because the Acquire context ended, that too,
+// since a context meant to bound only the wait is an easy mistake to make.
+func (le *Lease) expiredLocked() error {
+	if le.stopped == nil {
+		return ErrLeaseExpired
+	}
+	// %v, not %w: the lease did not time out as a request does, and a
+	// caller that retries on context.DeadlineExceeded must not retry this.
+	return fmt.Errorf("%w: renewal stopped when the context given to Acquire ended (%v)", ErrLeaseExpired, le.stopped)
 }
 
 func (le *Lease) loseLocked(cause error) {
@@ -329,10 +381,13 @@ func (le *Lease) renew(ctx context.Context) {
 		case <-le.lost:
 			return
 		case <-watchdog.C:
-			le.markLost(ErrLeaseExpired)
+			le.markExpired()
 			return
 		case <-renewing:
 			renewing = nil // a nil channel never fires: stop renewing, keep the watchdog
+			le.mu.Lock()
+			le.stopped = context.Cause(ctx)
+			le.mu.Unlock()
 			next.Stop()
 			continue
 		case <-next.C:
@@ -341,7 +396,7 @@ func (le *Lease) renew(ctx context.Context) {
 		deadline := le.deadline
 		le.mu.Unlock()
 		if !time.Now().Before(deadline) {
-			le.markLost(ErrLeaseExpired)
+			le.markExpired()
 			return
 		}
 		// No renewal may be sent after the local deadline: by then the

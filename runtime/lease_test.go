@@ -26,11 +26,16 @@ func TestLeaseAcquireRenewRelease(t *testing.T) {
 		lockA := runtime.NewLock(a, []byte("owner"), ttl)
 		lockB := runtime.NewLock(b, []byte("owner"), ttl)
 
+		before := time.Now()
 		le, err := lockA.Acquire(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
-		first := le.Token()
+		first, firstDeadline := le.Token(), le.Deadline()
+		// The deadline counts from when the acquiring SET was sent.
+		if !firstDeadline.After(before) || firstDeadline.After(time.Now().Add(ttl)) {
+			t.Fatalf("Deadline %s is not one TTL after the acquisition (%s..%s)", firstDeadline, before, time.Now())
+		}
 		if first.IsZero() || le.Err() != nil {
 			t.Fatalf("fresh lease: token %s, err %v", first, le.Err())
 		}
@@ -53,6 +58,9 @@ func TestLeaseAcquireRenewRelease(t *testing.T) {
 		})
 		if le.Err() != nil {
 			t.Fatalf("lease lost while renewing: %v", le.Err())
+		}
+		if !le.Deadline().After(firstDeadline) {
+			t.Fatalf("Deadline %s did not move on with the renewals (first %s)", le.Deadline(), firstDeadline)
 		}
 		if err := le.Release(ctx); err != nil {
 			t.Fatal(err)
@@ -129,6 +137,34 @@ func TestAcquireWaitsForReleaseAndEndsWithItsContext(t *testing.T) {
 			t.Fatal(err)
 		}
 	})
+}
+
+// TestLeaseEndedByItsAcquireContextSaysSo: the context given to Acquire
+// bounds the lease, so the usual timeout meant for the wait ends the lease
+// too. The lease then expires as documented, and its error says why, so
+// that the mistake explains itself.
+func TestLeaseEndedByItsAcquireContextSaysSo(t *testing.T) {
+	srv := servertest.New(t)
+	c := dial(t, srv.URL())
+	ctx := testCtx(t)
+	wctx, cancel := context.WithCancelCause(ctx)
+	le, err := runtime.NewLock(c, []byte("owner"), shortTTL).Acquire(wctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	gaveUp := errors.New("the wait is over")
+	cancel(gaveUp)
+	receive(t, "Lost", le.Lost())
+	err = le.Err()
+	if !errors.Is(err, runtime.ErrLeaseLost) || !errors.Is(err, runtime.ErrLeaseExpired) {
+		t.Fatalf("Err = %v, want ErrLeaseLost and ErrLeaseExpired", err)
+	}
+	if !strings.Contains(err.Error(), "the context given to Acquire ended (the wait is over)") {
+		t.Fatalf("Err = %q, want it to say that the Acquire context ended, and why", err)
+	}
+	if errors.Is(err, gaveUp) || errors.Is(err, context.Canceled) {
+		t.Fatalf("Err = %v matches the context's end, which callers read as their own request's", err)
+	}
 }
 
 func TestLeaseLostWhenSomeoneElseTakesTheLockKey(t *testing.T) {

@@ -76,6 +76,21 @@ func (e *refusedEnv) counts(client string) (served, keynotify int) {
 	return e.served[client], e.notify[client]
 }
 
+// caughtUp waits until the service has recorded every request c has
+// published so far, and returns counts(c). The service tells OnRequest of a
+// request after it handed the answer to the broker, so a client may hold
+// its answer before the request is counted: reading the counts as soon as
+// a call returns misses the last request now and then (often, under load).
+func (e *refusedEnv) caughtUp(t *testing.T, c *runtime.Client) (served, keynotify int) {
+	t.Helper()
+	sent := c.Stats().Requests
+	waitFor(t, "the service to record the client's requests", func() bool {
+		n, _ := e.counts(c.ClientID())
+		return uint64(n) >= sent
+	})
+	return e.counts(c.ClientID())
+}
+
 // logBuf collects a client's log lines (and passes them to t.Log).
 type logBuf struct {
 	mu sync.Mutex
@@ -187,7 +202,7 @@ func TestNotificationsRefusedRequestsWork(t *testing.T) {
 	if _, _, err := c.Get(ctx, []byte("a/1")); err != nil {
 		t.Fatalf("Get after the watches: %v", err)
 	}
-	served, notify := env.counts(c.ClientID())
+	served, notify := env.caughtUp(t, c)
 	if served < 3 || notify != 0 {
 		t.Errorf("the service served %d requests and %d KEYNOTIFY of the client, want SET and GETs and no KEYNOTIFY", served, notify)
 	}
@@ -209,7 +224,7 @@ func TestNotificationsGrantedByTheSameRules(t *testing.T) {
 		t.Errorf("%d warnings %q on a granted subscription", n, noNotifyWarning)
 	}
 	watchSees(t, ctx, c, "b/1")
-	if _, notify := env.counts(c.ClientID()); notify == 0 {
+	if _, notify := env.caughtUp(t, c); notify == 0 {
 		t.Error("the service saw no KEYNOTIFY of the watch")
 	}
 }
@@ -238,7 +253,7 @@ func TestNotifyWithoutSubscriptionWatchesAnyway(t *testing.T) {
 		}
 		break
 	}
-	if _, notify := env.counts(c.ClientID()); notify == 0 {
+	if _, notify := env.caughtUp(t, c); notify == 0 {
 		t.Error("the service saw no KEYNOTIFY of the watch")
 	}
 }
@@ -312,7 +327,7 @@ func TestLockAcquireWithoutNotifications(t *testing.T) {
 	if bound := 3 + uint64(elapsed/(400*time.Millisecond)); attempts > bound {
 		t.Errorf("the waiter sent %d requests in %v, want at most %d: it spins", attempts, elapsed, bound)
 	}
-	if _, notify := env.counts(waiter.ClientID()); notify != 0 {
+	if _, notify := env.caughtUp(t, waiter); notify != 0 {
 		t.Errorf("the waiter sent %d KEYNOTIFY, want none", notify)
 	}
 }

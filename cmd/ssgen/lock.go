@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"os/exec"
@@ -21,8 +22,12 @@ const lockUsage = "NAME [flags] [--] CMD [ARGS...]\n\n" +
 	"fencing token at acquisition, an HLC) and SSGEN_LOCK_HOLDER (the id stored in\n" +
 	"the lock key) in its environment. The lease renews every third of --ttl while\n" +
 	"CMD runs and is released when it ends; ssgen then exits with CMD's exit code\n" +
-	"(128+N if a signal N ended it). If the lease is lost, CMD gets SIGTERM, then\n" +
-	"SIGKILL after --grace, and ssgen exits 1; also exit 1 if --wait passes first.\n" +
+	"(128+N if a signal N ended it). If renewals fail for so long that the lease\n" +
+	"has only --grace plus a tenth of --ttl left, CMD gets SIGTERM, then SIGKILL\n" +
+	"after --grace, so that it is dead before the lease can expire and the lock\n" +
+	"pass to someone else; ssgen then exits 1, as when the lease is lost or --wait\n" +
+	"passes first. --grace must be at most 2/5 of --ttl, so that a healthy lease\n" +
+	"is never taken for a failing one (default: 5s, or 2/5 of --ttl if less).\n" +
 	"An interrupt of ssgen stops CMD the same way. On Unix CMD runs in a process\n" +
 	"group of its own and the signals go to the whole group, so what CMD started\n" +
 	"stops with it; what it leaves running when it exits is stopped before the\n" +
@@ -34,7 +39,7 @@ func runLock(ctx context.Context, env *cliEnv, args []string) error {
 	cf.register(fs)
 	ttl := fs.Duration("ttl", 10*time.Second, "lease time to live; a holder that dies frees the lock after this")
 	wait := fs.Duration("wait", 0, "give up (exit 1) if the lock is not acquired within this long; 0 waits forever")
-	grace := fs.Duration("grace", 5*time.Second, "time between SIGTERM and SIGKILL when CMD must stop")
+	grace := fs.Duration("grace", defaultGrace, "time between SIGTERM and SIGKILL when CMD must stop; at most 2/5 of --ttl, which also caps the default")
 	keyHex := fs.Bool("key-hex", false, "NAME is given as hex")
 	pos, command, help, err := parseArgs(fs, args, 1)
 	if help || err != nil {
@@ -48,6 +53,12 @@ func runLock(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	if *wait < 0 || *grace < 0 {
 		return usageErrorf("--wait and --grace must not be negative")
+	}
+	if !flagSet(fs, "grace") {
+		*grace = min(defaultGrace, maxGrace(*ttl))
+	} else if *grace > maxGrace(*ttl) {
+		return usageErrorf("--grace %s does not fit inside --ttl %s: CMD must be dead before the lease can expire, so --grace may be at most 2/5 of --ttl (%s); raise --ttl to at least %s or lower --grace",
+			*grace, *ttl, maxGrace(*ttl), minTTL(*grace))
 	}
 	name, err := keyArg(pos[0], *keyHex)
 	if err != nil {
@@ -93,33 +104,113 @@ func runLock(ctx context.Context, env *cliEnv, args []string) error {
 	exited := make(chan error, 1)
 	go func() { exited <- cmd.Wait() }()
 
-	var lost bool
-	select {
-	case err = <-exited:
-		restoreTerminal()
-		if groupAlive(cmd) {
-			// Work CMD left behind would run on without the lease.
-			fmt.Fprintf(env.stderr, "ssgen lock: %s: %s exited; stopping what it left running in its process group\n", subject, command[0])
-			stopGroup(cmd, nil, *grace)
+	stop := stopRule{grace: *grace, margin: killMargin(*ttl), deadline: lease.Deadline}
+	var lost, late bool
+	var left time.Duration // of the lease, when a late renewal made us stop CMD
+	check := time.NewTimer(0)
+	defer check.Stop()
+supervise:
+	for {
+		select {
+		case err = <-exited:
+			restoreTerminal()
+			if groupAlive(cmd) {
+				// Work CMD left behind would run on without the lease.
+				fmt.Fprintf(env.stderr, "ssgen lock: %s: %s exited; stopping what it left running in its process group\n", subject, command[0])
+				stopGroup(cmd, nil, stop)
+			}
+			break supervise
+		case <-lease.Lost():
+			lost = true
+			err = stopGroup(cmd, exited, stop)
+			break supervise
+		case <-ctx.Done():
+			err = stopGroup(cmd, exited, stop)
+			break supervise
+		case <-check.C:
+			// Renewals move the deadline on; while they succeed this only
+			// re-arms the timer.
+			term := stop.termAt()
+			if d := time.Until(term); d > 0 {
+				check.Reset(d)
+				continue
+			}
+			late, left = true, time.Until(lease.Deadline())
+			err = stopGroup(cmd, exited, stop)
+			break supervise
 		}
-	case <-lease.Lost():
-		lost = true
-		err = stopGroup(cmd, exited, *grace)
-	case <-ctx.Done():
-		err = stopGroup(cmd, exited, *grace)
 	}
 	restoreTerminal()
-	if lost {
+	switch {
+	case lost:
 		return &exitError{code: exitNegative, err: fmt.Errorf("%s: %s; stopped %s", subject, libText(lease.Err()), command[0])}
+	case late:
+		return &exitError{code: exitNegative, err: fmt.Errorf("%s: the lease was not renewed in time (%s of its --ttl %s left); stopped %s before the lock could pass to another holder",
+			subject, left.Round(time.Millisecond), *ttl, command[0])}
 	}
 	return commandExit(cmd, err)
 }
 
+// How ssgen lock keeps CMD inside its lease. The runtime renews the lease
+// every third of the TTL, so a healthy lease always has more than 2/3 of
+// the TTL left. CMD is told to stop (SIGTERM) once the lease has only
+// grace + margin left, and killed (SIGKILL) once it has margin left; the
+// margin (a tenth of the TTL) covers the signal's delivery, scheduling
+// and the difference between our clock and the service's. Limiting grace
+// to 2/5 of the TTL keeps grace + margin at or below half of it, leaving at
+// least a sixth of the TTL for a late or retried renewal before a lease
+// that is only slow would be taken for one that is failing.
+const defaultGrace = 5 * time.Second
+
+// killMargin is how long before the lease's deadline CMD must be dead.
+func killMargin(ttl time.Duration) time.Duration { return ttl / 10 }
+
+// maxGrace is the longest --grace that fits inside ttl.
+func maxGrace(ttl time.Duration) time.Duration { return ttl * 2 / 5 }
+
+// minTTL is the shortest --ttl that admits grace.
+func minTTL(grace time.Duration) time.Duration { return (grace*5 + 1) / 2 }
+
+// flagSet reports whether the flag name was given on the command line.
+func flagSet(fs *flag.FlagSet, name string) (set bool) {
+	fs.Visit(func(f *flag.Flag) { set = set || f.Name == name })
+	return set
+}
+
+// stopRule says when CMD must get SIGTERM and SIGKILL, from the lease's
+// current deadline (which renewals move on).
+type stopRule struct {
+	grace, margin time.Duration
+	deadline      func() time.Time
+}
+
+// termAt is when CMD must be told to stop if no renewal succeeds first.
+func (r stopRule) termAt() time.Time { return r.deadline().Add(-r.margin - r.grace) }
+
+// killAt is when CMD, told to stop at termSent, must be killed: after
+// grace, or earlier if the lease would otherwise expire first.
+func (r stopRule) killAt(termSent time.Time) time.Time {
+	kill := termSent.Add(r.grace)
+	if byLease := r.deadline().Add(-r.margin); byLease.Before(kill) {
+		return byLease
+	}
+	return kill
+}
+
 // acquire waits for the lock until it is taken, wait passes (if not 0) or
-// ctx ends. The lease itself lives on leaseCtx.
+// ctx ends. The lease lives on leaseCtx: the runtime renews a lease until
+// Release or until the context given to Acquire ends, so that context is
+// cancelled here only when giving up the wait; once the lock is taken it
+// ends with leaseCtx. (Cancelling it on return, as a wait's context
+// usually is, stopped renewal as soon as CMD started.)
 func acquire(ctx, leaseCtx context.Context, l *runtime.Lock, wait time.Duration) (*runtime.Lease, error) {
-	actx, cancel := context.WithCancel(leaseCtx)
-	defer cancel()
+	actx, giveUp := context.WithCancel(leaseCtx)
+	held := false
+	defer func() {
+		if !held {
+			giveUp()
+		}
+	}()
 	type result struct {
 		lease *runtime.Lease
 		err   error
@@ -138,13 +229,14 @@ func acquire(ctx, leaseCtx context.Context, l *runtime.Lock, wait time.Duration)
 	var why error
 	select {
 	case r := <-got:
+		held = r.err == nil
 		return r.lease, r.err
 	case <-timeout:
 		why = errWaitExpired
 	case <-ctx.Done():
 		why = ctx.Err()
 	}
-	cancel()
+	giveUp()
 	if r := <-got; r.err == nil {
 		// Taken just as we gave up: hand it back at once.
 		_ = r.lease.Release(context.WithoutCancel(ctx))
@@ -165,16 +257,16 @@ func lockError(subject string, err error) error {
 }
 
 // stopGroup asks CMD's process group to end (SIGTERM) and kills what is
-// left of it after grace (SIGKILL). exited delivers CMD's Wait result, or is
-// nil when CMD has been waited for already. It returns that result once CMD
-// has exited and its group is empty; after a SIGKILL it waits at most
-// killWait for the group to empty, since an init that does not reap orphans
-// can leave zombies in it for good.
-func stopGroup(cmd *exec.Cmd, exited <-chan error, grace time.Duration) error {
+// left of it (SIGKILL) when rule says, after --grace or sooner if the lease
+// would expire first. exited delivers CMD's Wait result, or is nil when CMD
+// has been waited for already. It returns that result once CMD has exited
+// and its group is empty; after a SIGKILL it waits at most killWait for the
+// group to empty, since an init that does not reap orphans can leave
+// zombies in it for good.
+func stopGroup(cmd *exec.Cmd, exited <-chan error, rule stopRule) error {
+	termSent := time.Now()
 	_ = signalGroup(cmd, syscall.SIGTERM)
 	var result error
-	kill := time.NewTimer(grace)
-	defer kill.Stop()
 	poll := time.NewTicker(groupPoll)
 	defer poll.Stop()
 	for {
@@ -182,19 +274,21 @@ func stopGroup(cmd *exec.Cmd, exited <-chan error, grace time.Duration) error {
 		case result = <-exited:
 			exited = nil
 		case <-poll.C:
-		case <-kill.C:
-			_ = signalGroup(cmd, syscall.SIGKILL)
-			if exited != nil {
-				result = <-exited
-			}
-			for end := time.Now().Add(killWait); groupAlive(cmd) && time.Now().Before(end); {
-				<-poll.C
-			}
-			return result
 		}
 		if exited == nil && !groupAlive(cmd) {
 			return result
 		}
+		if time.Now().Before(rule.killAt(termSent)) {
+			continue
+		}
+		_ = signalGroup(cmd, syscall.SIGKILL)
+		if exited != nil {
+			result = <-exited
+		}
+		for end := time.Now().Add(killWait); groupAlive(cmd) && time.Now().Before(end); {
+			<-poll.C
+		}
+		return result
 	}
 }
 

@@ -87,7 +87,7 @@ func TestLockLostStopsTheWholeProcessGroup(t *testing.T) {
 					ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 					defer cancel()
 					pidfile := filepath.Join(t.TempDir(), "pid")
-					_, stderr, done := startLock(ctx, t, url, pidfile, "lk", "--ttl", "300ms", "--grace", "300ms", "--", "sh", "-c", gc.script)
+					_, stderr, done := startLock(ctx, t, url, pidfile, "lk", "--ttl", "300ms", "--grace", "100ms", "--", "sh", "-c", gc.script)
 					pid := grandchildPid(t, pidfile)
 					run(t, url, "set", "lk", "intruder").want(t, exitOK, nil)
 					if code := <-done; code != exitNegative {

@@ -63,7 +63,7 @@ func TestLockLostStopsCommand(t *testing.T) {
 	env := &cliEnv{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
 	done := make(chan int, 1)
 	go func() {
-		done <- runCLI(ctx, env, []string{"lock", "lk", "--ttl", "300ms", "--grace", "5s", "--broker", url,
+		done <- runCLI(ctx, env, []string{"lock", "lk", "--ttl", "300ms", "--grace", "100ms", "--broker", url,
 			"--", "sh", "-c", "echo started; exec sleep 30"})
 	}()
 	until(t, &stdout, "started", func() {})
