@@ -72,7 +72,7 @@ func (h *snapshotHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodGet, http.MethodHead:
 		h.export(w, r, readable)
 	case http.MethodPost:
-		h.load(w, r, writable)
+		h.load(w, r, readable, writable)
 	default:
 		w.Header().Set("Allow", "GET, HEAD, POST")
 		httpError(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed: GET exports, POST imports")
@@ -98,7 +98,7 @@ func (h *snapshotHandler) export(w http.ResponseWriter, r *http.Request, readabl
 	}
 }
 
-func (h *snapshotHandler) load(w http.ResponseWriter, r *http.Request, writable func([]byte) bool) {
+func (h *snapshotHandler) load(w http.ResponseWriter, r *http.Request, readable, writable func([]byte) bool) {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
 		httpError(w, http.StatusUnsupportedMediaType, "a snapshot is posted as Content-Type: application/json")
@@ -112,7 +112,7 @@ func (h *snapshotHandler) load(w http.ResponseWriter, r *http.Request, writable 
 		}
 	}
 	body := http.MaxBytesReader(w, r.Body, h.o.MaxBodyBytes)
-	res, err := h.s.readSnapshot(body, engine.ImportOptions{Mode: mode, Writable: writable})
+	res, err := h.s.readSnapshot(body, engine.ImportOptions{Mode: mode, Writable: writable, Readable: readable})
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		status := http.StatusInternalServerError

@@ -1,0 +1,74 @@
+package console_test
+
+import (
+	"fmt"
+	"net/http"
+	"strings"
+	"testing"
+
+	"github.com/ssgen/ssgen/server/console"
+	"github.com/ssgen/ssgen/server/engine"
+)
+
+// TestKeyListingIsNoOracleForHiddenKeys reproduces issue #25's attack on
+// /api/keys: a listing that stopped on a hidden key named it in "next"
+// (and in the page's data-next), and "examined" counted hidden keys, so
+// bisecting with ?prefix= and ?from= recovered every hidden name. Now a
+// prefix (or a from) that holds only hidden keys is answered exactly as
+// one that holds nothing, and no answer names a hidden key.
+func TestKeyListingIsNoOracleForHiddenKeys(t *testing.T) {
+	e := newEnv(t, console.Options{Policy: policy(t, readerPolicy)}, nil)
+	eng := e.srv.Engine()
+	for i := range 5000 { // more than one page's budget of examined keys
+		if err := eng.Put(fmt.Appendf(nil, "secret/k%05d", i), []byte("s"), engine.PutOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.put("pub/a", "v")
+	e.put("pub/zz", "v")
+	e.put("pub/m", "v")
+	e.put("ro/b", "v")
+	get := func(path string) string {
+		t.Helper()
+		st, body, _ := e.do("GET", path, "")
+		if st != http.StatusOK {
+			t.Fatalf("GET %s: %d %s", path, st, body)
+		}
+		if strings.Contains(body, "secret") {
+			t.Fatalf("GET %s names a hidden key: %s", path, body)
+		}
+		return body
+	}
+	same := func(a, b string) {
+		t.Helper()
+		if x, y := get(a), get(b); x != y {
+			t.Fatalf("GET %s and GET %s differ:\n%s\n%s", a, b, x, y)
+		}
+	}
+	// A folder of hidden keys is an empty folder, whatever the page size.
+	for _, lim := range []string{"", "&limit=1", "&limit=1000"} {
+		same("/api/keys?prefix="+q("secret/")+lim, "/api/keys?prefix="+q("nothing/")+lim)
+		same("/api/keys?prefix="+q("secret/k0")+lim, "/api/keys?prefix="+q("nothing/k0")+lim)
+		same("/api/keys?flat=1&q="+q("secret/*")+lim, "/api/keys?flat=1&q="+q("nothing/*")+lim)
+		same("/api/keys?flat=1&q="+q("*k01*")+lim, "/api/keys?flat=1&q="+q("*nothing*")+lim)
+	}
+	// Starting at a hidden key, or just before one, is starting at the
+	// next visible key.
+	same("/api/keys?flat=1&from="+q("secret/k00100"), "/api/keys?flat=1&from="+q("secret/k00100x"))
+	same("/api/keys?flat=1&from="+q("ro/c"), "/api/keys?flat=1&from="+q("secret/k04999"))
+	// A page that fills before the hidden keys continues at the next
+	// visible key, never at a hidden one.
+	body := get("/api/keys?flat=1&limit=3")
+	if !strings.Contains(body, `"next":"ro%2Fb"`) {
+		t.Fatalf("first page of 3: %s", body)
+	}
+	body = get("/api/keys?flat=1&limit=4")
+	if strings.Contains(body, `"next"`) {
+		t.Fatalf("the last visible key ends the listing: %s", body)
+	}
+	// The page rendered on the server carries the same cursor.
+	st, html, _ := e.do("GET", "/", "")
+	if st != http.StatusOK || strings.Contains(html, "secret") {
+		t.Fatalf("page: %d, names a hidden key: %v", st, strings.Contains(html, "secret"))
+	}
+}
