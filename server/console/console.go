@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/ssgen/ssgen/internal/logclip"
 	"github.com/ssgen/ssgen/schema"
 	"github.com/ssgen/ssgen/server"
 )
@@ -124,9 +125,7 @@ func Install(so *server.Options, opts Options) (*Console, error) {
 		done:    make(chan struct{}),
 		schema:  newSchemaView(opts.Schema),
 	}
-	if c.log == nil {
-		c.log = slog.Default()
-	}
+	c.log = logclip.Logger(c.log, 0) // nil: slog.Default(); values cut to 1 KiB
 	prevReq, prevChange, prevCommit := so.OnRequest, so.OnKeyChange, so.OnCommit
 	so.OnRequest = func(ev *server.RequestEvent) {
 		if prevReq != nil {
