@@ -118,6 +118,9 @@ func Install(so *server.Options, opts Options) (*Console, error) {
 	if opts.Principal.ClientID == "" {
 		opts.Principal.ClientID = DefaultClientID
 	}
+	// Rules may grant keys to the console's client id: no MQTT client may
+	// connect with it (server.Options.ReservedClientIDs).
+	so.ReservedClientIDs = append(so.ReservedClientIDs, opts.Principal.ClientID)
 	c := &Console{
 		opts: opts, log: opts.Logger, gate: newGate(&opts),
 		trace:   newRing[traceRecord](opts.TraceSize),
@@ -192,7 +195,9 @@ func (c *Console) onRequest(ev *server.RequestEvent) {
 	}
 	s, seq := c.trace.begin()
 	s.v.record(ev)
-	s.v.internal = ev.Client == c.opts.Principal.ClientID
+	// Only the console's own Server.Exec is the console's: an MQTT client
+	// may call itself anything.
+	s.v.internal = ev.Exec && ev.Client == c.opts.Principal.ClientID
 	s.end(seq)
 }
 

@@ -1,11 +1,17 @@
 package console_test
 
 import (
+	"context"
 	"fmt"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/eclipse/paho.golang/paho"
+
+	"github.com/ssgen/ssgen/server"
 	"github.com/ssgen/ssgen/server/console"
 	"github.com/ssgen/ssgen/server/engine"
 )
@@ -70,5 +76,32 @@ func TestKeyListingIsNoOracleForHiddenKeys(t *testing.T) {
 	st, html, _ := e.do("GET", "/", "")
 	if st != http.StatusOK || strings.Contains(html, "secret") {
 		t.Fatalf("page: %d, names a hidden key: %v", st, strings.Contains(html, "secret"))
+	}
+}
+
+// TestConsoleClientIDCannotBeBorrowed reproduces issue #25: an MQTT client
+// connected as "ssgen-console" read the keys the rules grant only to the
+// console. The console reserves its client id: the embedded broker
+// refuses it (CONNACK 0x86), the --http-client-id one included.
+func TestConsoleClientIDCannotBeBorrowed(t *testing.T) {
+	for _, id := range []string{"", "ops-console"} {
+		pol := strings.ReplaceAll(readerPolicy, "ssgen-console", console.DefaultClientID+`", "ops-console`)
+		e := newEnv(t, console.Options{Policy: policy(t, pol), Principal: server.Principal{ClientID: id}}, nil)
+		e.put("ro/b", "granted to the console")
+		if id == "" {
+			id = console.DefaultClientID
+		}
+		conn, err := net.DialTimeout("tcp", e.srv.Addr(), 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c := paho.NewClient(paho.ClientConfig{ClientID: id, Conn: conn})
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		ack, err := c.Connect(ctx, &paho.Connect{ClientID: id, CleanStart: true, KeepAlive: 30})
+		cancel()
+		_ = conn.Close()
+		if err == nil || ack == nil || ack.ReasonCode != 0x86 {
+			t.Fatalf("an MQTT client connected as the console's id %q: %v %+v", id, err, ack)
+		}
 	}
 }

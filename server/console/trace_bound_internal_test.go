@@ -88,3 +88,21 @@ func TestKeepCutsAtACharacter(t *testing.T) {
 		}
 	}
 }
+
+// TestTraceMarksOnlyExecAsTheConsole: a request over MQTT whose client id
+// is the console's (an external-mode __srcId, say) is not marked as the
+// console's; only the console's own Server.Exec is (issue #25).
+func TestTraceMarksOnlyExecAsTheConsole(t *testing.T) {
+	c, err := Install(&server.Options{}, Options{Addr: "127.0.0.1:0", TraceSize: 4})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.onRequest(&server.RequestEvent{Client: DefaultClientID, Verb: "GET", Status: 200})
+	c.onRequest(&server.RequestEvent{Client: DefaultClientID, Verb: "SET", Status: 200, Exec: true})
+	c.onRequest(&server.RequestEvent{Client: "other-tool", Verb: "SET", Status: 200, Exec: true})
+	var marked []bool
+	c.trace.read(0, func(_ uint64, r *traceRecord) bool { marked = append(marked, r.internal); return true })
+	if len(marked) != 3 || marked[0] || !marked[1] || marked[2] {
+		t.Fatalf("marked as the console's: %v, want only the console's own Exec", marked)
+	}
+}
