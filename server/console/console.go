@@ -377,8 +377,12 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.logout(w, r)
 		return
 	}
-	caller, ok := c.gate.authenticate(r)
-	if !ok {
+	caller, err := c.gate.authenticate(r)
+	if err != nil {
+		if err != errLoginRequired {
+			c.busy(w, err)
+			return
+		}
 		c.unauthorized(w, r)
 		return
 	}
@@ -404,6 +408,18 @@ func (c *Console) unauthorized(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="ssgen console"`)
 	}
 	httpError(w, http.StatusUnauthorized, "sign in at /login, or authenticate with "+map[Auth]string{AuthToken: "Authorization: Bearer TOKEN", AuthPassword: "HTTP Basic (the MQTT password file)"}[c.opts.Auth])
+}
+
+// busy answers a request whose password could not be checked now (no
+// check left for its address: 429; no check slot free: 503), telling it
+// when to retry: never as a wrong password.
+func (c *Console) busy(w http.ResponseWriter, err error) {
+	w.Header().Set("Retry-After", retryAfter(err))
+	status := http.StatusServiceUnavailable
+	if err == errLoginTooMany {
+		status = http.StatusTooManyRequests
+	}
+	httpError(w, status, err.Error())
 }
 
 func (c *Console) healthz(w http.ResponseWriter, _ *http.Request) {

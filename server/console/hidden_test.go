@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/eclipse/paho.golang/paho"
+	"golang.org/x/crypto/bcrypt"
 
 	"github.com/ssgen/ssgen/server"
 	"github.com/ssgen/ssgen/server/console"
@@ -103,5 +104,42 @@ func TestConsoleClientIDCannotBeBorrowed(t *testing.T) {
 		if err == nil || ack == nil || ack.ReasonCode != 0x86 {
 			t.Fatalf("an MQTT client connected as the console's id %q: %v %+v", id, err, ack)
 		}
+	}
+}
+
+// TestWrongPasswordFloodAnswersRetry: a flood of wrong passwords from one
+// address is cut off with 429 and Retry-After once its budget is spent,
+// and then even the right password is answered "retry", never "wrong
+// password" (issue #25).
+func TestWrongPasswordFloodAnswersRetry(t *testing.T) {
+	hash, err := bcrypt.GenerateFromPassword([]byte("pw-alice"), bcrypt.MinCost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pw, err := server.ParsePasswords(strings.NewReader("alice:" + string(hash) + "\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, console.Options{Auth: console.AuthPassword, Passwords: pw}, nil)
+	limited := false
+	for i := 0; i < 100 && !limited; i++ {
+		st, body, h := e.do("GET", "/api/keys", "", "Authorization: Basic "+basic("alice", fmt.Sprint("guess", i)))
+		switch st {
+		case http.StatusUnauthorized:
+		case http.StatusTooManyRequests:
+			if h.Get("Retry-After") == "" || !strings.Contains(body, "retry") {
+				t.Fatalf("429 without Retry-After: %v %q", h, body)
+			}
+			limited = true
+		default:
+			t.Fatalf("guess %d: %d %s", i, st, body)
+		}
+	}
+	if !limited {
+		t.Fatal("100 wrong passwords from one address, none refused as too many")
+	}
+	st, body, h := e.do("POST", "/login", "user=alice&password=pw-alice", "Content-Type: application/x-www-form-urlencoded", "Origin: "+e.base)
+	if st != http.StatusTooManyRequests || h.Get("Retry-After") == "" || strings.Contains(body, "Wrong") {
+		t.Fatalf("the right password during the flood: %d %q", st, body)
 	}
 }
