@@ -409,6 +409,24 @@ func (g *gate) crossSite(r *http.Request, c who) string {
 	return ""
 }
 
+// crossSiteFetch refuses what a browser reports (Fetch Metadata) as
+// fetched by a page of another site, or of another port of this host,
+// unless it is a top-level navigation (a link followed, an address
+// typed): without authentication such a page could otherwise make the
+// browser read /api/snapshot, /events or the profiler with no user
+// action. Requests without the headers (programs, older browsers) pass;
+// the cookie of a signed-in browser is SameSite=Strict besides.
+func crossSiteFetch(r *http.Request) string {
+	site := r.Header.Get("Sec-Fetch-Site")
+	if site != "cross-site" && site != "same-site" {
+		return ""
+	}
+	if r.Header.Get("Sec-Fetch-Mode") == "navigate" && r.Header.Get("Sec-Fetch-Dest") == "document" {
+		return ""
+	}
+	return "cross-site request refused (Sec-Fetch-Site: " + site + ", not a top-level navigation)"
+}
+
 // safeMethod reports whether a method changes nothing.
 func safeMethod(m string) bool {
 	return m == http.MethodGet || m == http.MethodHead || m == http.MethodOptions

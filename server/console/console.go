@@ -369,6 +369,10 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusMisdirectedRequest, "host "+r.Host+" is not this console's: open it by IP address or localhost")
 		return
 	}
+	if why := crossSiteFetch(r); why != "" {
+		httpError(w, http.StatusForbidden, why)
+		return
+	}
 	switch r.URL.Path {
 	case "/login":
 		c.login(w, r)

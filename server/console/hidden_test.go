@@ -143,3 +143,45 @@ func TestWrongPasswordFloodAnswersRetry(t *testing.T) {
 		t.Fatalf("the right password during the flood: %d %q", st, body)
 	}
 }
+
+// TestCrossSiteReadsAreRefused reproduces issue #25: with --http-auth none
+// a page of another site could make a browser GET /api/snapshot, /events or
+// the profiler (an <img>, a fetch in no-cors mode, an EventSource). A
+// request a browser reports as another site's is refused unless it is a
+// top-level navigation; same-origin requests, navigations and programs
+// pass.
+func TestCrossSiteReadsAreRefused(t *testing.T) {
+	var srv *server.Server // set once started; the handler runs only after
+	e := newEnv(t, console.Options{Pprof: true}, nil, func(c *console.Console) {
+		c.Handle("/api/snapshot", http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+			srv.SnapshotHandler(server.SnapshotHTTP{Access: c.Access}).ServeHTTP(w, r)
+		}))
+	})
+	srv = e.srv
+	sub := []string{"Sec-Fetch-Site: cross-site", "Sec-Fetch-Mode: no-cors", "Sec-Fetch-Dest: image"}
+	for _, path := range []string{"/api/snapshot", "/events", "/debug/pprof/", "/api/keys", "/metrics", "/"} {
+		for _, hdr := range [][]string{
+			sub,
+			{"Sec-Fetch-Site: cross-site", "Sec-Fetch-Mode: cors", "Sec-Fetch-Dest: empty"},
+			{"Sec-Fetch-Site: same-site", "Sec-Fetch-Mode: no-cors", "Sec-Fetch-Dest: script"},
+			{"Sec-Fetch-Site: cross-site", "Sec-Fetch-Mode: navigate", "Sec-Fetch-Dest: iframe"},
+		} {
+			if st, _, _ := e.do("GET", path, "", hdr...); st != http.StatusForbidden {
+				t.Errorf("GET %s with %q: %d, want 403", path, hdr, st)
+			}
+		}
+	}
+	for _, hdr := range [][]string{
+		nil,
+		{"Sec-Fetch-Site: same-origin", "Sec-Fetch-Mode: cors", "Sec-Fetch-Dest: empty"},
+		{"Sec-Fetch-Site: none", "Sec-Fetch-Mode: navigate", "Sec-Fetch-Dest: document"},
+		{"Sec-Fetch-Site: cross-site", "Sec-Fetch-Mode: navigate", "Sec-Fetch-Dest: document"},
+	} {
+		if st, _, _ := e.do("GET", "/", "", hdr...); st != http.StatusOK {
+			t.Errorf("GET / with %q: %d, want 200", hdr, st)
+		}
+	}
+	if st, _, _ := e.do("GET", "/healthz", "", sub...); st != http.StatusOK {
+		t.Errorf("health probe: %d", st)
+	}
+}
