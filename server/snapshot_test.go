@@ -213,6 +213,41 @@ func TestSnapshotExportHoldsOnlyReadableKeys(t *testing.T) {
 	}
 }
 
+// TestSnapshotBodyLimitFollowsTheQuotas: without quotas an upload is
+// bounded by DefaultMaxSnapshotBody; with --max-bytes by the largest file
+// a snapshot within the quotas can be (issue #25), and a larger body is
+// refused with 413 after reading that much.
+func TestSnapshotBodyLimitFollowsTheQuotas(t *testing.T) {
+	for _, tc := range []struct {
+		keys  int
+		bytes int64
+		want  int64
+	}{
+		{0, 0, server.DefaultMaxSnapshotBody},
+		{1000, 0, server.DefaultMaxSnapshotBody},
+		{10, 1000, 1<<20 + 10<<10 + 6000},
+		{0, 1000, 1<<20 + 1000<<10 + 6000},
+		{0, 1 << 62, 1 << 50},
+	} {
+		srv, err := server.New(server.Options{Listen: "127.0.0.1:0", MaxKeys: tc.keys, MaxBytes: tc.bytes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := srv.MaxSnapshotBody(); got != tc.want {
+			t.Errorf("MaxKeys %d MaxBytes %d: limit %d, want %d", tc.keys, tc.bytes, got, tc.want)
+		}
+		_ = srv.Close()
+	}
+	e := newEnv(t, "", []func(*server.Options){func(o *server.Options) { o.MaxKeys, o.MaxBytes = 10, 1000 }})
+	hs := snapshotServer(t, e.srv, server.SnapshotHTTP{})
+	limit := e.srv.MaxSnapshotBody()
+	body := append([]byte(`{"format":"ssgen-snapshot","version":1,"keys":[]}`), bytes.Repeat([]byte(" "), int(limit))...)
+	resp, msg := post(t, hs.URL+"?mode=merge", "application/json", body)
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(msg, fmt.Sprint(limit)) {
+		t.Fatalf("%s %q", resp.Status, msg)
+	}
+}
+
 // TestSnapshotReplaceNeverNamesAHiddenKey reproduces issue #25: a replace
 // refused because it would delete a key the caller may not write named
 // that key even when the caller may not read it either.
