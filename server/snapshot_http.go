@@ -17,9 +17,9 @@ import (
 // says nothing: 256 MiB, a few million keys. Reading a snapshot takes
 // memory in proportion to its keys (measured: a million 10-byte keys with
 // empty values, 31.5 MB of JSON, raised the process's resident memory by
-// about 15 times that, and the loaded store kept 6 times; keys of 30 bytes
-// with short values about 5 times, values of kilobytes under once), so
-// without quotas this bound is what bounds memory.
+// 11 to 18 times that, and the loaded store kept 6 to 7 times; keys of 30
+// bytes with short values about 5 times, values of kilobytes under once),
+// so without quotas this bound is what bounds memory.
 const DefaultMaxSnapshotBody = 256 << 20
 
 // snapshotEntryBytes is the most JSON one snapshot entry takes besides its
