@@ -6,6 +6,7 @@ import (
 	"crypto/tls"
 	"encoding/hex"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -26,6 +27,8 @@ type guard struct {
 	mqtt.HookBase
 	sec Security
 	log *slog.Logger
+	// reserved are Options.ReservedClientIDs: refused like the service's own id.
+	reserved []string
 	// session finds the client (connected or with a kept session) that
 	// holds an id: the broker's client table.
 	session func(id string) (*mqtt.Client, bool)
@@ -158,14 +161,15 @@ func (g *guard) OnConnectAuthenticate(cl *mqtt.Client, pk packets.Packet) bool {
 // pending messages and KEYNOTIFY registrations are its owner's, and the
 // topic rules trust the client id. Without authentication every identity
 // is the same (empty), so any client may take over any id, as in MQTT.
-// The service's own id is never available.
+// The service's own id, and the ids of its tools (Options.ReservedClientIDs:
+// the web console's), are never available.
 //
 // The check and the claim of the id are one step under g.mu (see claims):
 // mochi registers the session only after its OnSessionEstablish hooks, so
 // without the claim two identities could both pass for a free id and the
 // later take over the earlier's session.
 func (g *guard) mayTakeOver(cl *mqtt.Client) bool {
-	if cl.ID == serviceClientID {
+	if cl.ID == serviceClientID || slices.Contains(g.reserved, cl.ID) {
 		g.log.Warn("connection refused: reserved client id", "client", cl.ID, "remote", cl.Net.Remote)
 		return false
 	}

@@ -72,7 +72,7 @@ func newEmbedded(s *Server) *embedded {
 		// $SYS topics are of no use to a state store; publish them rarely.
 		SysTopicResendInterval: 3600,
 	})
-	e := &embedded{s: s, broker: broker, guard: &guard{sec: s.opts.Security, log: s.log, session: broker.Clients.Get, connack: broker.SendConnack}}
+	e := &embedded{s: s, broker: broker, guard: &guard{sec: s.opts.Security, log: s.log, reserved: s.opts.ReservedClientIDs, session: broker.Clients.Get, connack: broker.SendConnack}}
 	e.service = broker.NewClient(nil, mqtt.LocalListener, serviceClientID, true)
 	e.stats = &counters{}
 	e.lim = newConnLimits(s.opts.Limits)

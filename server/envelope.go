@@ -142,7 +142,7 @@ func process(eng *engine.Engine, in *inbound) outcome {
 			{protocol.PropProtocolVersion, protocol.ProtocolVersion},
 		}
 		r.Payload = resp3.AppendError(nil, protocol.UnsupportedVersionText+ver)
-		return outcome{Action: actReply, Reason: "unsupported __protVer " + ver, Reply: r}
+		return outcome{Action: actReply, Reason: "unsupported __protVer " + clip(ver, 64), Reply: r}
 	}
 	if len(in.CorrelationData) == 0 {
 		return headerMissing(r, protocol.CorrelationDataName, protocol.StatusMsgCorrelationDataMissing)

@@ -10,6 +10,7 @@ import (
 	mrand "math/rand/v2"
 	"net"
 	"net/url"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -225,7 +226,14 @@ func (x *external) handle(p *paho.Publish) {
 	if x.s.observing() {
 		start = time.Now()
 	}
-	out := process(x.s.eng, &in)
+	var out outcome
+	if slices.Contains(x.s.opts.ReservedClientIDs, src) {
+		// The other broker lets anyone claim any __srcId; the ids of the
+		// service's tools are never a client's.
+		out = outcome{Action: actDrop, Reason: "__srcId is reserved for the service's web console"}
+	} else {
+		out = process(x.s.eng, &in)
+	}
 	if x.s.observing() {
 		defer x.s.observe(start, src, &out)
 	}

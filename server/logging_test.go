@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/eclipse/paho.golang/paho"
+
 	"github.com/ssgen/ssgen/server"
 	"github.com/ssgen/ssgen/server/engine"
 )
@@ -212,5 +214,34 @@ func TestBrokerLogLevels(t *testing.T) {
 		if r["component"] == "mochi" && (r["level"] == "WARN" || r["level"] == "ERROR") {
 			t.Errorf("the broker warns: %v", r)
 		}
+	}
+}
+
+// TestRefusalLogLinesAreBounded reproduces issue #25: a refusal's log line
+// carried the client's strings whole (a 64 KiB __protVer in the reason, a
+// long client id, a __ts in the detail), so a client could fill the disk
+// through the logs. Every value of a line is cut to 1 KiB.
+func TestRefusalLogLinesAreBounded(t *testing.T) {
+	var logs logBuffer
+	e := newEnv(t, "", []func(*server.Options){withLog(&logs, slog.LevelDebug)})
+	id := "c" + strings.Repeat("i", 20<<10)
+	c := e.connect(id)
+	huge := strings.Repeat("9", 60<<10)
+	c.roundTrip(request{payload: cmd("GET", "k"), user: paho.UserProperties{{Key: "__srcId", Value: id}, {Key: "__protVer", Value: "2." + huge}}})
+	c.roundTrip(request{payload: cmd("SET", "k", "v"), ts: "9" + huge + ":0:n"})
+	c.roundTrip(request{payload: cmd("SET", "k", "v"), ts: "99999999999999:0:" + huge})
+	logs.mu.Lock()
+	defer logs.mu.Unlock()
+	refused := 0
+	for line := range strings.SplitSeq(logs.b.String(), "\n") {
+		if strings.Contains(line, `"msg":"request refused"`) {
+			refused++
+		}
+		if len(line) > 6<<10 {
+			t.Errorf("a log line of %d bytes: %.300s…", len(line), line)
+		}
+	}
+	if refused != 3 {
+		t.Fatalf("%d refusals logged, want 3", refused)
 	}
 }

@@ -44,6 +44,9 @@ type RequestEvent struct {
 	// Dropped is true when nothing was answered; Disconnected when the
 	// client was also disconnected (a forbidden response topic).
 	Dropped, Disconnected bool
+	// Exec is true for a request a tool made through Server.Exec (the web
+	// console), never for one that came over MQTT, whatever its client id.
+	Exec bool
 }
 
 // observing reports whether requests are observed: only then is the
@@ -52,7 +55,11 @@ func (s *Server) observing() bool { return s.opts.OnRequest != nil }
 
 // observe tells Options.OnRequest of a request that ran through process.
 func (s *Server) observe(start time.Time, client string, out *outcome) {
-	ev := RequestEvent{Start: start, Client: client, Reason: out.Reason}
+	s.observeEvent(start, client, out, false)
+}
+
+func (s *Server) observeEvent(start time.Time, client string, out *outcome, exec bool) {
+	ev := RequestEvent{Start: start, Client: client, Reason: out.Reason, Exec: exec}
 	if len(out.Args) > 0 {
 		ev.Verb = verbName(out.Args[0])
 		if len(out.Args) > 1 {
@@ -153,7 +160,7 @@ func (s *Server) Exec(r ExecRequest) engine.Result {
 		if len(res.Payload) > 0 && res.Payload[0] == '-' {
 			out.StoreError = strings.TrimSuffix(string(res.Payload[1:]), "\r\n")
 		}
-		s.observe(start, r.Client, &out)
+		s.observeEvent(start, r.Client, &out, true)
 	}
 	return res
 }

@@ -63,6 +63,13 @@ type Options struct {
 	// is logged, and the damaged file is kept as StoreFile.damaged-<UTC
 	// time>. It does nothing to a sound file. It needs DataDir.
 	Repair bool
+	// ReservedClientIDs are client ids that belong to the service's own
+	// tools and that no MQTT client may use: the web console adds the one
+	// it acts as (console.Install), since authorization rules may name it.
+	// The embedded broker refuses a CONNECT with one (CONNACK 0x86); in
+	// external mode, where the other broker decides who connects, a request
+	// whose __srcId is one is dropped.
+	ReservedClientIDs []string
 	// OnCommit, when set, is told of every commit of the durable store
 	// (DataDir): how long it took, how many changes and writes it carried,
 	// and whether it failed. It runs in the committing goroutine, before

@@ -7,6 +7,7 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/eclipse/paho.golang/packets"
 	"github.com/eclipse/paho.golang/paho"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/ssgen/ssgen/internal/testcert"
 	"github.com/ssgen/ssgen/server"
+	"github.com/ssgen/ssgen/server/engine"
 )
 
 // dialer opens a connection to the server: plain TCP when cfg is nil.
@@ -317,4 +319,46 @@ func TestAClientIDCannotBeTakenOverByAnotherIdentity(t *testing.T) {
 	if _, ack, err := connectAs(t, e, "$statestore", nil, "alice", "a"); err == nil || connackCode(ack) != 0x86 {
 		t.Fatalf("a client took the service's id: %v", err)
 	}
+}
+
+// TestReservedClientIDsAreRefused reproduces issue #25: an MQTT client
+// connected as the web console's client id ("ssgen-console") read the keys
+// authorization rules grant the console, and the trace marked its
+// requests as the console's. A reserved id is refused at CONNECT by the
+// embedded broker; in external mode, where the other broker lets anyone
+// connect, a request with a reserved __srcId is dropped.
+func TestReservedClientIDsAreRefused(t *testing.T) {
+	reserve := func(o *server.Options) { o.ReservedClientIDs = []string{"ssgen-console"} }
+	t.Run("embedded", func(t *testing.T) {
+		e := newEnv(t, "", []func(*server.Options){reserve})
+		if _, ack, err := connectAs(t, e, "ssgen-console", nil, "", ""); err == nil || connackCode(ack) != 0x86 {
+			t.Fatalf("a client connected with the console's id: %v", err)
+		}
+		c := e.connect("ssgen-console2") // a look-alike is an ordinary id
+		checkResponse(t, c.do("GET", "k"), "$-1\r\n", false)
+	})
+	t.Run("mosquitto", func(t *testing.T) {
+		seen := make(chan server.RequestEvent, 16)
+		observe := func(o *server.Options) {
+			o.OnRequest = func(ev *server.RequestEvent) { seen <- *ev }
+		}
+		e := newEnv(t, mosquittoURL(t), []func(*server.Options){reserve, observe})
+		must(t, e.srv.Engine().Put([]byte("k"), []byte("v"), engine.PutOptions{}))
+		c := e.connect("ssgen-console")
+		c.send(request{payload: cmd("GET", "k")})
+		var ev server.RequestEvent
+		select {
+		case ev = <-seen:
+		case <-time.After(wait):
+			t.Fatal("the request was never seen")
+		}
+		if ev.Client != "ssgen-console" || !ev.Dropped || ev.Exec || !strings.Contains(ev.Reason, "reserved") {
+			t.Fatalf("request with the console's __srcId: %+v", ev)
+		}
+		select {
+		case p := <-c.resp:
+			t.Fatalf("answered: %q", p.Payload)
+		default:
+		}
+	})
 }

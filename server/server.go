@@ -9,6 +9,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/ssgen/ssgen/internal/logclip"
 	"github.com/ssgen/ssgen/server/engine"
 )
 
@@ -63,10 +64,9 @@ func New(opts Options) (*Server, error) {
 	if opts.PersistAll && opts.DataDir == "" {
 		return nil, fmt.Errorf("%w: PersistAll needs a DataDir", ErrInvalidOptions)
 	}
-	s := &Server{opts: opts, log: opts.Logger}
-	if s.log == nil {
-		s.log = slog.Default()
-	}
+	// Every value of a log line is cut to 1 KiB: client ids, keys, stamps
+	// and reasons come from clients (logclip).
+	s := &Server{opts: opts, log: logclip.Logger(opts.Logger, 0)}
 	if opts.Broker != "" {
 		ext, err := newExternal(s)
 		if err != nil {

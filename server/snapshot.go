@@ -45,9 +45,10 @@ func (s *Server) readSnapshot(r io.Reader, opts engine.ImportOptions) (engine.Im
 	}
 	res, err := s.eng.Import(snap, opts)
 	if err != nil {
-		var ie *engine.ItemError
-		if errors.As(err, &ie) && !errors.Is(err, engine.ErrQuotaExceeded) && !errors.Is(err, engine.ErrNotAuthorized) {
-			// A problem of the file, like those snapshot.Read finds.
+		if !errors.Is(err, engine.ErrQuotaExceeded) && !errors.Is(err, engine.ErrNotAuthorized) &&
+			!errors.Is(err, engine.ErrNotEmpty) && !errors.Is(err, engine.ErrPersistence) {
+			// A problem of the file, like those snapshot.Read finds: an
+			// item's, or its clock too far ahead.
 			err = fmt.Errorf("%w: %w", snapshot.ErrInvalid, err)
 		}
 		return res, err

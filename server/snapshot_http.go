@@ -12,13 +12,41 @@ import (
 	"github.com/ssgen/ssgen/server/snapshot"
 )
 
-// DefaultMaxSnapshotBody bounds an uploaded snapshot unless
-// SnapshotHTTP.MaxBodyBytes says otherwise: 256 MiB, a few million keys.
-// Decoded, a snapshot of tiny keys takes about five times its size in
-// memory (a million 8-byte keys with empty values: 28 MB of JSON, 147 MB
-// read), so the bound is what bounds memory when the server has no quotas
-// (Options.MaxKeys and MaxBytes stop a read earlier).
+// DefaultMaxSnapshotBody bounds an uploaded snapshot when the server has
+// no --max-bytes quota (Options.MaxBytes) and SnapshotHTTP.MaxBodyBytes
+// says nothing: 256 MiB, a few million keys. Reading a snapshot takes
+// memory in proportion to its keys (measured: a million 10-byte keys with
+// empty values, 31.5 MB of JSON, raised the process's resident memory by
+// 11 to 18 times that, and the loaded store kept 6 to 7 times; keys of 30
+// bytes with short values about 5 times, values of kilobytes under once),
+// so without quotas this bound is what bounds memory.
 const DefaultMaxSnapshotBody = 256 << 20
+
+// snapshotEntryBytes is the most JSON one snapshot entry takes besides its
+// key's and value's own text: the field names, encodings, a version, a
+// fencing token and a time to live.
+const snapshotEntryBytes = 1 << 10
+
+// MaxSnapshotBody is the body limit of SnapshotHandler when
+// SnapshotHTTP.MaxBodyBytes is 0, tied to the server's quotas: with
+// Options.MaxBytes the largest file a snapshot within the quotas can be
+// (each of at most MaxKeys keys, or MaxBytes when MaxKeys is 0, with
+// snapshotEntryBytes of its own, and every byte of keys and values as
+// six, the longest JSON escape), else DefaultMaxSnapshotBody.
+func (s *Server) MaxSnapshotBody() int64 {
+	if s.opts.MaxBytes <= 0 {
+		return DefaultMaxSnapshotBody
+	}
+	keys := int64(s.opts.MaxKeys)
+	if keys <= 0 {
+		keys = s.opts.MaxBytes
+	}
+	const most = 1 << 50 // never overflows below; no body is that large
+	if keys > most/snapshotEntryBytes || s.opts.MaxBytes > most/6 {
+		return most
+	}
+	return 1<<20 + keys*snapshotEntryBytes + 6*s.opts.MaxBytes
+}
 
 // SnapshotHTTP configures SnapshotHandler.
 type SnapshotHTTP struct {
@@ -27,7 +55,7 @@ type SnapshotHTTP struct {
 	// readable keys, an import with a key that is not writable is refused
 	// (403), and so is a replace that would delete one.
 	Access func(r *http.Request) (readable, writable func(key []byte) bool)
-	// MaxBodyBytes bounds an uploaded snapshot (DefaultMaxSnapshotBody
+	// MaxBodyBytes bounds an uploaded snapshot (Server.MaxSnapshotBody
 	// when 0); a larger one is refused with 413 after reading that much.
 	MaxBodyBytes int64
 }
@@ -53,7 +81,7 @@ type SnapshotHTTP struct {
 // post form encodings and text/plain, from loading a snapshot even then.
 func (s *Server) SnapshotHandler(o SnapshotHTTP) http.Handler {
 	if o.MaxBodyBytes <= 0 {
-		o.MaxBodyBytes = DefaultMaxSnapshotBody
+		o.MaxBodyBytes = s.MaxSnapshotBody()
 	}
 	return &snapshotHandler{s: s, o: o}
 }
@@ -72,7 +100,7 @@ func (h *snapshotHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case http.MethodGet, http.MethodHead:
 		h.export(w, r, readable)
 	case http.MethodPost:
-		h.load(w, r, writable)
+		h.load(w, r, readable, writable)
 	default:
 		w.Header().Set("Allow", "GET, HEAD, POST")
 		httpError(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed: GET exports, POST imports")
@@ -98,7 +126,7 @@ func (h *snapshotHandler) export(w http.ResponseWriter, r *http.Request, readabl
 	}
 }
 
-func (h *snapshotHandler) load(w http.ResponseWriter, r *http.Request, writable func([]byte) bool) {
+func (h *snapshotHandler) load(w http.ResponseWriter, r *http.Request, readable, writable func([]byte) bool) {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
 		httpError(w, http.StatusUnsupportedMediaType, "a snapshot is posted as Content-Type: application/json")
@@ -112,7 +140,7 @@ func (h *snapshotHandler) load(w http.ResponseWriter, r *http.Request, writable 
 		}
 	}
 	body := http.MaxBytesReader(w, r.Body, h.o.MaxBodyBytes)
-	res, err := h.s.readSnapshot(body, engine.ImportOptions{Mode: mode, Writable: writable})
+	res, err := h.s.readSnapshot(body, engine.ImportOptions{Mode: mode, Writable: writable, Readable: readable})
 	if err != nil {
 		var tooBig *http.MaxBytesError
 		status := http.StatusInternalServerError

@@ -166,6 +166,10 @@ func TestSnapshotImportRefusalsChangeNothing(t *testing.T) {
 		{"quota while reading", "?mode=merge", "application/json", file(ok, `{"key":"k2","value":""}`, `{"key":"k3","value":""}`, `{"key":"k4","value":""}`), 507, "more than 3 keys"},
 		{"not writable", "?mode=merge", "application/json", file(ok, `{"key":"secret/b","value":""}`), 403, `keys[1] (key "secret/b"): not authorized`},
 		{"replace deletes unwritable", "?mode=replace", "application/json", file(ok), 403, `replace would delete key "secret/a"`},
+		// A clock or a version too far ahead is a problem of the file: 400,
+		// not 500 (issue #25).
+		{"clock ahead", "?mode=merge", "application/json", []byte(`{"format":"ssgen-snapshot","version":1,"clock":"999999999999999:00000:n","keys":[]}`), 400, "invalid snapshot: the snapshot clock 999999999999999:00000:n is"},
+		{"version ahead", "?mode=merge", "application/json", file(`{"key":"new","value":"v","version":"999999999999999:00000:n"}`), 400, `invalid snapshot: keys[0] (key "new"): version 999999999999999:00000:n is`},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			resp, body := post(t, hs.URL+tc.query, tc.ctype, tc.body)
@@ -206,6 +210,59 @@ func TestSnapshotExportHoldsOnlyReadableKeys(t *testing.T) {
 	}
 	if len(s.Items) != 2 || s.Items[0].Key != "public/a" || s.Items[1].Key != "public/c" {
 		t.Fatalf("exported %+v", s.Items)
+	}
+}
+
+// TestSnapshotBodyLimitFollowsTheQuotas: without quotas an upload is
+// bounded by DefaultMaxSnapshotBody; with --max-bytes by the largest file
+// a snapshot within the quotas can be (issue #25), and a larger body is
+// refused with 413 after reading that much.
+func TestSnapshotBodyLimitFollowsTheQuotas(t *testing.T) {
+	for _, tc := range []struct {
+		keys  int
+		bytes int64
+		want  int64
+	}{
+		{0, 0, server.DefaultMaxSnapshotBody},
+		{1000, 0, server.DefaultMaxSnapshotBody},
+		{10, 1000, 1<<20 + 10<<10 + 6000},
+		{0, 1000, 1<<20 + 1000<<10 + 6000},
+		{0, 1 << 62, 1 << 50},
+	} {
+		srv, err := server.New(server.Options{Listen: "127.0.0.1:0", MaxKeys: tc.keys, MaxBytes: tc.bytes})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := srv.MaxSnapshotBody(); got != tc.want {
+			t.Errorf("MaxKeys %d MaxBytes %d: limit %d, want %d", tc.keys, tc.bytes, got, tc.want)
+		}
+		_ = srv.Close()
+	}
+	e := newEnv(t, "", []func(*server.Options){func(o *server.Options) { o.MaxKeys, o.MaxBytes = 10, 1000 }})
+	hs := snapshotServer(t, e.srv, server.SnapshotHTTP{})
+	limit := e.srv.MaxSnapshotBody()
+	body := append([]byte(`{"format":"ssgen-snapshot","version":1,"keys":[]}`), bytes.Repeat([]byte(" "), int(limit))...)
+	resp, msg := post(t, hs.URL+"?mode=merge", "application/json", body)
+	if resp.StatusCode != http.StatusRequestEntityTooLarge || !strings.Contains(msg, fmt.Sprint(limit)) {
+		t.Fatalf("%s %q", resp.Status, msg)
+	}
+}
+
+// TestSnapshotReplaceNeverNamesAHiddenKey reproduces issue #25: a replace
+// refused because it would delete a key the caller may not write named
+// that key even when the caller may not read it either.
+func TestSnapshotReplaceNeverNamesAHiddenKey(t *testing.T) {
+	e := newEnv(t, "", nil)
+	for _, k := range []string{"public/a", "secret/hidden-name"} {
+		must(t, e.srv.Engine().Put([]byte(k), []byte("x"), engine.PutOptions{}))
+	}
+	public := func(k []byte) bool { return bytes.HasPrefix(k, []byte("public/")) }
+	hs := snapshotServer(t, e.srv, server.SnapshotHTTP{Access: func(r *http.Request) (func([]byte) bool, func([]byte) bool) {
+		return public, public
+	}})
+	resp, body := post(t, hs.URL+"?mode=replace", "application/json", []byte(`{"format":"ssgen-snapshot","version":1,"keys":[{"key":"public/a","value":"y"}]}`))
+	if resp.StatusCode != http.StatusForbidden || strings.Contains(body, "secret") || !strings.Contains(body, "may not read or write") {
+		t.Fatalf("%s %q", resp.Status, body)
 	}
 }
 

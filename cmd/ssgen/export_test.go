@@ -212,6 +212,10 @@ func TestServeSeedRefusals(t *testing.T) {
 	if err := os.WriteFile(good, []byte(`{"format":"ssgen-snapshot","version":1,"keys":[{"key":"k","value":"v","persist":true}]}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	ahead := filepath.Join(dir, "ahead.json")
+	if err := os.WriteFile(ahead, []byte(`{"format":"ssgen-snapshot","version":1,"clock":"999999999999999:00000:n","keys":[]}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	data := filepath.Join(dir, "data")
 	srv, err := server.New(server.Options{DataDir: data, Logger: quietLog()})
 	if err != nil {
@@ -228,6 +232,7 @@ func TestServeSeedRefusals(t *testing.T) {
 		want string
 	}{
 		{[]string{"--seed", bad}, "--seed " + bad + ": invalid snapshot: keys[0]: the key length is zero"},
+		{[]string{"--seed", ahead}, "--seed " + ahead + ": invalid snapshot: the snapshot clock 999999999999999:00000:n is"},
 		{[]string{"--seed", filepath.Join(dir, "missing.json")}, "no such file"},
 		{[]string{"--seed", good, "--data-dir", data}, "the data dir already holds 1 keys, and --seed starts only an empty store"},
 		{[]string{"--log-format", "xml"}, `--log-format "xml": want text or json`},

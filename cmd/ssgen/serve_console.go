@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"flag"
 	"fmt"
+	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -27,7 +28,7 @@ func (h *consoleFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&h.addr, "http", "", "serve the web console, /metrics, /healthz and /readyz on this address (a bare :PORT means 127.0.0.1:PORT)")
 	fs.BoolVar(&h.ui, "ui", false, "serve the web console on a free loopback port and print its URL (second line of stdout)")
 	fs.StringVar(&h.auth, "http-auth", "", "console authentication: none (loopback only), token, or password (the --password-file users); default none on loopback, token elsewhere")
-	fs.StringVar(&h.tokenFile, "http-token-file", "", "with --http-auth token: read the token from this file (default: a random token, printed in the console URL)")
+	fs.StringVar(&h.tokenFile, "http-token-file", "", "with --http-auth token: read the token from this file (default: a random token, printed in the console URL; only when stdout is a terminal)")
 	fs.StringVar(&h.user, "http-user", "", "the user name the console acts as for --authz-file rules (with --http-auth password: the signed-in user)")
 	fs.StringVar(&h.clientID, "http-client-id", console.DefaultClientID, "the client id the console acts as for --authz-file rules and in the request trace")
 	fs.StringVar(&h.allowHosts, "http-allow-hosts", "", "without authentication, host names besides localhost and IP addresses the console answers to (comma-separated)")
@@ -95,6 +96,11 @@ func (h *consoleFlags) install(env *cliEnv, so *server.Options) (*console.Consol
 			}
 			o.Token = strings.TrimSpace(string(b))
 		} else {
+			// The random token is printed on stdout, and a service's stdout
+			// goes to its logs, where anyone who reads them would find it.
+			if !isTerminal(env.stdout) {
+				return nil, usageErrorf("--http-auth token: stdout is not a terminal, and the random token is printed only to one (a service's output goes to its logs); give the token in --http-token-file")
+			}
 			var b [24]byte
 			_, _ = rand.Read(b[:])
 			o.Token = base64.RawURLEncoding.EncodeToString(b[:])
@@ -133,6 +139,16 @@ func (h *consoleFlags) logSchema(log *slog.Logger, s *schema.Schema) {
 	default:
 		log.Info("console: no schema (no --schema, $" + schemaEnv + " or ./" + defaultSchemaFile + "): values shown as text or hex")
 	}
+}
+
+// isTerminal reports whether w is a terminal (a character device).
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
 
 func isLoopback(host string) bool {

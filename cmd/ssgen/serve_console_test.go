@@ -81,6 +81,10 @@ func TestServeHTTPUsageErrors(t *testing.T) {
 		{"--raw"},
 		{"--ui", "--schema", "/nonexistent/ssgen.yaml"},
 		{"--http", "127.0.0.1:0", "--http-token-file", "/nonexistent/token"},
+		// A random token is printed only to a terminal (issue #25): not into
+		// a service's log.
+		{"--http", "127.0.0.1:0", "--http-auth", "token"},
+		{"--http", "0.0.0.0:0"},
 	} {
 		var stderr strings.Builder
 		env := &cliEnv{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &stderr, getenv: func(string) string { return "" }}

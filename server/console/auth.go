@@ -1,14 +1,15 @@
 package console
 
 import (
-	"context"
 	"crypto/hmac"
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
+	"errors"
 	"net"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -66,10 +67,25 @@ const (
 	basicCacheTTL = 5 * time.Minute
 	maxBasicCache = 64
 	// loginSlots bounds concurrent bcrypt comparisons: password guessing
-	// cannot take more than that many cores, and waits beyond
-	// loginWait are answered 429.
+	// cannot take more than that many cores, and a check that finds no
+	// slot free within loginWait is answered 503 "busy, retry", never as
+	// a wrong password.
 	loginSlots = 2
 	loginWait  = 3 * time.Second
+	// loginBurst password checks may come from one source address at once,
+	// then one per loginEvery; beyond, 429 with Retry-After. The table of
+	// addresses holds at most maxLoginSources (IPv6 by /64).
+	loginBurst      = 10
+	loginEvery      = time.Second
+	maxLoginSources = 4096
+)
+
+// Why a password could not be checked: the caller should retry later,
+// told so (Retry-After), not told the password is wrong.
+var (
+	errLoginBusy     = errors.New("the console is busy checking other sign-ins; retry in a few seconds")
+	errLoginTooMany  = errors.New("too many sign-in attempts from this address; retry later")
+	errLoginRequired = errors.New("sign in")
 )
 
 // who is the authenticated caller of one request.
@@ -100,6 +116,14 @@ type gate struct {
 	sessions map[string]session
 	basic    map[[32]byte]time.Time // sha256(user:password) -> verified until
 	slots    chan struct{}
+	wait     time.Duration          // loginWait
+	sources  map[string]loginBudget // source address -> its password checks left
+}
+
+// loginBudget is one source address's token bucket of password checks.
+type loginBudget struct {
+	tokens float64
+	at     time.Time
 }
 
 func newGate(o *Options) *gate {
@@ -109,6 +133,8 @@ func newGate(o *Options) *gate {
 		sessions: map[string]session{},
 		basic:    map[[32]byte]time.Time{},
 		slots:    make(chan struct{}, loginSlots),
+		wait:     loginWait,
+		sources:  map[string]loginBudget{},
 	}
 	for _, h := range o.AllowedHosts {
 		g.hosts[strings.ToLower(h)] = true
@@ -138,26 +164,35 @@ func (g *gate) hostAllowed(r *http.Request) bool {
 	return g.hosts[strings.ToLower(host)]
 }
 
-// authenticate returns the caller of r, or false when r must sign in.
-func (g *gate) authenticate(r *http.Request) (who, bool) {
+// authenticate returns the caller of r; errLoginRequired when r must sign
+// in, errLoginBusy or errLoginTooMany when its password could not be
+// checked now.
+func (g *gate) authenticate(r *http.Request) (who, error) {
 	switch g.auth {
 	case AuthNone:
-		return who{}, true
+		return who{}, nil
 	case AuthToken:
 		if tok, ok := bearer(r); ok {
-			return who{bearer: true}, g.tokenOK(tok)
+			if !g.tokenOK(tok) {
+				return who{}, errLoginRequired
+			}
+			return who{bearer: true}, nil
 		}
 	case AuthPassword:
 		if user, pass, ok := r.BasicAuth(); ok {
-			if g.basicOK(r.Context(), user, pass) {
-				return who{user: user, csrfID: "basic:" + user}, true
+			ok, err := g.basicOK(r, user, pass)
+			switch {
+			case err != nil:
+				return who{}, err
+			case !ok:
+				return who{}, errLoginRequired
 			}
-			return who{}, false
+			return who{user: user, csrfID: "basic:" + user}, nil
 		}
 	}
 	c, err := r.Cookie(sessionCookie)
 	if err != nil {
-		return who{}, false
+		return who{}, errLoginRequired
 	}
 	g.mu.Lock()
 	s, ok := g.sessions[c.Value]
@@ -166,7 +201,10 @@ func (g *gate) authenticate(r *http.Request) (who, bool) {
 		ok = false
 	}
 	g.mu.Unlock()
-	return who{user: s.user, csrfID: c.Value}, ok
+	if !ok {
+		return who{}, errLoginRequired
+	}
+	return who{user: s.user, csrfID: c.Value}, nil
 }
 
 func bearer(r *http.Request) (string, bool) {
@@ -184,17 +222,17 @@ func (g *gate) tokenOK(tok string) bool {
 
 // basicOK checks a Basic credential: from the cache of recent successes,
 // else with bcrypt under the login slots.
-func (g *gate) basicOK(ctx context.Context, user, pass string) bool {
+func (g *gate) basicOK(r *http.Request, user, pass string) (bool, error) {
 	sum := sha256.Sum256([]byte(user + "\x00" + pass))
 	now := time.Now()
 	g.mu.Lock()
 	until, ok := g.basic[sum]
 	g.mu.Unlock()
 	if ok && now.Before(until) {
-		return true
+		return true, nil
 	}
-	if !g.checkPassword(ctx, user, pass) {
-		return false
+	if ok, err := g.checkPassword(r, user, pass); !ok || err != nil {
+		return false, err
 	}
 	g.mu.Lock()
 	if len(g.basic) >= maxBasicCache {
@@ -202,23 +240,93 @@ func (g *gate) basicOK(ctx context.Context, user, pass string) bool {
 	}
 	g.basic[sum] = now.Add(basicCacheTTL)
 	g.mu.Unlock()
-	return true
+	return true, nil
 }
 
-// checkPassword compares under a login slot; false when none frees up in
-// time.
-func (g *gate) checkPassword(ctx context.Context, user, pass string) bool {
-	t := time.NewTimer(loginWait)
+// checkPassword compares under a login slot, once r's source address has
+// a check left: errLoginTooMany when it has none, errLoginBusy when no
+// slot frees up in time. Only a comparison made says the password is
+// wrong.
+func (g *gate) checkPassword(r *http.Request, user, pass string) (bool, error) {
+	if !g.spend(sourceOf(r), time.Now()) {
+		return false, errLoginTooMany
+	}
+	t := time.NewTimer(g.wait)
 	defer t.Stop()
 	select {
 	case g.slots <- struct{}{}:
 	case <-t.C:
-		return false
-	case <-ctx.Done():
-		return false
+		return false, errLoginBusy
+	case <-r.Context().Done():
+		return false, errLoginBusy
 	}
 	defer func() { <-g.slots }()
-	return g.passwords.Check(user, []byte(pass))
+	return g.passwords.Check(user, []byte(pass)), nil
+}
+
+// spend takes one password check from src's budget: loginBurst at once,
+// then one per loginEvery. The table is bounded: when it is full, the
+// sources whose budget is whole again are forgotten, and if none is, an
+// arbitrary one (map order), so a flood from many addresses cannot grow
+// it.
+func (g *gate) spend(src string, now time.Time) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	b, ok := g.sources[src]
+	if !ok {
+		if len(g.sources) >= maxLoginSources {
+			for k, v := range g.sources {
+				if v.refilled(now) >= loginBurst {
+					delete(g.sources, k)
+				}
+			}
+			for k := range g.sources {
+				if len(g.sources) < maxLoginSources {
+					break
+				}
+				delete(g.sources, k)
+			}
+		}
+		b = loginBudget{tokens: loginBurst, at: now}
+	}
+	b.tokens, b.at = b.refilled(now), now
+	if b.tokens < 1 {
+		g.sources[src] = b
+		return false
+	}
+	b.tokens--
+	g.sources[src] = b
+	return true
+}
+
+func (b loginBudget) refilled(now time.Time) float64 {
+	return min(loginBurst, b.tokens+float64(now.Sub(b.at))/float64(loginEvery))
+}
+
+// sourceOf is the address password checks are counted by: the remote IP,
+// an IPv6 one by its /64 (one host commonly holds a whole /64).
+func sourceOf(r *http.Request) string {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	ip := net.ParseIP(host)
+	if ip == nil {
+		return host
+	}
+	if ip.To4() == nil {
+		return ip.Mask(net.CIDRMask(64, 128)).String() + "/64"
+	}
+	return ip.String()
+}
+
+// retryAfter is the Retry-After (seconds) of a password check refused
+// with err.
+func retryAfter(err error) string {
+	if errors.Is(err, errLoginTooMany) {
+		return strconv.Itoa(int(loginEvery.Seconds() + 0.999))
+	}
+	return "2"
 }
 
 // newSession signs user in and returns the session id for the cookie.
@@ -299,6 +407,24 @@ func (g *gate) crossSite(r *http.Request, c who) string {
 		return "wrong " + csrfHeader + " header"
 	}
 	return ""
+}
+
+// crossSiteFetch refuses what a browser reports (Fetch Metadata) as
+// fetched by a page of another site, or of another port of this host,
+// unless it is a top-level navigation (a link followed, an address
+// typed): without authentication such a page could otherwise make the
+// browser read /api/snapshot, /events or the profiler with no user
+// action. Requests without the headers (programs, older browsers) pass;
+// the cookie of a signed-in browser is SameSite=Strict besides.
+func crossSiteFetch(r *http.Request) string {
+	site := r.Header.Get("Sec-Fetch-Site")
+	if site != "cross-site" && site != "same-site" {
+		return ""
+	}
+	if r.Header.Get("Sec-Fetch-Mode") == "navigate" && r.Header.Get("Sec-Fetch-Dest") == "document" {
+		return ""
+	}
+	return "cross-site request refused (Sec-Fetch-Site: " + site + ", not a top-level navigation)"
 }
 
 // safeMethod reports whether a method changes nothing.

@@ -16,6 +16,7 @@ import (
 
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
+	"github.com/ssgen/ssgen/internal/logclip"
 	"github.com/ssgen/ssgen/schema"
 	"github.com/ssgen/ssgen/server"
 )
@@ -127,6 +128,9 @@ func Install(so *server.Options, opts Options) (*Console, error) {
 	if opts.Principal.ClientID == "" {
 		opts.Principal.ClientID = DefaultClientID
 	}
+	// Rules may grant keys to the console's client id: no MQTT client may
+	// connect with it (server.Options.ReservedClientIDs).
+	so.ReservedClientIDs = append(so.ReservedClientIDs, opts.Principal.ClientID)
 	c := &Console{
 		opts: opts, log: opts.Logger, gate: newGate(&opts),
 		trace:   newRing[traceRecord](opts.TraceSize),
@@ -134,9 +138,7 @@ func Install(so *server.Options, opts Options) (*Console, error) {
 		done:    make(chan struct{}),
 		schema:  newSchemaView(opts.Schema),
 	}
-	if c.log == nil {
-		c.log = slog.Default()
-	}
+	c.log = logclip.Logger(c.log, 0) // nil: slog.Default(); values cut to 1 KiB
 	prevReq, prevChange, prevCommit := so.OnRequest, so.OnKeyChange, so.OnCommit
 	so.OnRequest = func(ev *server.RequestEvent) {
 		if prevReq != nil {
@@ -203,7 +205,9 @@ func (c *Console) onRequest(ev *server.RequestEvent) {
 	}
 	s, seq := c.trace.begin()
 	s.v.record(ev)
-	s.v.internal = ev.Client == c.opts.Principal.ClientID
+	// Only the console's own Server.Exec is the console's: an MQTT client
+	// may call itself anything.
+	s.v.internal = ev.Exec && ev.Client == c.opts.Principal.ClientID
 	s.end(seq)
 }
 
@@ -376,6 +380,10 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusMisdirectedRequest, "host "+r.Host+" is not this console's: open it by IP address or localhost")
 		return
 	}
+	if why := crossSiteFetch(r); why != "" {
+		httpError(w, http.StatusForbidden, why)
+		return
+	}
 	switch r.URL.Path {
 	case "/login":
 		c.login(w, r)
@@ -384,8 +392,12 @@ func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		c.logout(w, r)
 		return
 	}
-	caller, ok := c.gate.authenticate(r)
-	if !ok {
+	caller, err := c.gate.authenticate(r)
+	if err != nil {
+		if err != errLoginRequired {
+			c.busy(w, err)
+			return
+		}
 		c.unauthorized(w, r)
 		return
 	}
@@ -411,6 +423,18 @@ func (c *Console) unauthorized(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("WWW-Authenticate", `Bearer realm="ssgen console"`)
 	}
 	httpError(w, http.StatusUnauthorized, "sign in at /login, or authenticate with "+map[Auth]string{AuthToken: "Authorization: Bearer TOKEN", AuthPassword: "HTTP Basic (the MQTT password file)"}[c.opts.Auth])
+}
+
+// busy answers a request whose password could not be checked now (no
+// check left for its address: 429; no check slot free: 503), telling it
+// when to retry: never as a wrong password.
+func (c *Console) busy(w http.ResponseWriter, err error) {
+	w.Header().Set("Retry-After", retryAfter(err))
+	status := http.StatusServiceUnavailable
+	if err == errLoginTooMany {
+		status = http.StatusTooManyRequests
+	}
+	httpError(w, status, err.Error())
 }
 
 func (c *Console) healthz(w http.ResponseWriter, _ *http.Request) {

@@ -76,7 +76,7 @@ func (f *traceFilter) shows(t *traceRecord) bool {
 	if t.hasKey && f.readable != nil && (t.keyCut || !f.readable(t.key)) {
 		return false
 	}
-	if f.client != nil && !f.client.Match(t.client) {
+	if f.client != nil && !f.client.Match(string(t.client)) {
 		return false
 	}
 	if f.key != nil && (!t.hasKey || !f.key.Match(string(t.key))) {
@@ -94,8 +94,8 @@ func (f *traceFilter) shows(t *traceRecord) bool {
 func (t *traceRecord) event(seq uint64) traceEvent {
 	e := traceEvent{
 		Seq: seq, Time: time.Unix(0, t.start).UTC().Format(time.RFC3339Nano),
-		Client: t.client, Verb: t.verb, Result: t.resultText(), Failed: t.failed(),
-		Reason: t.reason, LatencyUs: t.latency.Microseconds(), Version: t.version, Console: t.internal,
+		Client: string(t.client), Verb: t.verb, Result: t.resultText(), Failed: t.failed(),
+		Reason: string(t.reason), LatencyUs: t.latency.Microseconds(), Version: string(t.version), Console: t.internal,
 	}
 	if t.hasKey {
 		e.Key, e.Ref, e.KeyCut = display(t.key), ref(t.key), t.keyCut

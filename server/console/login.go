@@ -69,7 +69,18 @@ func (c *Console) login(w http.ResponseWriter, r *http.Request) {
 			}
 		case AuthPassword:
 			user := r.PostForm.Get("user")
-			if !c.gate.checkPassword(r.Context(), user, r.PostForm.Get("password")) {
+			ok, err := c.gate.checkPassword(r, user, r.PostForm.Get("password"))
+			if err != nil {
+				c.log.Warn("console: sign-in not checked", "user", user, "remote", r.RemoteAddr, "reason", err)
+				w.Header().Set("Retry-After", retryAfter(err))
+				status := http.StatusServiceUnavailable
+				if err == errLoginTooMany {
+					status = http.StatusTooManyRequests
+				}
+				show(status, "Not checked: "+err.Error()+".")
+				return
+			}
+			if !ok {
 				c.log.Warn("console: sign-in refused", "user", user, "remote", r.RemoteAddr)
 				show(http.StatusUnauthorized, "Wrong user name or password.")
 				return

@@ -78,7 +78,7 @@ func TestSummarize(t *testing.T) {
 		tr.status = 200
 		tr.answer, tr.size = summarize([]byte(p))
 		if tr.answer == answerError {
-			tr.errText = "x"
+			tr.errText = []byte("x")
 		}
 		if got := tr.resultText(); got != want {
 			t.Errorf("%q: %q, want %q", p, got, want)

@@ -229,7 +229,7 @@ func (c *Console) exec(r *http.Request, er server.ExecRequest) writeResult {
 	}
 	if t.answer == answerError {
 		out.Error = strings.TrimSuffix(strings.TrimPrefix(string(res.Payload), "-ERR "), "\r\n")
-		t.errText = out.Error
+		t.errText = []byte(out.Error)
 	}
 	out.Result = t.resultText()
 	c.log.Info("console: write", "verb", string(er.Args[0]), "key", display(er.Args[1]), "result", out.Result, "user", pr.Username, "remote", r.RemoteAddr)

@@ -35,7 +35,8 @@ type BrowseOptions struct {
 	// (package internal/glob, SCAN's syntax), as a flat list.
 	Pattern string
 	// Visible, when set, hides the keys it refuses (authorization), and
-	// every folder holding none it accepts.
+	// every folder holding none it accepts: the page is then the same as
+	// if the hidden keys did not exist.
 	Visible func(key []byte) bool
 	// From is where the page starts (inclusive): "" for the first page,
 	// else the previous page's Next.
@@ -57,11 +58,12 @@ type BrowseItem struct {
 
 // BrowsePage is one page of keys. Next is empty on the last page; a page
 // may be short, even empty, while Next is not (the work bound was reached
-// before the page filled).
+// before the page filled). With BrowseOptions.Visible, Next is always a
+// visible key and Examined counts only visible keys.
 type BrowsePage struct {
 	Items    []BrowseItem
 	Next     string
-	Examined int // keys examined for this page
+	Examined int // keys examined for this page (visible ones only, with Visible)
 }
 
 // Browse returns one page of the key space as o says. The work under the
@@ -69,6 +71,14 @@ type BrowsePage struct {
 // most a few thousand keys examined (and a matching budget as SCAN's).
 // Pattern and Prefix both narrow the walk to the keys starting with the
 // longer of the two prefixes.
+//
+// With Visible, the page is a function of the visible keys alone, so it
+// tells nothing of the hidden ones: Next is a visible key (or ""),
+// Examined counts visible keys, and the budget that ends a page is spent
+// on visible keys only. The hidden keys between visible ones are walked
+// past in chunks of browseExamine keys, the lock released between chunks,
+// so a page costs time in proportion to the hidden keys it passes but no
+// other request waits for more than one chunk.
 func (e *Engine) Browse(o BrowseOptions) BrowsePage {
 	limit := o.Limit
 	if limit <= 0 {
@@ -88,22 +98,44 @@ func (e *Engine) Browse(o BrowseOptions) BrowsePage {
 	folders := o.Folders && pat == nil
 	from := max(o.From, prefix)
 
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	e.reap(e.now())
 	var (
 		page  BrowsePage
 		spent int
-		next  string // where the walk goes on; "" at the end
 	)
 	for {
-		next = ""
-		jump := ""
+		resume, done := e.browseChunk(&o, &page, pat, prefix, folders, limit, from, &spent)
+		if done {
+			return page
+		}
+		from = resume // the chunk of hidden keys ended: go on after letting others in
+	}
+}
+
+// browseChunk walks one chunk of Browse under the lock, from from. It
+// returns done when the page is complete (page.Next set or the walk at its
+// end), else where to go on: a chunk ends after browseExamine hidden keys.
+func (e *Engine) browseChunk(o *BrowseOptions, page *BrowsePage, pat *glob.Pattern, prefix string, folders bool, limit int, from string, spent *int) (resume string, done bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.reap(e.now())
+	hidden := 0
+	for {
+		next, jump := "", ""
+		stopped := false
 		e.order.seek(from, func(ent *entry) bool {
 			k := ent.key
 			if !strings.HasPrefix(k, prefix) {
 				return false
 			}
+			if o.Visible != nil && !o.Visible([]byte(k)) {
+				if hidden++; hidden >= browseExamine {
+					resume, stopped = k+"\x00", true
+					return false
+				}
+				return true
+			}
+			// A visible key: the page ends here if it is full or its
+			// budget is spent, with this key as Next.
 			if len(page.Items) == limit {
 				next = k
 				return false
@@ -112,13 +144,13 @@ func (e *Engine) Browse(o BrowseOptions) BrowsePage {
 			if pat != nil {
 				cost = pat.Cost(len(k))
 			}
-			if page.Examined > 0 && (page.Examined >= browseExamine || spent+cost > browseSteps) {
+			if page.Examined > 0 && (page.Examined >= browseExamine || *spent+cost > browseSteps) {
 				next = k
 				return false
 			}
 			page.Examined++
-			spent += cost
-			if pat != nil && !pat.Match(k) || o.Visible != nil && !o.Visible([]byte(k)) {
+			*spent += cost
+			if pat != nil && !pat.Match(k) {
 				return true
 			}
 			if folders {
@@ -135,14 +167,17 @@ func (e *Engine) Browse(o BrowseOptions) BrowsePage {
 			})
 			return true
 		})
-		if jump == "" {
-			break
+		switch {
+		case stopped:
+			return resume, false
+		case jump != "":
+			// A folder was listed: go on after its last possible key.
+			from = jump
+		default:
+			page.Next = next
+			return "", true
 		}
-		// A folder was listed: go on after its last possible key.
-		from = jump
 	}
-	page.Next = next
-	return page
 }
 
 // after returns the least string greater than every string that starts

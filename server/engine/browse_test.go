@@ -95,44 +95,111 @@ func TestBrowseItemsCarryMetadata(t *testing.T) {
 	}
 }
 
-// TestBrowseBoundsWork: a glob that matches nothing in 100,000 keys, and a
-// folder whose 100,000 keys are all hidden, are answered in pages that
-// each examine at most browseExamine keys; following Next reaches the end.
+// TestBrowseBoundsWork: a glob that matches nothing in 100,000 keys is
+// answered in pages that each examine at most browseExamine keys;
+// following Next reaches the end. A folder whose 100,000 keys are all
+// hidden but one is one page naming no hidden key: the hidden keys are
+// walked past in chunks, not in pages.
 func TestBrowseBoundsWork(t *testing.T) {
 	e := New(Config{Now: NewFakeClock(t0).Now})
 	for i := range 100000 {
 		_ = e.Put(fmt.Appendf(nil, "big/%06d", i), []byte("v"), PutOptions{})
 	}
 	_ = e.Put([]byte("big/zz"), []byte("v"), PutOptions{})
-	for _, o := range []BrowseOptions{
-		{Pattern: "*zz"},
-		{Folders: true, Visible: func(k []byte) bool { return string(k) == "big/zz" }},
-	} {
-		pages, found := 0, []string{}
-		for {
-			p := e.Browse(o)
-			pages++
-			if p.Examined > browseExamine {
-				t.Fatalf("a page examined %d keys", p.Examined)
-			}
-			found = append(found, itemNames(p)...)
-			if p.Next == "" {
-				break
-			}
-			o.From = p.Next
+	o := BrowseOptions{Pattern: "*zz"}
+	pages, found := 0, []string{}
+	for {
+		p := e.Browse(o)
+		pages++
+		if p.Examined > browseExamine {
+			t.Fatalf("a page examined %d keys", p.Examined)
 		}
+		found = append(found, itemNames(p)...)
+		if p.Next == "" {
+			break
+		}
+		o.From = p.Next
+	}
+	if !slices.Equal(found, []string{"big/zz"}) || pages < 100000/browseExamine {
+		t.Fatalf("%+v: found %q in %d pages", o, found, pages)
+	}
+	only := func(k []byte) bool { return string(k) == "big/zz" }
+	for _, o := range []BrowseOptions{{Folders: true, Visible: only}, {Prefix: "big/", Visible: only}, {Pattern: "big/*", Visible: only, Limit: 1}} {
+		p := e.Browse(o)
 		want := []string{"big/zz"}
 		if o.Folders {
 			want = []string{"big/"}
 		}
-		if !slices.Equal(found, want) || pages < 100000/browseExamine {
-			t.Fatalf("%+v: found %q in %d pages", o, found, pages)
+		if !slices.Equal(itemNames(p), want) || p.Examined != 1 || p.Next != "" {
+			t.Fatalf("%+v: page %+v", o, p)
 		}
 	}
 	// A visible folder of 100,000 keys costs one key and a seek.
 	p := e.Browse(BrowseOptions{Folders: true})
 	if !slices.Equal(itemNames(p), []string{"big/"}) || p.Examined != 1 || p.Next != "" {
 		t.Fatalf("page %+v", p)
+	}
+}
+
+// TestBrowseHiddenKeysLeaveNoTrace reproduces the console's oracle (issue
+// #25): Next named the hidden key where a page stopped, and Examined
+// counted hidden keys, so a prefix holding only hidden keys answered
+// differently from an empty one and every hidden name could be recovered
+// by bisection. Every page under Visible must equal the page of a store
+// that holds only the visible keys (names, folders, sizes, Next,
+// Examined), whatever the prefix, glob, From or limit, with hidden runs
+// longer than a chunk.
+func TestBrowseHiddenKeysLeaveNoTrace(t *testing.T) {
+	visible := []string{"a", "a/b", "a/c/d", "m", "m/x", "pub/1", "pub/2", "z"}
+	var hidden []string
+	for i := range 2*browseExamine + 10 {
+		hidden = append(hidden, fmt.Sprintf("m/secret/%05d", i), fmt.Sprintf("hid/%05d", i))
+	}
+	hidden = append(hidden, "a/b0", "pub/10", "zz", "m/x/y")
+	isHidden := map[string]bool{}
+	for _, k := range hidden {
+		isHidden[k] = true
+	}
+	full := browseEngine(t, append(slices.Clone(visible), hidden...)...)
+	bare := browseEngine(t, visible...)
+	vis := func(k []byte) bool { return !isHidden[string(k)] }
+	type shown struct {
+		Items    []string
+		Next     string
+		Examined int
+	}
+	show := func(p BrowsePage) shown {
+		s := shown{Next: p.Next, Examined: p.Examined}
+		for _, it := range p.Items {
+			s.Items = append(s.Items, fmt.Sprintf("%s folder=%v size=%d", it.Key, it.Folder, it.Size))
+		}
+		return s
+	}
+	var opts []BrowseOptions
+	for _, prefix := range []string{"", "a/", "hid/", "hid/0", "m/", "m/s", "m/secret/", "m/x/", "pub/", "pub/1", "z"} {
+		for _, from := range []string{"", "a/b0", "hid/00100", "m/secret/00005", "m/x", "pub/10", "zz"} {
+			for _, limit := range []int{1, 2, 100} {
+				for _, folders := range []bool{false, true} {
+					opts = append(opts, BrowseOptions{Prefix: prefix, From: from, Limit: limit, Folders: folders})
+				}
+			}
+		}
+	}
+	for _, q := range []string{"*", "hid/*", "m/*", "*secret*", "pub/1*", "*/x*"} {
+		for _, limit := range []int{1, 3} {
+			opts = append(opts, BrowseOptions{Pattern: q, Limit: limit})
+		}
+	}
+	for _, o := range opts {
+		want := show(bare.Browse(o))
+		o.Visible = vis
+		got := show(full.Browse(o))
+		if !slices.Equal(got.Items, want.Items) || got.Next != want.Next || got.Examined != want.Examined {
+			t.Fatalf("%+v:\n got %+v\nwant %+v", o, got, want)
+		}
+		if isHidden[got.Next] {
+			t.Fatalf("%+v: Next names the hidden key %q", o, got.Next)
+		}
 	}
 }
 

@@ -93,6 +93,10 @@ type ImportOptions struct {
 	// key it refuses is refused (ErrNotAuthorized), and so is ImportReplace
 	// when it refuses a key that would be deleted.
 	Writable func(key []byte) bool
+	// Readable, when set, is the caller's read access: a refusal names a
+	// stored key only when Readable accepts it (a key the caller may not
+	// read is not named, not even in an error).
+	Readable func(key []byte) bool
 }
 
 // ImportResult counts what an Import changed.
@@ -260,6 +264,9 @@ func (e *Engine) importLocked(s Snapshot, opts ImportOptions, in map[string]int)
 		})
 	}
 	if denied != nil {
+		if opts.Readable != nil && !opts.Readable([]byte(denied.key)) {
+			return ImportResult{}, 0, fmt.Errorf("replace would delete a key this caller may not read or write: %w", ErrNotAuthorized)
+		}
 		return ImportResult{}, 0, fmt.Errorf("replace would delete key %s: %w", DisplayKey([]byte(denied.key)), ErrNotAuthorized)
 	}
 	if err := e.checkQuotas(s.Items, gone); err != nil {

@@ -27,6 +27,9 @@ func (e *Engine) stampRefusal(err Error, req *Request, now time.Time) Result {
 
 func (e *Engine) driftWhy(name, raw string, now time.Time) string {
 	h, err := hlc.Parse(raw)
+	if len(raw) > 64 { // the client's text: quoted, never whole
+		raw = raw[:64] + "…"
+	}
 	if err != nil {
 		return name + " " + raw + " is not an HLC"
 	}
