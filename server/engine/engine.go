@@ -81,8 +81,14 @@ type Request struct {
 	Persist bool
 	// Visible, when set, says which keys the requester may see: SCAN lists
 	// only those (authorization). Hidden keys still move the continuation
-	// token along, so paging never skips a visible key.
+	// token along, so paging never skips a visible key; tokens are sealed,
+	// so they do not name the hidden key (scantoken.go).
 	Visible func(key []byte) bool
+	// VisibleCost, when set with Visible, is what Visible costs for a key
+	// of n bytes, in the units of glob.Pattern.Cost: SCAN counts it in its
+	// matching budget, so a costly rule set lists fewer keys per request
+	// instead of holding the lock longer.
+	VisibleCost func(n int) int
 }
 
 // Result is the engine's answer to a Request.
@@ -145,6 +151,7 @@ type Engine struct {
 	keys     map[string]*entry
 	order    keyIndex   // the keys of keys, in byte-wise order (store.go)
 	scanLim  scanLimits // zero: the defaults (scan.go)
+	tokens   *tokenSealer
 	deadline deadlineHeap
 	bytes    int64 // sum of len(key)+len(value) over keys
 	watch    watchers
@@ -182,6 +189,7 @@ func New(cfg Config) *Engine {
 		wake:       make(chan struct{}, 1),
 		keys:       make(map[string]*entry),
 		watch:      newWatchers(),
+		tokens:     newTokenSealer(),
 		unsettled:  unsettled{pending: make(map[string]uint64)},
 	}
 }
