@@ -450,3 +450,42 @@ func TestScanPageIsBoundedInBytes(t *testing.T) {
 		t.Fatalf("page sizes %v, want %v", sizes, want)
 	}
 }
+
+// What Request.Visible costs (Request.VisibleCost) is spent from the
+// request's matching budget: a rule set that costs the whole budget per
+// key makes each request examine one key (and call Visible once), where
+// it used to call it for up to scanExamine keys.
+func TestScanCountsVisibleCostInItsBudget(t *testing.T) {
+	h := newHarness(t, Config{})
+	for i := range 50 {
+		h.eng.Put(fmt.Appendf(nil, "k%02d", i), nil, PutOptions{})
+	}
+	for _, tc := range []struct {
+		cost, wantPerRequest int
+	}{
+		{cost: scanSteps, wantPerRequest: 1},
+		{cost: scanSteps/10 - 100, wantPerRequest: 10}, // plus the pattern's own few units per key
+	} {
+		calls, most, listed := 0, 0, 0
+		a := []string{"SCAN", "*"}
+		for range 1000 {
+			req := h.request(step{args: a})
+			calls = 0
+			req.Visible = func([]byte) bool { calls++; return true }
+			req.VisibleCost = func(int) int { return tc.cost }
+			v, err := resp3.ParseResponse(h.eng.Handle(req).Payload)
+			if err != nil {
+				t.Fatal(err)
+			}
+			most = max(most, calls)
+			listed += len(v.Elems[0].Elems)
+			if len(v.Elems) == 1 {
+				break
+			}
+			a = []string{"SCAN", "*", string(v.Elems[1].Str)}
+		}
+		if most != tc.wantPerRequest || listed != 50 {
+			t.Errorf("cost %d: at most %d Visible calls per request and %d keys listed, want %d and 50", tc.cost, most, listed, tc.wantPerRequest)
+		}
+	}
+}
