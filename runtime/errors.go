@@ -66,8 +66,8 @@ var (
 	ErrPersistence = errors.New(protocol.ErrPersistence)
 
 	// ErrInvalidToken is ssgen serve's own answer to a SCAN whose
-	// continuation token (a Cursor) it did not issue to this client for
-	// this pattern: altered, another client's or another pattern's, or
+	// continuation token (a Cursor) it did not issue for this pattern to a
+	// client of the same access: altered, another pattern's, or
 	// saved before the server restarted. Start the listing again.
 	ErrInvalidToken = errors.New(protocol.ErrInvalidToken)
 )

@@ -252,6 +252,10 @@ type grants struct {
 	// Cost(0), and the number of exact read keys.
 	readWords, readExact int
 	who                  string // for explain
+	// scope is engine.Request.TokenScope: the rules that name the
+	// identity, so a SCAN token moves only between identities that may
+	// read the same keys.
+	scope string
 }
 
 // grantsFor resolves which rules name id. Its cost is one pass of each
@@ -267,6 +271,7 @@ func (p *Policy) grantsFor(id *identity) *grants {
 			continue
 		}
 		g.naming = append(g.naming, i+1)
+		g.scope += strconv.Itoa(i+1) + ","
 		for j := range r.resources {
 			rs := &r.resources[j]
 			if rs.access&accessRead != 0 {
@@ -282,6 +287,7 @@ func (p *Policy) grantsFor(id *identity) *grants {
 			}
 		}
 	}
+	g.scope = "authz:" + g.scope
 	return g
 }
 

@@ -163,7 +163,7 @@ func (e *embedded) handle(cl *mqtt.Client, pk packets.Packet) error {
 	if pol := e.s.opts.Security.Authorization; pol != nil {
 		g := e.grantsOf(cl, pol)
 		in.Authorize = g.refusal
-		in.Readable, in.ReadCost = g.mayRead, g.readCost
+		in.Readable, in.ReadCost, in.TokenScope = g.mayRead, g.readCost, g.scope
 	}
 	for i, u := range pk.Properties.User {
 		in.User[i] = userProp{u.Key, u.Val}

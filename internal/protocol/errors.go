@@ -28,7 +28,8 @@ const (
 const ErrPersistence = "persistence failure: the change could not be written to disk and was not applied"
 
 // ErrInvalidToken is ssgen's own error text (the real service documents
-// none), for a SCAN continuation token the service did not issue to this
-// client for this pattern: forged, altered, another client's or another
-// pattern's, or from before the service restarted.
+// none), for a SCAN continuation token the service did not issue for this
+// pattern to a client of the same access: forged, altered, a differently
+// authorized client's or another pattern's, or from before the service
+// restarted.
 const ErrInvalidToken = "invalid continuation token"

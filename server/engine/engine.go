@@ -89,6 +89,14 @@ type Request struct {
 	// matching budget, so a costly rule set lists fewer keys per request
 	// instead of holding the lock longer.
 	VisibleCost func(n int) int
+	// TokenScope is what SCAN continuation tokens are bound to besides the
+	// pattern: a token is accepted only in a request of the same scope.
+	// The server sets it to the authorization rules that name the
+	// requester, so that a token moves only between clients that may
+	// read the same keys; empty without authorization (every client may
+	// read every key), which lets a listing resume under another client
+	// id (a new process of a CLI).
+	TokenScope string
 }
 
 // Result is the engine's answer to a Request.

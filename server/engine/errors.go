@@ -35,6 +35,6 @@ const (
 const ErrPersistence Error = protocol.ErrPersistence
 
 // ErrInvalidToken answers a SCAN whose continuation token this engine did
-// not issue to the requesting client for that pattern (scantoken.go).
+// not issue for that pattern and Request.TokenScope (scantoken.go).
 // Also ssgen's own text.
 const ErrInvalidToken Error = protocol.ErrInvalidToken

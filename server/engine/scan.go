@@ -41,11 +41,11 @@ type scanLimits struct {
 // scan: SCAN glob [token] (beta on the real service). Keys are listed in
 // byte-wise order, at most scanPage (and scanPageBytes) per response. The continuation token
 // holds the last key the request examined (listed or not), sealed for the
-// requester and the pattern (scantoken.go), so the next request seeks past
+// request's TokenScope and the pattern (scantoken.go), so the next request seeks past
 // it in the ordered index and paging survives keys added or deleted in
 // between: a key that exists for the whole walk is listed exactly once, a
 // key added behind the cursor is not listed. A token this engine did not
-// seal for this client and pattern is answered ErrInvalidToken.
+// seal for this scope and pattern is answered ErrInvalidToken.
 //
 // Work under the lock is bounded whatever the store holds: a seek in the
 // index (O(log n)), then at most scanExamine keys, whose matching cost
@@ -72,7 +72,7 @@ func (e *Engine) scan(req *Request, now time.Time) Result {
 	var after string
 	if len(args) == 3 {
 		var ok bool
-		if after, ok = e.tokens.open(req.Client, args[1], args[2]); !ok {
+		if after, ok = e.tokens.open(req.TokenScope, args[1], args[2]); !ok {
 			return errResult(ErrInvalidToken)
 		}
 	}
@@ -143,7 +143,7 @@ func (e *Engine) scan(req *Request, now time.Time) Result {
 		p = resp3.AppendBulkString(p, k)
 	}
 	if more {
-		p = resp3.AppendBulkString(p, e.tokens.seal(req.Client, args[1], last))
+		p = resp3.AppendBulkString(p, e.tokens.seal(req.TokenScope, args[1], last))
 	}
 	return Result{Payload: p, Version: e.requestTick(s)}
 }

@@ -40,10 +40,10 @@ func TestScan(t *testing.T) {
 	})
 }
 
-// tok is the bulk string of the token h's engine gives Client1 (the
-// harness's default client) for resuming pattern after key.
+// tok is the token h's engine gives a request without a TokenScope (no
+// authorization) for resuming pattern after key.
 func (h *harness) tok(pattern, key string) string {
-	return h.eng.tokens.seal("Client1", []byte(pattern), key)
+	return h.eng.tokens.seal("", []byte(pattern), key)
 }
 
 func TestScanTokenPastEveryKey(t *testing.T) {

@@ -13,15 +13,16 @@ import (
 // SCAN continuation tokens name where the next page starts: the last key
 // the request examined, which may be a key the requester is not allowed
 // to see (Request.Visible). So a token is sealed: AES-256-GCM under a key
-// the engine draws at random when it is created, with the requester's
-// client id and the pattern as additional data. A client learns nothing
-// from a token but a bound on the examined key's length (the plaintext is
-// padded to tokenPad bytes), and a token is accepted only from the client
-// it was given to, for the pattern it was given for, by the engine that
-// made it (a restarted server refuses its predecessor's tokens).
+// the engine draws at random when it is created, with the request's
+// TokenScope (who may read what) and the pattern as additional data. A
+// client learns nothing from a token but a bound on the examined key's
+// length (the plaintext is padded to tokenPad bytes), and a token is
+// accepted only in the scope it was given in, for the pattern it was
+// given for, by the engine that made it (a restarted server refuses its
+// predecessor's tokens).
 //
 // The nonce is derived from the sealed content (HMAC-SHA-256 under a
-// second key, truncated): the same position for the same client and
+// second key, truncated): the same position for the same scope and
 // pattern always gives the same token, and distinct contents get distinct
 // nonces, so no count of tokens wears the key out the way random 96-bit
 // nonces would.
@@ -70,23 +71,23 @@ func newTokenSealerFrom(k [64]byte) *tokenSealer {
 }
 
 // additional is the data a token is bound to.
-func tokenAdditional(client string, pattern []byte) []byte {
-	ad := make([]byte, 0, len(tokenDomain)+binary.MaxVarintLen64+len(client)+len(pattern))
+func tokenAdditional(scope string, pattern []byte) []byte {
+	ad := make([]byte, 0, len(tokenDomain)+binary.MaxVarintLen64+len(scope)+len(pattern))
 	ad = append(ad, tokenDomain...)
-	ad = binary.AppendUvarint(ad, uint64(len(client)))
-	ad = append(ad, client...)
+	ad = binary.AppendUvarint(ad, uint64(len(scope)))
+	ad = append(ad, scope...)
 	return append(ad, pattern...)
 }
 
 // seal returns the token for resuming after key.
-func (s *tokenSealer) seal(client string, pattern []byte, key string) string {
+func (s *tokenSealer) seal(scope string, pattern []byte, key string) string {
 	n := binary.MaxVarintLen64 + len(key)
 	n += (tokenPad - n%tokenPad) % tokenPad
 	plain := make([]byte, 0, n)
 	plain = binary.AppendUvarint(plain, uint64(len(key)))
 	plain = append(plain, key...)
 	plain = plain[:n] // the rest is zero
-	ad := tokenAdditional(client, pattern)
+	ad := tokenAdditional(scope, pattern)
 	m := hmac.New(sha256.New, s.mac[:])
 	m.Write(ad)
 	m.Write(plain)
@@ -98,8 +99,8 @@ func (s *tokenSealer) seal(client string, pattern []byte, key string) string {
 }
 
 // open returns the key a token resumes after; ok is false for anything
-// seal did not make for this client and pattern.
-func (s *tokenSealer) open(client string, pattern, token []byte) (key string, ok bool) {
+// seal did not make for this scope and pattern.
+func (s *tokenSealer) open(scope string, pattern, token []byte) (key string, ok bool) {
 	enc := base64.RawURLEncoding.Strict()
 	raw := make([]byte, enc.DecodedLen(len(token)))
 	n, err := enc.Decode(raw, token)
@@ -109,7 +110,7 @@ func (s *tokenSealer) open(client string, pattern, token []byte) (key string, ok
 		return "", false
 	}
 	raw = raw[:n]
-	plain, err := s.aead.Open(nil, raw[:tokenNonce], raw[tokenNonce:], tokenAdditional(client, pattern))
+	plain, err := s.aead.Open(nil, raw[:tokenNonce], raw[tokenNonce:], tokenAdditional(scope, pattern))
 	if err != nil {
 		return "", false
 	}

@@ -69,9 +69,11 @@ func TestScanTokensNameNoHiddenKey(t *testing.T) {
 	}
 }
 
-// A token is good for the client it was given to, the pattern it was
-// given for and the engine that made it; anything else, including any
-// change to it, is refused with ErrInvalidToken.
+// A token is good in the scope it was given in (the authorization rules
+// that name the client), for the pattern it was given for and with the
+// engine that made it; anything else, including any change to it, is
+// refused with ErrInvalidToken. Another client id in the same scope may
+// use it (a CLI resuming a listing in a new process, with a new id).
 func TestScanRefusesTokensNotIssuedForTheRequest(t *testing.T) {
 	h := newHarness(t, Config{})
 	h.eng.scanLim.examine = 1
@@ -86,7 +88,20 @@ func TestScanRefusesTokensNotIssuedForTheRequest(t *testing.T) {
 	tok := string(v.Elems[1].Str)
 	h.run(step{args: []string{"SCAN", "a/*", tok}, want: "*2\r\n*1\r\n" + bulk("a/2") + bulk(h.tok("a/*", "a/2")), wantTS: true})
 	refused := errp(ErrInvalidToken)
-	h.run(step{client: "Client2", args: []string{"SCAN", "a/*", tok}, want: refused})
+	h.run(step{client: "Client2", args: []string{"SCAN", "a/*", tok}, want: "*2\r\n*1\r\n" + bulk("a/2") + bulk(h.tok("a/*", "a/2")), wantTS: true})
+	req := h.request(step{args: []string{"SCAN", "a/*", tok}})
+	req.TokenScope = "authz:2,"
+	if got := string(h.eng.Handle(req).Payload); got != refused {
+		t.Fatalf("a token used in another scope: %q, want %q", got, refused)
+	}
+	req = h.request(step{args: []string{"SCAN", "a/*"}})
+	req.TokenScope = "authz:2,"
+	res = h.eng.Handle(req)
+	if v, err := resp3.ParseResponse(res.Payload); err != nil || len(v.Elems) != 2 {
+		t.Fatalf("first page in scope authz:2,: %q", res.Payload)
+	} else {
+		h.run(step{args: []string{"SCAN", "a/*", string(v.Elems[1].Str)}, want: refused})
+	}
 	h.run(step{args: []string{"SCAN", "*", tok}, want: refused})
 	h.run(step{args: []string{"SCAN", "a/?", tok}, want: refused})
 	other := newHarness(t, Config{})
