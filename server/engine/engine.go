@@ -282,7 +282,7 @@ func init() {
 		ErrTimestampSkew, ErrFencingTokenRequired, ErrFencingTokenSkew,
 		ErrFencingTokenLowerVersion, ErrQuotaExceeded, ErrSyntax, ErrNotAuthorized,
 		ErrUnknownCommand, ErrWrongNumberOfArguments, ErrMissingTimestamp,
-		ErrMalformedTimestamp, ErrKeyLengthZero,
+		ErrMalformedTimestamp, ErrKeyLengthZero, ErrInvalidToken,
 	} {
 		errPayloads[e] = fixed(resp3.AppendError(nil, string(e)))
 	}
