@@ -86,6 +86,9 @@ func TestScanUnderAuthorizationLeaksNoKeyAndMatchesPrincipalsOnce(t *testing.T) 
 	if _, ack, err := connectAs(t, e, id+strings.Repeat("x", server.MaxIdentityBytes-len(id)+1), nil, "", ""); err == nil || connackCode(ack) != 0x85 {
 		t.Fatalf("a client id of %d bytes: err %v, CONNACK %#x; want it refused with 0x85", server.MaxIdentityBytes+1, err, connackCode(ack))
 	}
+	if _, ack, err := connectAs(t, e, "reader-"+strings.Repeat("x0q", 20<<10), nil, "", ""); err == nil || connackCode(ack) != 0x85 {
+		t.Fatalf("issue #25's 60 KiB client id: err %v, CONNACK %#x; want it refused with 0x85", err, connackCode(ack))
+	}
 	if _, ack, err := connectAs(t, e, "reader-u", nil, strings.Repeat("u", server.MaxIdentityBytes+1), "pw"); err == nil || connackCode(ack) != 0x86 {
 		t.Fatalf("a user name of %d bytes: err %v, CONNACK %#x; want it refused with 0x86", server.MaxIdentityBytes+1, err, connackCode(ack))
 	}
@@ -123,6 +126,7 @@ func TestScanUnderAuthorizationLeaksNoKeyAndMatchesPrincipalsOnce(t *testing.T) 
 	for _, g := range []string{"reader-*", "*x*y*", "*q*z*", "*[0-9]*w*", "*k*j*", "owner"} {
 		perID += glob.Compile(g).Cost(server.MaxIdentityBytes)
 	}
+	t.Logf("walk of %d keys in %d requests: %d grant resolutions, principal matching %d units (bound %d)", len(want)+len(hidden), len(tokens)+1, resolves-resolves0, work-work0, 2*perID)
 	if work-work0 > int64(2*perID) {
 		t.Errorf("principal matching cost %d during the walk, want at most %d (two identities)", work-work0, 2*perID)
 	}
