@@ -64,6 +64,12 @@ var (
 	// none): a write asked to be persisted could not be made durable, so
 	// it was neither stored nor applied in memory. Retrying is safe.
 	ErrPersistence = errors.New(protocol.ErrPersistence)
+
+	// ErrInvalidToken is ssgen serve's own answer to a SCAN whose
+	// continuation token (a Cursor) it did not issue for this pattern to a
+	// client of the same access: altered, another pattern's, or
+	// saved before the server restarted. Start the listing again.
+	ErrInvalidToken = errors.New(protocol.ErrInvalidToken)
 )
 
 // serviceSentinel is the sentinel of an exact -ERR text, or nil.
@@ -95,6 +101,8 @@ func serviceSentinel(text string) error {
 		return ErrKeyLengthZero
 	case protocol.ErrPersistence:
 		return ErrPersistence
+	case protocol.ErrInvalidToken:
+		return ErrInvalidToken
 	}
 	return nil
 }

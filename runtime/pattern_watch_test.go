@@ -3,6 +3,8 @@ package runtime_test
 import (
 	"context"
 	"errors"
+	"fmt"
+	goruntime "runtime"
 	"testing"
 
 	"github.com/ssgen/ssgen/internal/brokertest"
@@ -244,5 +246,102 @@ func TestWatchPatternResyncsAndRescansAfterAReconnect(t *testing.T) {
 		default:
 			t.Fatalf("unexpected event %s %s %q", r.ev.Kind, k, r.ev.Value)
 		}
+	}
+}
+
+// Issue #25: a pattern watch cost about two goroutines per key (20,487
+// goroutines for 12,000 keys). Now its keys are registered and read by a
+// fixed few workers and delivered by one dispatcher: watching 2,000 keys
+// adds a bounded number of goroutines, and changes still arrive.
+func TestWatchPatternGoroutinesDoNotGrowWithKeys(t *testing.T) {
+	env := backends[0].start(t)
+	const n = 2000
+	for i := range n {
+		put(t, env, fmt.Sprintf("pw/%04d", i), "v")
+	}
+	c, other := dial(t, env.url), dial(t, env.url)
+	ctx := testCtx(t)
+	before := goruntime.NumGoroutine()
+	ch := watchPattern(t, ctx, c, "pw/*", runtime.PatternWatchOptions{Rescan: -1})
+	seen := map[string]bool{}
+	most := 0
+	for len(seen) < n {
+		r, ok := receiveOK(t, ch)
+		if !ok || r.err != nil {
+			t.Fatalf("initial state after %d keys: %v (ended: %v)", len(seen), r.err, !ok)
+		}
+		seen[string(r.ev.Key)] = true
+		if len(seen)%100 == 0 {
+			most = max(most, goruntime.NumGoroutine()-before)
+		}
+	}
+	most = max(most, goruntime.NumGoroutine()-before)
+	t.Logf("watching %d keys: at most %d goroutines more", n, most)
+	// The workers, the test's ranging goroutine, and room for the
+	// runtime's transient request goroutines; the old code had 2 per key.
+	if most > 60 {
+		t.Fatalf("%d goroutines more while watching %d keys, want a bound independent of the keys", most, n)
+	}
+	if got := c.Stats().WatchedKeys; got != n {
+		t.Fatalf("%d keys registered, want %d", got, n)
+	}
+	if _, err := other.Set(ctx, []byte("pw/1234"), []byte("w"), runtime.SetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if ev := expectEvent(t, ch, runtime.EventSet, "pw/1234"); string(ev.Value) != "w" {
+		t.Fatalf("Set event %+v", ev)
+	}
+}
+
+// A pattern watch stops at MaxKeys (DefaultPatternMaxKeys unless set):
+// one key more, listed or written by this client, ends it with
+// ErrWatchLimit, and its registrations go.
+func TestWatchPatternEndsWithErrWatchLimit(t *testing.T) {
+	env := backends[0].start(t)
+	for i := range 5 {
+		put(t, env, fmt.Sprintf("pw/%d", i), "v")
+	}
+	c := dial(t, env.url)
+	ctx := testCtx(t)
+	for _, tc := range []struct {
+		name string
+		max  int
+		set  string // a key this client sets once the listing is watched
+	}{
+		{name: "listing", max: 4},
+		{name: "own write", max: 5, set: "pw/9"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ch := watchPattern(t, ctx, c, "pw/*", runtime.PatternWatchOptions{Rescan: -1, MaxKeys: tc.max})
+			if tc.set != "" {
+				for seen := map[string]bool{}; len(seen) < 5; {
+					r, ok := receiveOK(t, ch)
+					if !ok || r.err != nil || r.ev.Kind != runtime.EventResync {
+						t.Fatalf("initial state: %+v, %v (ended: %v)", r.ev, r.err, !ok)
+					}
+					seen[string(r.ev.Key)] = true
+				}
+				if _, err := c.Set(ctx, []byte(tc.set), []byte("v"), runtime.SetOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			var last error
+			for {
+				r, ok := receiveOK(t, ch)
+				if !ok {
+					break
+				}
+				if r.err != nil {
+					last = r.err
+				}
+			}
+			if !errors.Is(last, runtime.ErrWatchLimit) {
+				t.Fatalf("the watch ended with %v, want ErrWatchLimit", last)
+			}
+			waitFor(t, "the registrations to go", func() bool { return c.Stats().WatchedKeys == 0 })
+		})
+	}
+	if runtime.DefaultPatternMaxKeys > server.DefaultMaxWatchesPerClient {
+		t.Fatalf("DefaultPatternMaxKeys %d is above the server's default quota %d", runtime.DefaultPatternMaxKeys, server.DefaultMaxWatchesPerClient)
 	}
 }

@@ -192,16 +192,23 @@ func (c *Client) resync(ctx context.Context, w *watcher) (Event, error) {
 	return Event{}, err
 }
 
-// watcher is one Watch iteration.
+// watcher is one Watch iteration, or one key of a WatchPattern (sink
+// set): then its events and pokes go to the pattern watch's one
+// dispatcher instead of ch and wake, and no goroutine is its own.
 type watcher struct {
 	key    string
 	ch     chan Event    // bounded; the paho callback never waits on it
 	wake   chan struct{} // capacity 1: "look at the flags"
 	resync atomic.Bool
 	failed atomic.Pointer[error]
+	sink   *patternWatch
 }
 
 func (w *watcher) poke() {
+	if w.sink != nil {
+		w.sink.pokeWatcher(w)
+		return
+	}
 	select {
 	case w.wake <- struct{}{}:
 	default:
@@ -298,6 +305,56 @@ func (r *registry) remove(w *watcher) {
 	}
 }
 
+// removeAll ends many watchers at once (a WatchPattern's keys): their
+// registrations go from a few goroutines, not one per key.
+func (r *registry) removeAll(ws []*watcher) {
+	if len(ws) == 0 {
+		return
+	}
+	seen := map[*keyState]bool{}
+	var keys []*keyState
+	for _, w := range ws {
+		r.leave(w)
+		r.mu.RLock()
+		ks := r.keys[w.key]
+		r.mu.RUnlock()
+		if ks != nil && !seen[ks] {
+			seen[ks] = true
+			keys = append(keys, ks)
+		}
+	}
+	c := r.c
+	r.pool(keys, func(ks *keyState) {
+		ctx, cancel := c.untilClose(context.Background(), c.cfg.Timeout)
+		defer cancel()
+		if err := r.reconcile(ctx, ks); err != nil && !errors.Is(err, ErrClosed) {
+			c.log.Debug("KEYNOTIFY STOP failed", "key", string(ks.key), "err", err)
+		}
+	})
+}
+
+// registryWorkers is how many keys a reconnect or a removeAll handles at
+// once: many keys should not wait on each other's round trips, nor flood
+// a broker with a small Receive Maximum, nor cost a goroutine each.
+const registryWorkers = 16
+
+// pool runs f for each key from at most registryWorkers background
+// goroutines.
+func (r *registry) pool(keys []*keyState, f func(*keyState)) {
+	var next atomic.Int64
+	for range min(registryWorkers, len(keys)) {
+		r.c.background(func() {
+			for {
+				i := int(next.Add(1)) - 1
+				if i >= len(keys) {
+					return
+				}
+				f(keys[i])
+			}
+		})
+	}
+}
+
 func (r *registry) reconcileLater(ks *keyState) {
 	c := r.c
 	c.background(func() {
@@ -358,22 +415,11 @@ func (r *registry) connected(cn *conn) {
 	if len(keys) == 0 {
 		return
 	}
-	// A few at a time: many keys should not wait on each other's round
-	// trips, nor flood a broker with a small Receive Maximum.
-	par := make(chan struct{}, 16)
-	for _, ks := range keys {
-		c.background(func() {
-			select {
-			case par <- struct{}{}:
-			case <-cn.ctx.Done():
-				return
-			case <-c.closing:
-				return
-			}
-			defer func() { <-par }()
+	r.pool(keys, func(ks *keyState) {
+		if cn.ctx.Err() == nil && !c.isClosing() {
 			r.reregister(cn, ks)
-		})
-	}
+		}
+	})
 }
 
 func (r *registry) reregister(cn *conn, ks *keyState) {
@@ -467,6 +513,10 @@ func (r *registry) dispatch(p *paho.Publish) {
 		return
 	}
 	for w := range ks.watchers {
+		if w.sink != nil {
+			w.sink.event(w, ev)
+			continue
+		}
 		select {
 		case w.ch <- ev:
 		default:

@@ -80,7 +80,10 @@ func (*guard) Provides(b byte) bool {
 //     for a retained will on the state store's topics (see OnPublish);
 //   - a will's delay ends with the session: without that, a will delayed
 //     past a session that ended at disconnect waits under the bare id,
-//     and whoever connects with that id next cancels it.
+//     and whoever connects with that id next cancels it;
+//   - under authorization rules, a client id or user name longer than
+//     MaxIdentityBytes is refused (CONNACK 0x85 or 0x86): the rules'
+//     principal globs are matched against them.
 func (g *guard) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
 	if id := pk.Connect.ClientIdentifier; id != "" && !protocol.ValidClientID(id) {
 		g.log.Warn("connection refused: client id not valid", "client", id, "remote", cl.Net.Remote)
@@ -94,6 +97,24 @@ func (g *guard) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
 		_, _ = rand.Read(b[:])
 		cl.ID = "ssgen-" + hex.EncodeToString(b[:])
 		cl.Properties.Props.AssignedClientID = cl.ID
+	}
+	if g.sec.Authorization != nil {
+		code := packets.CodeSuccess
+		switch {
+		case len(cl.ID) > MaxIdentityBytes:
+			code = packets.ErrClientIdentifierNotValid
+		case len(pk.Connect.Username) > MaxIdentityBytes:
+			code = packets.ErrBadUsernameOrPassword
+		}
+		if code != packets.CodeSuccess {
+			g.log.Warn("connection refused: identity too long for the authorization rules",
+				"client", clip(cl.ID, 64), "client_bytes", len(cl.ID), "user_bytes", len(pk.Connect.Username),
+				"limit", MaxIdentityBytes, "remote", cl.Net.Remote)
+			if g.connack != nil {
+				_ = g.connack(cl, code, false, nil)
+			}
+			return code
+		}
 	}
 	if !pk.Connect.WillFlag {
 		return nil

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"go.yaml.in/yaml/v3"
 
@@ -32,6 +33,10 @@ const (
 // access the command needs on its key; everything else is denied.
 type Policy struct {
 	rules []rule
+	// resolves counts grantsFor calls and principalWork the principal
+	// glob matching done by them and by allows, in glob.Pattern.Cost
+	// units (tests check that work is done once per connection).
+	resolves, principalWork atomic.Int64
 }
 
 type rule struct {
@@ -159,15 +164,18 @@ func (id *identity) same(o *identity) bool {
 	return true
 }
 
-func (r *rule) names(id *identity) bool {
-	if anyGlob(r.clientIDs, id.clientID) {
+// names reports whether r names id, adding the matching cost to work.
+// A name longer than MaxIdentityBytes matches nothing (CONNECT refuses
+// such client ids and user names; see MaxIdentityBytes).
+func (r *rule) names(id *identity, work *int) bool {
+	if anyGlob(r.clientIDs, id.clientID, work) {
 		return true
 	}
-	if id.username != "" && anyGlob(r.usernames, id.username) {
+	if id.username != "" && anyGlob(r.usernames, id.username, work) {
 		return true
 	}
 	for _, n := range id.certNames {
-		if anyGlob(r.certNames, n) {
+		if anyGlob(r.certNames, n, work) {
 			return true
 		}
 	}
@@ -184,8 +192,12 @@ func compileAll(globs []string) []*glob.Pattern {
 	return ps
 }
 
-func anyGlob(globs []*glob.Pattern, s string) bool {
+func anyGlob(globs []*glob.Pattern, s string, work *int) bool {
+	if len(s) > MaxIdentityBytes {
+		return false
+	}
 	for _, g := range globs {
+		*work += g.Cost(len(s))
 		if g.Match(s) {
 			return true
 		}
@@ -202,9 +214,11 @@ func (rs *resource) covers(key []byte) bool {
 
 // allows reports whether id has need on key.
 func (p *Policy) allows(id *identity, key []byte, need access) bool {
+	work := 0
+	defer func() { p.principalWork.Add(int64(work)) }()
 	for i := range p.rules {
 		r := &p.rules[i]
-		if !r.names(id) {
+		if !r.names(id, &work) {
 			continue
 		}
 		for j := range r.resources {
@@ -216,71 +230,179 @@ func (p *Policy) allows(id *identity, key []byte, need access) bool {
 	return false
 }
 
-// permits decides a decoded request. Requests whose verb or key the
-// engine will refuse anyway (unknown verb, too few arguments, empty key)
-// are let through so that the engine's own error comes first.
-func (p *Policy) permits(id *identity, args [][]byte) bool {
-	if len(args) == 0 {
-		return true
+// MaxIdentityBytes bounds each name of an identity that authorization
+// rules are matched against: under a Policy, a CONNECT whose client id or
+// user name is longer is refused (CONNACK 0x85, Client Identifier not
+// valid, or 0x86, Bad User Name or Password), and a certificate name that
+// is longer matches no rule. Names in the field are far shorter (a DNS
+// name is at most 253 bytes); without the bound a client id of 60 KiB
+// made every rule's principal globs cost 60 KiB of matching each time.
+const MaxIdentityBytes = 1024
+
+// grants is what a Policy grants one identity: the rules that name it
+// and their resources by access, resolved once (per connection, see
+// embedded.grantsOf) instead of matching every rule's principal globs
+// against the identity for every key a request touches.
+type grants struct {
+	pol    *Policy
+	naming []int // 1-based positions of the rules that name the identity
+	read   []*resource
+	write  []*resource
+	// readWords and readExact give readCost: the read globs' summed
+	// Cost(0), and the number of exact read keys.
+	readWords, readExact int
+	who                  string // for explain
+	// scope is engine.Request.TokenScope: the rules that name the
+	// identity, so a SCAN token moves only between identities that may
+	// read the same keys.
+	scope string
+}
+
+// grantsFor resolves which rules name id. Its cost is one pass of each
+// rule's principal globs over each of id's names, which MaxIdentityBytes
+// bounds.
+func (p *Policy) grantsFor(id *identity) *grants {
+	g := &grants{pol: p, who: describe(id)}
+	work := 0
+	defer func() { p.resolves.Add(1); p.principalWork.Add(int64(work)) }()
+	for i := range p.rules {
+		r := &p.rules[i]
+		if !r.names(id, &work) {
+			continue
+		}
+		g.naming = append(g.naming, i+1)
+		g.scope += strconv.Itoa(i+1) + ","
+		for j := range r.resources {
+			rs := &r.resources[j]
+			if rs.access&accessRead != 0 {
+				g.read = append(g.read, rs)
+				if rs.glob != nil {
+					g.readWords += rs.glob.Cost(0)
+				} else {
+					g.readExact++
+				}
+			}
+			if rs.access&accessWrite != 0 {
+				g.write = append(g.write, rs)
+			}
+		}
 	}
-	var need access
+	g.scope = "authz:" + g.scope
+	return g
+}
+
+// allows reports whether the identity has need on key.
+func (g *grants) allows(key []byte, need access) bool {
+	list := g.read
+	if need == accessWrite {
+		list = g.write
+	}
+	for _, rs := range list {
+		if rs.covers(key) {
+			return true
+		}
+	}
+	return false
+}
+
+// mayRead is the SCAN listing rule (engine.Request.Visible).
+func (g *grants) mayRead(key []byte) bool { return g.allows(key, accessRead) }
+
+// readCost is what mayRead costs for a key of n bytes, in the units of
+// glob.Pattern.Cost (engine.Request.VisibleCost): each read glob costs
+// its Cost(n), each exact key one unit, and every key at least one, so
+// that a SCAN's budget counts examined keys × rules.
+func (g *grants) readCost(n int) int {
+	return max(g.readWords*(n+1)+g.readExact, 1)
+}
+
+// permits decides a decoded request for the identity (see Policy.permits).
+func (g *grants) permits(args [][]byte) bool {
+	need, key, check := needOf(args)
+	return !check || g.allows(key, need)
+}
+
+// refusal decides a decoded request as permits does: "" when it is
+// allowed, else why it is not (explain).
+func (g *grants) refusal(args [][]byte) string {
+	need, key, check := needOf(args)
+	if !check || g.allows(key, need) {
+		return ""
+	}
+	return g.explain(need)
+}
+
+// needOf is the access a decoded request needs on its key; check is
+// false when it needs none from the rules: SCAN (it lists only the keys
+// the identity may read), and requests whose verb or key the engine will
+// refuse anyway (unknown verb, too few arguments, empty key), which are
+// let through so that the engine's own error comes first.
+func needOf(args [][]byte) (need access, key []byte, check bool) {
+	if len(args) == 0 {
+		return 0, nil, false
+	}
 	switch string(args[0]) {
-	case protocol.VerbScan:
-		return true // it lists only the keys id may read (inbound.Readable)
 	case protocol.VerbGet, protocol.VerbKeyNotify:
 		need = accessRead
 	case protocol.VerbSet, protocol.VerbDel, protocol.VerbVDel:
 		need = accessWrite
 	default:
-		return true
+		return 0, nil, false
 	}
 	if len(args) < 2 || len(args[1]) == 0 {
-		return true
+		return 0, nil, false
 	}
-	return p.allows(id, args[1], need)
+	return need, args[1], true
 }
 
-// refusal decides a decoded request as permits does: "" when it is
-// allowed, else why it is not (explain).
-func (p *Policy) refusal(id *identity, args [][]byte) string {
-	if p.permits(id, args) {
-		return ""
-	}
-	need := accessWrite
-	if v := string(args[0]); v == protocol.VerbGet || v == protocol.VerbKeyNotify {
-		need = accessRead
-	}
-	return p.explain(id, args[1], need)
+// permits decides a decoded request. Requests whose verb or key the
+// engine will refuse anyway (unknown verb, too few arguments, empty key)
+// are let through so that the engine's own error comes first.
+func (p *Policy) permits(id *identity, args [][]byte) bool {
+	return p.grantsFor(id).permits(args)
 }
 
-// explain says why id lacks need on key: which rules name it (by their
-// 1-based position in the file) and that none of them grants that access
-// on the key. It runs only for a refusal.
-func (p *Policy) explain(id *identity, key []byte, need access) string {
+// explain says why the identity lacks need on a key: which rules name
+// it (by their 1-based position in the file) and that none of them
+// grants that access on the key. It runs only for a refusal.
+func (g *grants) explain(need access) string {
 	what := "Read"
 	if need == accessWrite {
 		what = "Write"
 	}
-	who := "client " + strconv.Quote(id.clientID)
-	if id.username != "" {
-		who += ", user " + strconv.Quote(id.username)
-	}
-	if len(id.certNames) > 0 {
-		who += ", certificate " + strconv.Quote(id.certNames[0])
-	}
-	var naming []string
-	for i := range p.rules {
-		if p.rules[i].names(id) {
-			naming = append(naming, strconv.Itoa(i+1))
-		}
+	naming := make([]string, len(g.naming))
+	for i, n := range g.naming {
+		naming[i] = strconv.Itoa(n)
 	}
 	switch len(naming) {
 	case 0:
-		return "no authorization rule names " + who
+		return "no authorization rule names " + g.who
 	case 1:
-		return "rule " + naming[0] + " names " + who + " but grants no " + what + " on this key"
+		return "rule " + naming[0] + " names " + g.who + " but grants no " + what + " on this key"
 	}
-	return "rules " + strings.Join(naming, ", ") + " name " + who + " but none grants " + what + " on this key"
+	return "rules " + strings.Join(naming, ", ") + " name " + g.who + " but none grants " + what + " on this key"
+}
+
+// describe names an identity in a refusal's reason, each name quoted and
+// clipped (a reason is kept in logs and the console's trace).
+func describe(id *identity) string {
+	who := "client " + quoteClipped(id.clientID)
+	if id.username != "" {
+		who += ", user " + quoteClipped(id.username)
+	}
+	if len(id.certNames) > 0 {
+		who += ", certificate " + quoteClipped(id.certNames[0])
+	}
+	return who
+}
+
+// quoteClipped quotes s, cut to its first 64 bytes (marked with "...").
+func quoteClipped(s string) string {
+	const most = 64
+	if len(s) <= most {
+		return strconv.Quote(s)
+	}
+	return strconv.Quote(strings.ToValidUTF8(s[:most], "")) + "..."
 }
 
 // Principal is who a request is made as, in the terms of a Policy's

@@ -2,6 +2,7 @@ package server
 
 import (
 	"errors"
+	"strings"
 	"testing"
 )
 
@@ -95,5 +96,48 @@ func TestPolicyRejectsUnknownKindsAndFields(t *testing.T) {
 		if _, err := ParsePolicy([]byte(text)); !errors.Is(err, ErrPolicy) {
 			t.Errorf("%s: err %v, want ErrPolicy", name, err)
 		}
+	}
+}
+
+// Resolved grants answer every key without matching principals again
+// (issue #25: each examined key of a SCAN matched every rule's
+// client-id globs against the caller's id), agree with the rules, and
+// say why they refuse; a name longer than MaxIdentityBytes matches no
+// rule.
+func TestGrantsAreResolvedOncePerIdentity(t *testing.T) {
+	p, err := ParsePolicy([]byte(testPolicy))
+	if err != nil {
+		t.Fatal(err)
+	}
+	alice := &identity{clientID: "x", username: "alice"}
+	g := p.grantsFor(alice)
+	_, work := p.resolves.Load(), p.principalWork.Load()
+	for _, k := range []string{"exact", "\x00\xff", "\x00\x01", "pub/a", "other"} {
+		for _, need := range []access{accessRead, accessWrite} {
+			if got, want := g.allows([]byte(k), need), p.allows(alice, []byte(k), need); got != want {
+				t.Errorf("%q need %d: grants say %v, the rules %v", k, need, got, want)
+			}
+		}
+	}
+	before := p.principalWork.Load()
+	for range 1000 {
+		g.mayRead([]byte("pub/a"))
+		g.refusal([][]byte{[]byte("GET"), []byte("exact")})
+	}
+	if p.principalWork.Load() != before || before == work {
+		t.Errorf("principal work %d → %d → %d: grants matched principals again", work, before, p.principalWork.Load())
+	}
+	if got, want := g.refusal([][]byte{[]byte("GET"), []byte("exact")}), `rule 2 names client "x", user "alice" but grants no Read on this key`; got != want {
+		t.Errorf("refusal %q, want %q", got, want)
+	}
+	long := &identity{clientID: "admin", certNames: []string{strings.Repeat("w", MaxIdentityBytes+1) + "writer.example"}}
+	if lg := p.grantsFor(long); len(lg.naming) != 1 || lg.naming[0] != 3 {
+		t.Errorf("rules naming a long certificate name: %v, want only rule 3 (by client id)", lg.naming)
+	}
+	if got := p.grantsFor(&identity{clientID: strings.Repeat("é", 100)}).refusal([][]byte{[]byte("GET"), []byte("k")}); len(got) > 200 || !strings.Contains(got, "...") {
+		t.Errorf("refusal %q: the client id is not clipped", got)
+	}
+	if c := p.grantsFor(&identity{clientID: "reader-1"}).readCost(100); c < 101 {
+		t.Errorf("readCost(100) = %d for one read glob, want at least 101", c)
 	}
 }

@@ -161,9 +161,9 @@ func (e *embedded) handle(cl *mqtt.Client, pk packets.Packet) error {
 		User:            make([]userProp, len(pk.Properties.User)),
 	}
 	if pol := e.s.opts.Security.Authorization; pol != nil {
-		id := e.guard.identityOf(cl)
-		in.Authorize = func(args [][]byte) string { return pol.refusal(&id, args) }
-		in.Readable = func(key []byte) bool { return pol.allows(&id, key, accessRead) }
+		g := e.grantsOf(cl, pol)
+		in.Authorize = g.refusal
+		in.Readable, in.ReadCost, in.TokenScope = g.mayRead, g.readCost, g.scope
 	}
 	for i, u := range pk.Properties.User {
 		in.User[i] = userProp{u.Key, u.Val}
@@ -191,6 +191,26 @@ func (e *embedded) handle(cl *mqtt.Client, pk packets.Packet) error {
 	id := pk.PacketID
 	e.s.answer(cl.ID, out, func(out *outcome) { e.respond(cl, out, id) })
 	return packets.ErrRejectPacket
+}
+
+// grantsOf is what pol grants cl, resolved on cl's first request and kept
+// with its network connection, whose identity (client id, user name,
+// certificate) is fixed for its life; it is resolved again for another
+// Policy. A client without a tracked connection (the inline client) has
+// it resolved for each request.
+func (e *embedded) grantsOf(cl *mqtt.Client, pol *Policy) *grants {
+	tc := netConnOf(cl.Net.Conn)
+	if tc != nil {
+		if g := tc.grants.Load(); g != nil && g.pol == pol {
+			return g
+		}
+	}
+	id := e.guard.identityOf(cl)
+	g := pol.grantsFor(&id)
+	if tc != nil {
+		tc.grants.Store(g)
+	}
+	return g
 }
 
 // respond publishes the answer to a request of cl. A request whose answer

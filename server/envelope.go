@@ -40,6 +40,11 @@ type inbound struct {
 	// Readable, when set, is the key read rule of the requester: SCAN
 	// lists only the keys it allows.
 	Readable func(key []byte) bool
+	// ReadCost is what Readable costs for a key of n bytes
+	// (engine.Request.VisibleCost).
+	ReadCost func(n int) int
+	// TokenScope is engine.Request.TokenScope.
+	TokenScope string
 }
 
 // action is what a transport must do with a request after the envelope
@@ -151,7 +156,7 @@ func process(eng *engine.Engine, in *inbound) outcome {
 		return headerMissing(r, protocol.PropSourceID, protocol.StatusMsgSourceIDMissing)
 	}
 
-	req := engine.Request{Client: client, Visible: in.Readable}
+	req := engine.Request{Client: client, Visible: in.Readable, VisibleCost: in.ReadCost, TokenScope: in.TokenScope}
 	req.Timestamp, req.HasTimestamp = lookup(in.User, protocol.PropTimestamp)
 	req.FencingToken, req.HasFencingToken = lookup(in.User, protocol.PropFencingToken)
 	persist, _ := lookup(in.User, protocol.PropPersistence)

@@ -48,6 +48,13 @@ const (
 	// GET answers of 256 KiB, far more than a client that reads and
 	// acknowledges as it goes ever leaves behind.
 	DefaultMaxClientOutputBytes = 64 << 20
+	// DefaultMaxWatchesPerClient bounds the KEYNOTIFY registrations of one
+	// client (both transports). Each costs the service a few hundred bytes
+	// and its notifications; a client watching more keys than this is
+	// almost always a pattern watch over keys others keep creating, and
+	// 10,000 is well above what one process watches one key at a time
+	// (ssgen's pattern watches stop at 4,096 keys by default).
+	DefaultMaxWatchesPerClient = 10000
 )
 
 // Limits bound what one request or one client may use. Zero values mean
@@ -64,6 +71,8 @@ type Limits struct {
 	MaxValueBytes int
 	// MaxWatchesPerClient is how many keys one client may KEYNOTIFY at
 	// once; re-registering a key it already watches is always allowed.
+	// DefaultMaxWatchesPerClient when 0; a negative value is unlimited.
+	// One more is answered "-ERR the quota has been exceeded".
 	MaxWatchesPerClient int
 	// MaxPacketBytes (embedded only) is the largest MQTT packet the broker
 	// reads, DefaultMaxPacketBytes when 0; it is advertised in CONNACK as
@@ -118,6 +127,17 @@ func (l Limits) connectTimeout() time.Duration { return or(l.ConnectTimeout, Def
 func (l Limits) maxConnectBytes() int          { return or(l.MaxConnectBytes, DefaultMaxConnectBytes) }
 func (l Limits) maxSessions() int              { return or(l.MaxSessions, DefaultMaxSessions) }
 func (l Limits) maxInflight() int              { return or(l.MaxInflight, DefaultMaxInflight) }
+
+// maxWatches is the engine's MaxWatchesPerClient (0: unlimited).
+func (l Limits) maxWatches() int {
+	switch {
+	case l.MaxWatchesPerClient < 0:
+		return 0
+	case l.MaxWatchesPerClient == 0:
+		return DefaultMaxWatchesPerClient
+	}
+	return l.MaxWatchesPerClient
+}
 func (l Limits) maxClientOutputBytes() int64 {
 	return or(l.MaxClientOutputBytes, DefaultMaxClientOutputBytes)
 }
@@ -160,7 +180,7 @@ func (l Limits) validate(external bool) error {
 	case external && (l.ConnectTimeout != 0 || l.MaxConnectBytes != 0 || l.MaxConnections != 0 ||
 		l.MaxConnectionsPerIP != 0 || l.MaxSessionExpiry != 0 || l.MaxSessions != 0 || l.MaxClientOutputBytes != 0):
 		return fmt.Errorf("%w: connection, session and client output limits apply to the embedded broker only", ErrInvalidOptions)
-	case l.MaxKeyBytes < 0 || l.MaxValueBytes < 0 || l.MaxWatchesPerClient < 0 || l.MaxPacketBytes < 0,
+	case l.MaxKeyBytes < 0 || l.MaxValueBytes < 0 || l.MaxPacketBytes < 0,
 		l.ConnectTimeout < 0 || l.MaxConnectBytes < 0 || l.MaxConnections < 0 || l.MaxConnectionsPerIP < 0,
 		l.MaxSessionExpiry < 0 || l.MaxSessions < 0 || l.MaxClientOutputBytes < 0:
 		return fmt.Errorf("%w: negative limit", ErrInvalidOptions)

@@ -3,6 +3,7 @@ package server_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/url"
@@ -14,6 +15,7 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 
 	"github.com/ssgen/ssgen/server"
+	"github.com/ssgen/ssgen/server/engine"
 )
 
 func withLimits(l server.Limits) func(*server.Options) {
@@ -124,5 +126,37 @@ func TestInvalidLimitsAreRefused(t *testing.T) {
 	}
 	if _, err := server.New(server.Options{Broker: "mqtt://127.0.0.1:1", Security: server.Security{AllowAnonymous: true}}); !errors.Is(err, server.ErrInvalidOptions) {
 		t.Errorf("security in external mode: %v, want ErrInvalidOptions", err)
+	}
+}
+
+// Issue #25: the per-client watch quota used to default to unlimited (a
+// pattern watch over 12,000 keys others created held 9,690
+// registrations). By default a client holds at most
+// DefaultMaxWatchesPerClient; one more is answered with the quota text,
+// and a negative limit lifts it.
+func TestWatchLimitPerClientHasADefault(t *testing.T) {
+	for _, tc := range []struct {
+		name  string
+		limit int
+		want  string
+	}{
+		{"default", 0, quota},
+		{"unlimited", -1, "+OK\r\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			embeddedOnly(t, func(t *testing.T, e *env) {
+				c := e.connect("many-watches")
+				eng := e.srv.Engine()
+				for i := range server.DefaultMaxWatchesPerClient {
+					res := eng.Handle(engine.Request{Client: "many-watches", Args: [][]byte{[]byte("KEYNOTIFY"), fmt.Appendf(nil, "w/%05d", i)}})
+					if string(res.Payload) != "+OK\r\n" {
+						t.Fatalf("registration %d: %q", i, res.Payload)
+					}
+				}
+				checkResponse(t, c.do("KEYNOTIFY", "w/one-more"), tc.want, tc.want != quota)
+				checkResponse(t, c.do("KEYNOTIFY", "w/00000"), "+OK\r\n", true) // renewing passes
+				checkResponse(t, e.connect("other").do("KEYNOTIFY", "w/one-more"), "+OK\r\n", true)
+			}, withLimits(server.Limits{MaxWatchesPerClient: tc.limit}))
+		})
 	}
 }

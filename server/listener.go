@@ -233,6 +233,9 @@ type trackedConn struct {
 	// any later SetDeadline may set: the connection is being cut off and
 	// must not wait on a client that does not read.
 	kickBy atomic.Int64
+	// grants is what the authorization policy grants this connection's
+	// client (embedded.grantsOf).
+	grants atomic.Pointer[grants]
 }
 
 func (c *trackedConn) Read(p []byte) (int, error) {

@@ -89,7 +89,7 @@ func New(opts Options) (*Server, error) {
 
 		MaxKeyBytes:         opts.Limits.MaxKeyBytes,
 		MaxValueBytes:       opts.Limits.MaxValueBytes,
-		MaxWatchesPerClient: opts.Limits.MaxWatchesPerClient,
+		MaxWatchesPerClient: opts.Limits.maxWatches(),
 
 		OnChange: opts.OnKeyChange,
 		OnNotify: func(n engine.Notification) {

@@ -34,7 +34,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	var lim server.Limits
 	fs.IntVar(&lim.MaxKeyBytes, "max-key-bytes", 0, "longest key any command may name (0 = unlimited)")
 	fs.IntVar(&lim.MaxValueBytes, "max-value-bytes", 0, "longest SET value (0 = bounded by --max-packet-bytes only)")
-	fs.IntVar(&lim.MaxWatchesPerClient, "max-watches", 0, "KEYNOTIFY registrations per client (0 = unlimited)")
+	fs.IntVar(&lim.MaxWatchesPerClient, "max-watches", 0, "KEYNOTIFY registrations per client (0 = 10000, -1 = unlimited)")
 	fs.IntVar(&lim.MaxPacketBytes, "max-packet-bytes", 0, "embedded: largest MQTT packet read (0 = 64 MiB, the real broker's default)")
 	fs.IntVar(&lim.MaxInflight, "max-inflight", 0, "embedded: Receive Maximum, unacknowledged requests per client (0 = 1024)")
 	fs.DurationVar(&lim.ConnectTimeout, "connect-timeout", 0, "embedded: time a new connection has to complete CONNECT, TLS handshake included (0 = 10s)")

@@ -26,3 +26,10 @@ const (
 // ErrPersistence is ssgen's own error text, for a write whose change could
 // not be made durable (the real service has no such answer).
 const ErrPersistence = "persistence failure: the change could not be written to disk and was not applied"
+
+// ErrInvalidToken is ssgen's own error text (the real service documents
+// none), for a SCAN continuation token the service did not issue for this
+// pattern to a client of the same access: forged, altered, a differently
+// authorized client's or another pattern's, or from before the service
+// restarted.
+const ErrInvalidToken = "invalid continuation token"

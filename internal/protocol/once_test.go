@@ -29,6 +29,7 @@ var vocabulary = map[string]string{
 	"ErrMalformedTimestamp":           ErrMalformedTimestamp,
 	"ErrKeyLengthZero":                ErrKeyLengthZero,
 	"ErrPersistence":                  ErrPersistence,
+	"ErrInvalidToken":                 ErrInvalidToken,
 	"StatusMsgVersionNotSupported":    StatusMsgVersionNotSupported,
 	"StatusMsgCorrelationDataMissing": StatusMsgCorrelationDataMissing,
 	"StatusMsgSourceIDMissing":        StatusMsgSourceIDMissing,

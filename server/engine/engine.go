@@ -81,8 +81,22 @@ type Request struct {
 	Persist bool
 	// Visible, when set, says which keys the requester may see: SCAN lists
 	// only those (authorization). Hidden keys still move the continuation
-	// token along, so paging never skips a visible key.
+	// token along, so paging never skips a visible key; tokens are sealed,
+	// so they do not name the hidden key (scantoken.go).
 	Visible func(key []byte) bool
+	// VisibleCost, when set with Visible, is what Visible costs for a key
+	// of n bytes, in the units of glob.Pattern.Cost: SCAN counts it in its
+	// matching budget, so a costly rule set lists fewer keys per request
+	// instead of holding the lock longer.
+	VisibleCost func(n int) int
+	// TokenScope is what SCAN continuation tokens are bound to besides the
+	// pattern: a token is accepted only in a request of the same scope.
+	// The server sets it to the authorization rules that name the
+	// requester, so that a token moves only between clients that may
+	// read the same keys; empty without authorization (every client may
+	// read every key), which lets a listing resume under another client
+	// id (a new process of a CLI).
+	TokenScope string
 }
 
 // Result is the engine's answer to a Request.
@@ -145,6 +159,7 @@ type Engine struct {
 	keys     map[string]*entry
 	order    keyIndex   // the keys of keys, in byte-wise order (store.go)
 	scanLim  scanLimits // zero: the defaults (scan.go)
+	tokens   *tokenSealer
 	deadline deadlineHeap
 	bytes    int64 // sum of len(key)+len(value) over keys
 	watch    watchers
@@ -182,6 +197,7 @@ func New(cfg Config) *Engine {
 		wake:       make(chan struct{}, 1),
 		keys:       make(map[string]*entry),
 		watch:      newWatchers(),
+		tokens:     newTokenSealer(),
 		unsettled:  unsettled{pending: make(map[string]uint64)},
 	}
 }
@@ -266,7 +282,7 @@ func init() {
 		ErrTimestampSkew, ErrFencingTokenRequired, ErrFencingTokenSkew,
 		ErrFencingTokenLowerVersion, ErrQuotaExceeded, ErrSyntax, ErrNotAuthorized,
 		ErrUnknownCommand, ErrWrongNumberOfArguments, ErrMissingTimestamp,
-		ErrMalformedTimestamp, ErrKeyLengthZero,
+		ErrMalformedTimestamp, ErrKeyLengthZero, ErrInvalidToken,
 	} {
 		errPayloads[e] = fixed(resp3.AppendError(nil, string(e)))
 	}

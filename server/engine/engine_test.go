@@ -19,6 +19,7 @@ func TestErrorPayloadsAreTheContractTexts(t *testing.T) {
 		ErrMissingTimestamp:         "-ERR missing timestamp\r\n",
 		ErrMalformedTimestamp:       "-ERR malformed timestamp\r\n",
 		ErrKeyLengthZero:            "-ERR the key length is zero\r\n",
+		ErrInvalidToken:             "-ERR invalid continuation token\r\n",
 	}
 	for e, p := range want {
 		if got := string(errResult(e).Payload); got != p {

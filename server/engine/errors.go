@@ -33,3 +33,8 @@ const (
 // as if the request never arrived. (The real service has no such message;
 // the text is ours and names what happened.)
 const ErrPersistence Error = protocol.ErrPersistence
+
+// ErrInvalidToken answers a SCAN whose continuation token this engine did
+// not issue for that pattern and Request.TokenScope (scantoken.go).
+// Also ssgen's own text.
+const ErrInvalidToken Error = protocol.ErrInvalidToken

@@ -1,7 +1,6 @@
 package engine
 
 import (
-	"encoding/hex"
 	"strings"
 	"time"
 
@@ -41,11 +40,12 @@ type scanLimits struct {
 
 // scan: SCAN glob [token] (beta on the real service). Keys are listed in
 // byte-wise order, at most scanPage (and scanPageBytes) per response. The continuation token
-// is the hex form of the last key the request examined (listed or not),
-// so the next request seeks past it in the ordered index and paging
-// survives keys added or deleted in between: a key that exists for the
-// whole walk is listed exactly once, a key added behind the cursor is not
-// listed. A token that is not such hex is answered ErrSyntax.
+// holds the last key the request examined (listed or not), sealed for the
+// request's TokenScope and the pattern (scantoken.go), so the next request seeks past
+// it in the ordered index and paging survives keys added or deleted in
+// between: a key that exists for the whole walk is listed exactly once, a
+// key added behind the cursor is not listed. A token this engine did not
+// seal for this scope and pattern is answered ErrInvalidToken.
 //
 // Work under the lock is bounded whatever the store holds: a seek in the
 // index (O(log n)), then at most scanExamine keys, whose matching cost
@@ -59,7 +59,8 @@ type scanLimits struct {
 // the protocol allows a short or empty page that is not the last. The
 // page holds at most scanPage keys and scanPageBytes of keys (but always
 // one matching key, however long). Keys Request.Visible refuses are
-// examined (the token moves past them) but never listed.
+// examined (the token moves past them) but never listed; what Visible
+// costs (Request.VisibleCost) counts in the matching budget.
 func (e *Engine) scan(req *Request, now time.Time) Result {
 	args := req.Args
 	if len(args) != 2 && len(args) != 3 {
@@ -68,11 +69,11 @@ func (e *Engine) scan(req *Request, now time.Time) Result {
 	if len(args[1]) > MaxScanPatternBytes {
 		return errResult(ErrQuotaExceeded)
 	}
-	var after []byte
+	var after string
 	if len(args) == 3 {
-		var err error
-		if after, err = hex.DecodeString(string(args[2])); err != nil || len(after) == 0 {
-			return errResult(ErrSyntax)
+		var ok bool
+		if after, ok = e.tokens.open(req.TokenScope, args[1], args[2]); !ok {
+			return errResult(ErrInvalidToken)
 		}
 	}
 	s, err := e.readStamps(req, now, false, false)
@@ -84,8 +85,8 @@ func (e *Engine) scan(req *Request, now time.Time) Result {
 	// Start at the token, or at the pattern's prefix when the token is
 	// before every key that can match.
 	from, skip := prefix, false
-	if after != nil && string(after) >= prefix {
-		from, skip = string(after), true
+	if after != "" && after >= prefix {
+		from, skip = after, true
 	}
 	examine, steps := e.scanLim.examine, e.scanLim.steps
 	if examine <= 0 {
@@ -111,6 +112,9 @@ func (e *Engine) scan(req *Request, now time.Time) Result {
 			return false // past every key that can match
 		}
 		cost := pat.Cost(len(k))
+		if req.Visible != nil && req.VisibleCost != nil {
+			cost += req.VisibleCost(len(k))
+		}
 		if examined > 0 && (examined >= examine || spent+cost > steps) {
 			more = true
 			return false
@@ -139,7 +143,7 @@ func (e *Engine) scan(req *Request, now time.Time) Result {
 		p = resp3.AppendBulkString(p, k)
 	}
 	if more {
-		p = resp3.AppendBulkString(p, hex.EncodeToString([]byte(last)))
+		p = resp3.AppendBulkString(p, e.tokens.seal(req.TokenScope, args[1], last))
 	}
 	return Result{Payload: p, Version: e.requestTick(s)}
 }

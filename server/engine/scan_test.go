@@ -27,17 +27,29 @@ func TestScan(t *testing.T) {
 			{args: args("SET c v"), want: ok, wantTS: true},
 			{args: args("SCAN */*"), want: "*1\r\n*2\r\n" + bulk("a/1") + bulk("b/2"), wantTS: true},
 		}},
-		{name: "token that is not hex", steps: []step{
-			{args: args("SCAN * zz"), want: errp(ErrSyntax)},
+		{name: "a token this engine did not seal", steps: []step{
+			{args: args("SCAN * zz"), want: errp(ErrInvalidToken)},
+		}},
+		{name: "the hex of a key (the old tokens)", steps: []step{
+			{args: args("SET a v"), want: ok, wantTS: true},
+			{args: []string{"SCAN", "*", hex.EncodeToString([]byte("a"))}, want: errp(ErrInvalidToken)},
 		}},
 		{name: "empty token", steps: []step{
-			{args: []string{"SCAN", "*", ""}, want: errp(ErrSyntax)},
-		}},
-		{name: "token past every key", steps: []step{
-			{args: args("SET a v"), want: ok, wantTS: true},
-			{args: []string{"SCAN", "*", hex.EncodeToString([]byte("z"))}, want: "*1\r\n*0\r\n", wantTS: true},
+			{args: []string{"SCAN", "*", ""}, want: errp(ErrInvalidToken)},
 		}},
 	})
+}
+
+// tok is the token h's engine gives a request without a TokenScope (no
+// authorization) for resuming pattern after key.
+func (h *harness) tok(pattern, key string) string {
+	return h.eng.tokens.seal("", []byte(pattern), key)
+}
+
+func TestScanTokenPastEveryKey(t *testing.T) {
+	h := newHarness(t, Config{})
+	h.eng.Put([]byte("a"), nil, PutOptions{})
+	h.run(step{args: []string{"SCAN", "*", h.tok("*", "z")}, want: "*1\r\n*0\r\n", wantTS: true})
 }
 
 func TestScanPagesThroughEveryKeyOnce(t *testing.T) {
@@ -130,13 +142,12 @@ func TestScanShortAndEmptyPagesResume(t *testing.T) {
 	for _, k := range []string{"a1", "a2", "a3", "b1", "b2", "b3", "c1", "c2", "c3", "d"} {
 		h.eng.Put([]byte(k), nil, PutOptions{})
 	}
-	tok := func(k string) string { return bulk(hex.EncodeToString([]byte(k))) }
 	h.runAll([]step{
-		{args: args("SCAN *2"), want: "*2\r\n*1\r\n" + bulk("a2") + tok("a3"), wantTS: true},
-		{args: []string{"SCAN", "*2", hex.EncodeToString([]byte("a3"))}, want: "*2\r\n*1\r\n" + bulk("b2") + tok("b3"), wantTS: true},
+		{args: args("SCAN *2"), want: "*2\r\n*1\r\n" + bulk("a2") + bulk(h.tok("*2", "a3")), wantTS: true},
+		{args: []string{"SCAN", "*2", h.tok("*2", "a3")}, want: "*2\r\n*1\r\n" + bulk("b2") + bulk(h.tok("*2", "b3")), wantTS: true},
 		{args: args("SCAN c*"), want: "*1\r\n*3\r\n" + bulk("c1") + bulk("c2") + bulk("c3"), wantTS: true},
 		{args: args("SCAN d*"), want: "*1\r\n*1\r\n" + bulk("d"), wantTS: true},
-		{args: args("SCAN *x"), want: "*2\r\n*0\r\n" + tok("a3"), wantTS: true},
+		{args: args("SCAN *x"), want: "*2\r\n*0\r\n" + bulk(h.tok("*x", "a3")), wantTS: true},
 	})
 	got, empty := h.walk("*x", nil)
 	if len(got) != 0 || empty != 3 {
@@ -164,7 +175,7 @@ func TestScanStepBudgetExaminesAtLeastOneKey(t *testing.T) {
 		t.Fatalf("listed %d keys, want %d", len(got), len(want))
 	}
 	res := h.do(step{args: args("SCAN *")})
-	if want := "*2\r\n*1\r\n" + bulk(want[0]) + bulk(hex.EncodeToString([]byte(want[0]))); string(res.Payload) != want {
+	if want := "*2\r\n*1\r\n" + bulk(want[0]) + bulk(h.tok("*", want[0])); string(res.Payload) != want {
 		t.Fatalf("first page %q, want one key and its token", res.Payload)
 	}
 }
@@ -178,11 +189,11 @@ func TestScanSeeksToThePatternsPrefix(t *testing.T) {
 		h.eng.Put([]byte(k), nil, PutOptions{})
 	}
 	h.runAll([]step{
-		{args: args("SCAN b/*"), want: "*2\r\n*1\r\n" + bulk("b/1") + bulk(hex.EncodeToString([]byte("b/1"))), wantTS: true},
-		// A token before the prefix (from another walk) starts at it.
-		{args: []string{"SCAN", "b/*", hex.EncodeToString([]byte("a"))}, want: "*2\r\n*1\r\n" + bulk("b/1") + bulk(hex.EncodeToString([]byte("b/1"))), wantTS: true},
-		{args: []string{"SCAN", "b/*", hex.EncodeToString([]byte("b/1"))}, want: "*1\r\n*1\r\n" + bulk("b/2"), wantTS: true},
-		{args: []string{"SCAN", "b/*", hex.EncodeToString([]byte("b/2"))}, want: "*1\r\n*0\r\n", wantTS: true},
+		{args: args("SCAN b/*"), want: "*2\r\n*1\r\n" + bulk("b/1") + bulk(h.tok("b/*", "b/1")), wantTS: true},
+		// A token before the prefix starts at it.
+		{args: []string{"SCAN", "b/*", h.tok("b/*", "a")}, want: "*2\r\n*1\r\n" + bulk("b/1") + bulk(h.tok("b/*", "b/1")), wantTS: true},
+		{args: []string{"SCAN", "b/*", h.tok("b/*", "b/1")}, want: "*1\r\n*1\r\n" + bulk("b/2"), wantTS: true},
+		{args: []string{"SCAN", "b/*", h.tok("b/*", "b/2")}, want: "*1\r\n*0\r\n", wantTS: true},
 		{args: args("SCAN b/2"), want: "*1\r\n*1\r\n" + bulk("b/2"), wantTS: true},
 		{args: args("SCAN b"), want: "*1\r\n*0\r\n", wantTS: true},
 	})
@@ -437,5 +448,44 @@ func TestScanPageIsBoundedInBytes(t *testing.T) {
 	}
 	if want := []int{3, 3, 3, 1, 1}; !slices.Equal(sizes, want) {
 		t.Fatalf("page sizes %v, want %v", sizes, want)
+	}
+}
+
+// What Request.Visible costs (Request.VisibleCost) is spent from the
+// request's matching budget: a rule set that costs the whole budget per
+// key makes each request examine one key (and call Visible once), where
+// it used to call it for up to scanExamine keys.
+func TestScanCountsVisibleCostInItsBudget(t *testing.T) {
+	h := newHarness(t, Config{})
+	for i := range 50 {
+		h.eng.Put(fmt.Appendf(nil, "k%02d", i), nil, PutOptions{})
+	}
+	for _, tc := range []struct {
+		cost, wantPerRequest int
+	}{
+		{cost: scanSteps, wantPerRequest: 1},
+		{cost: scanSteps/10 - 100, wantPerRequest: 10}, // plus the pattern's own few units per key
+	} {
+		calls, most, listed := 0, 0, 0
+		a := []string{"SCAN", "*"}
+		for range 1000 {
+			req := h.request(step{args: a})
+			calls = 0
+			req.Visible = func([]byte) bool { calls++; return true }
+			req.VisibleCost = func(int) int { return tc.cost }
+			v, err := resp3.ParseResponse(h.eng.Handle(req).Payload)
+			if err != nil {
+				t.Fatal(err)
+			}
+			most = max(most, calls)
+			listed += len(v.Elems[0].Elems)
+			if len(v.Elems) == 1 {
+				break
+			}
+			a = []string{"SCAN", "*", string(v.Elems[1].Str)}
+		}
+		if most != tc.wantPerRequest || listed != 50 {
+			t.Errorf("cost %d: at most %d Visible calls per request and %d keys listed, want %d and 50", tc.cost, most, listed, tc.wantPerRequest)
+		}
 	}
 }
