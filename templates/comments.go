@@ -1,7 +1,10 @@
 package templates
 
 import (
+	"fmt"
+	"go/build/constraint"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dave/jennifer/jen"
 )
@@ -14,21 +17,89 @@ type commenter interface {
 
 // comment emits a doc comment of several paragraphs; empty paragraphs are
 // skipped and the rest separated by a blank comment line.
+//
+// Doc text comes from the schema, so it must stay comment text whatever it
+// holds. Every line is therefore handed to jennifer as a finished line
+// comment ("// " and the text): jennifer writes text that begins with "//"
+// or "/*" verbatim and turns text holding a newline into a /* */ block, so
+// a doc line "/**/ func init() {…}" or "//go:generate …" would otherwise
+// become code or a directive. Because the text always follows "// ", no
+// line is a directive (those start right after "//"); commentText leaves
+// no line terminator inside a line; and a line gofmt would read as a
+// "// +build" constraint has its '+' escaped.
 func comment(c commenter, paras ...string) {
-	first := true
+	for _, line := range commentLines(paras...) {
+		c.Comment(line)
+	}
+}
+
+// commentLines renders paragraphs as complete "//" comment lines.
+func commentLines(paras ...string) []string {
+	var out []string
 	for _, p := range paras {
-		p = strings.TrimSpace(p)
+		p = strings.TrimSpace(commentText(p))
 		if p == "" {
 			continue
 		}
-		if !first {
-			c.Comment("")
+		if out != nil {
+			out = append(out, "//")
 		}
-		first = false
 		for _, line := range wrap(p) {
-			c.Comment(line)
+			if line == "" {
+				out = append(out, "//")
+				continue
+			}
+			if constraint.IsPlusBuild("// " + line) {
+				// gofmt turns a "// +build" line anywhere in a file into
+				// the file's //go:build constraint.
+				line = strings.Replace(line, "+", `\u002B`, 1)
+			}
+			out = append(out, "// "+line)
 		}
 	}
+	return out
+}
+
+// commentText makes s safe to write after "// ": invalid UTF-8 becomes
+// U+FFFD; every line terminator a scanner, editor or diff viewer may honour
+// (CR, VT, FF, NEL, U+2028, U+2029) becomes '\n', where wrap breaks the
+// line; and the characters that the Go scanner refuses (NUL, a BOM), other
+// control characters, and the bidirectional controls that can make a
+// reviewer read a line in another order (Trojan Source) are written as
+// \u escapes, visible and inert.
+func commentText(s string) string {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case r == '\n' || r == '\t':
+			b.WriteRune(r)
+		case r == '\r' || r == '\v' || r == '\f' || r == 0x85 || r == '\u2028' || r == '\u2029':
+			b.WriteByte('\n')
+		case inertRune(r):
+			b.WriteRune(r)
+		default:
+			fmt.Fprintf(&b, `\u%04X`, r)
+		}
+	}
+	return b.String()
+}
+
+// inertRune reports whether r may stand as it is in comment text: not a
+// control character, not a byte order mark, not a bidirectional control.
+func inertRune(r rune) bool {
+	switch {
+	case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
+		return false
+	case r == '\uFEFF', r == '\u061C', r == '\u200E', r == '\u200F':
+		return false
+	case r >= '\u202A' && r <= '\u202E', r >= '\u2066' && r <= '\u2069':
+		return false
+	}
+	return true
 }
 
 // sentence makes doc text end like a sentence.
