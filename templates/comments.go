@@ -1,12 +1,13 @@
 package templates
 
 import (
-	"fmt"
 	"go/build/constraint"
 	"strings"
 	"unicode/utf8"
 
 	"github.com/dave/jennifer/jen"
+
+	"github.com/ssgen/ssgen/internal/textsafe"
 )
 
 // commenter is what can take a comment line: a *jen.File at top level, a
@@ -75,31 +76,15 @@ func commentText(s string) string {
 	var b strings.Builder
 	for _, r := range s {
 		switch {
-		case r == '\n' || r == '\t':
-			b.WriteRune(r)
-		case r == '\r' || r == '\v' || r == '\f' || r == 0x85 || r == '\u2028' || r == '\u2029':
+		case textsafe.LineBreak(r):
 			b.WriteByte('\n')
-		case inertRune(r):
-			b.WriteRune(r)
+		case textsafe.Hidden(r):
+			b.WriteString(textsafe.Escape(r))
 		default:
-			fmt.Fprintf(&b, `\u%04X`, r)
+			b.WriteRune(r)
 		}
 	}
 	return b.String()
-}
-
-// inertRune reports whether r may stand as it is in comment text: not a
-// control character, not a byte order mark, not a bidirectional control.
-func inertRune(r rune) bool {
-	switch {
-	case r < 0x20 || r == 0x7f || (r >= 0x80 && r < 0xa0):
-		return false
-	case r == '\uFEFF', r == '\u061C', r == '\u200E', r == '\u200F':
-		return false
-	case r >= '\u202A' && r <= '\u202E', r >= '\u2066' && r <= '\u2069':
-		return false
-	}
-	return true
 }
 
 // sentence makes doc text end like a sentence.
