@@ -46,12 +46,12 @@ type loader struct {
 	s    *Schema
 	errs ErrorList
 
-	types   map[string]*TypeDef // by name, once every type is declared
+	types map[string]*TypeDef // by name, once every type is declared
 	// steps counts the work of the checks that compare declarations with
 	// each other (index nodes visited, paths compared), for the test that
 	// keeps it about linear in the number of keys.
-	steps int
-	targets *grantTargets       // what a grant may name, once all are decoded
+	steps   int
+	targets *grantTargets // what a grant may name, once all are decoded
 }
 
 // typeDef is s.Type without a pass over every type for each reference.
