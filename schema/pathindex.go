@@ -232,3 +232,33 @@ func (x *pathIndex) all() []int {
 	slices.Sort(out)
 	return out
 }
+
+// PathSet holds many paths and tells which of them a key pattern reaches,
+// without comparing the pattern with each: for the rules that ask it of
+// every declaration (what a persist: true pattern also covers).
+type PathSet struct {
+	paths []Path
+	idx   *pathIndex
+}
+
+// NewPathSet indexes paths; the indices ReachedBy returns are theirs.
+func NewPathSet(paths []Path) *PathSet {
+	s := &PathSet{paths: paths, idx: newPathIndex()}
+	for i, p := range paths {
+		s.idx.add(i, p)
+	}
+	return s
+}
+
+// ReachedBy returns, in increasing order, the indices i of the set's paths
+// for which p.GlobReaches(paths[i]) holds.
+func (s *PathSet) ReachedBy(p Path) []int {
+	glob, exact := p.Glob()
+	var out []int
+	for _, i := range s.idx.reachedBy(p) {
+		if globReaches(glob, exact, s.paths[i]) {
+			out = append(out, i)
+		}
+	}
+	return out
+}

@@ -99,3 +99,21 @@ func FuzzPathIndexAgreesWithThePairwiseChecks(f *testing.F) {
 		checkIndexAgrees(t, randomPaths(seed, int(n%64)))
 	})
 }
+
+func TestPathSetReachedByIsGlobReachesOfEachPath(t *testing.T) {
+	for seed := range uint64(50) {
+		ps := randomPaths(seed, 40)
+		set := NewPathSet(ps)
+		for _, p := range ps {
+			var want []int
+			for j, q := range ps {
+				if p.GlobReaches(q) {
+					want = append(want, j)
+				}
+			}
+			if got := set.ReachedBy(p); !slices.Equal(got, want) {
+				t.Fatalf("ReachedBy(%s) = %v, want %v", p, got, want)
+			}
+		}
+	}
+}
