@@ -168,8 +168,8 @@ func blockSafe(line string) string {
 
 // inline renders schema text as Markdown that shows exactly that text
 // and nothing else: no HTML (so no comment that could pass for the review
-// action's marker, no tag, no entity), no emphasis, link, image, code or
-// table cell boundary, no @mention that would notify a user or team and
+// action's marker, no tag, no entity), no emphasis, link, image, code,
+// math or table cell boundary, no @mention that would notify a user or team and
 // no #123 that would cross-reference an issue (a zero-width space follows
 // the '@' or '#'), and no hidden or line-breaking character (written as
 // \uXXXX). GitHub links mentions in the rendered text, after backslash
@@ -190,7 +190,7 @@ func inline(s string) string {
 			b.WriteString("&gt;")
 		case r == '&':
 			b.WriteString("&amp;")
-		case strings.ContainsRune("\\`*_[]|~", r):
+		case strings.ContainsRune("\\`*_[]|~$", r):
 			b.WriteByte('\\')
 			b.WriteRune(r)
 		case r == '@' && next < 0x80 && (isASCIILetter(byte(next)) || isDigit(byte(next))), r == '#' && next >= '0' && next <= '9':

@@ -18,7 +18,7 @@ import (
 // fence, table pipes, and hidden or line-breaking characters.
 const hostileDoc = "<!-- ssgen-review -->\n# Owned\n@octocat and @github/security see #1 " +
 	"<img src=x onerror=alert(1)> <b>bold</b> [click](https://evil.example) ![t](https://evil.example/t.png) " +
-	"&amp; *em* _em_ ~~del~~ `code` \\\n```\n- item\n+ item\n1. one\n2) two\n    indented\n> quote\n" +
+	"&amp; *em* _em_ ~~del~~ `code` $\\huge x$ \\\n```\n- item\n+ item\n1. one\n2) two\n    indented\n> quote\n" +
 	"| a | b |\n---\n===\n***\n\u202eevil\u2066 split\u2028here\r\nNUL\x00 BOM\ufeff NEL\u0085end"
 
 // hostileMarkdownSchema holds hostileDoc at every doc, and hostile text in
@@ -122,6 +122,9 @@ func TestMarkdownShowsSchemaTextAsTextOnly(t *testing.T) {
 	}
 	if tags["h1"] != 1 || tags["pre"] != 1 {
 		t.Errorf("want one h1 (the title) and one pre (the diagram), got %d and %d:\n%s", tags["h1"], tags["pre"], out)
+	}
+	if !strings.Contains(md, `\$\\huge x\$`) {
+		t.Errorf("math delimiters are not escaped:\n%s", md)
 	}
 	if !strings.Contains(out, "&lt;!-- ssgen-review --&gt;") || !strings.Contains(out, "&lt;img src=x") {
 		t.Errorf("the doc text is not shown as text:\n%s", out)
