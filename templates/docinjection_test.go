@@ -11,6 +11,7 @@ import (
 	"go/token"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -332,6 +333,38 @@ keys:
 	for _, want := range []string{"a\"b`c\\d*/e", "//go:x", "\u2028\n", "k\"`\\/*/x/", "^(?:[\"`]+|\\n|/\\*)$"} {
 		if !lits[want] {
 			t.Errorf("no string literal holds %q\n%s", want, src)
+		}
+	}
+}
+
+// TestOnlyCommentsGoWritesCommentsToJennifer keeps every comment on the
+// one path that makes it safe: jennifer's Comment writes text that begins
+// with "//" or "/*" verbatim, so an emitter calling it with schema text
+// would bring the attack back.
+func TestOnlyCommentsGoWritesCommentsToJennifer(t *testing.T) {
+	paths, err := filepath.Glob("*.go")
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := regexp.MustCompile(`\.(Comment|Commentf|HeaderComment|PackageComment)\(`)
+	for _, p := range paths {
+		if strings.HasSuffix(p, "_test.go") || p == "comments.go" {
+			continue
+		}
+		src, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i, line := range strings.Split(string(src), "\n") {
+			if !call.MatchString(line) {
+				continue
+			}
+			// The header's two fixed lines and commentLines' output.
+			if p == "header.go" && (strings.Contains(line, "HeaderComment(GeneratedHeader)") ||
+				strings.Contains(line, "HeaderComment(sourcePrefix + opts.Source)") || strings.Contains(line, "PackageComment(line)")) {
+				continue
+			}
+			t.Errorf("%s:%d: %s: write comments with comment() or commentLines()", p, i+1, strings.TrimSpace(line))
 		}
 	}
 }
