@@ -144,16 +144,18 @@ func (l *loader) checkCollisions() {
 	for _, k := range l.s.AllKeys() {
 		all = append(all, stored{"key " + k.QualifiedName(), k.FullPath(), k.Pos})
 	}
-	for i := range all {
-		for j := range all {
-			a, b := all[i], all[j]
-			// Report each pair once, at the later declaration.
-			if !a.pos.before(b.pos) || len(a.path.Segments) == 0 || len(b.path.Segments) == 0 {
-				continue
-			}
-			if pathsOverlap(a.path, b.path) {
+	idx := newPathIndex()
+	for i, a := range all {
+		idx.add(i, a.path)
+	}
+	// Each pair once, at the later declaration, as a pass over every pair
+	// would: b in order, then each earlier a in order.
+	for _, b := range all {
+		for _, i := range idx.overlapping(b.path) {
+			if a := all[i]; a.pos.before(b.pos) {
 				l.errs.add(b.pos, "%s (%s) can render to the same key as %s (%s) at %s", b.what, b.path, a.what, a.path, note(a.pos))
 			}
 		}
 	}
+	l.steps += idx.steps
 }

@@ -7,6 +7,11 @@ package schema
 // what the schema does not say).
 func (l *loader) checkGrants() {
 	all := l.storedPaths()
+	idx := newPathIndex()
+	for i, o := range all {
+		idx.add(i, o.path)
+	}
+	reached := map[*Permission][]int{}
 	for _, r := range l.s.Roles {
 		perms := r.Permissions()
 		access := map[string]Access{} // by what: "key A.B"
@@ -29,8 +34,17 @@ func (l *loader) checkGrants() {
 				if p.Access&bit == 0 {
 					continue
 				}
-				for _, o := range all {
-					if access[o.what]&bit != 0 || len(o.path.Segments) == 0 || !globReaches(glob, exact, o.path) {
+				if _, ok := reached[p]; !ok {
+					reached[p] = idx.reachedBy(p.Path())
+				}
+				for _, i := range reached[p] {
+					o := all[i]
+					if access[o.what]&bit != 0 {
+						continue
+					}
+					// The index is exact; globReaches confirms the few hits.
+					l.steps++
+					if !globReaches(glob, exact, o.path) {
 						continue
 					}
 					g := firstGrant(p, bit)
@@ -40,6 +54,7 @@ func (l *loader) checkGrants() {
 			}
 		}
 	}
+	l.steps += idx.steps
 }
 
 func accessVerb(a Access) string {

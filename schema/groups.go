@@ -228,7 +228,7 @@ func (l *loader) paramType(n *yaml.Node, what string) *Type {
 	if k, ok := scalarKinds[v]; ok && (k == KindString || k.IsInteger()) {
 		return &Type{Kind: k, Pos: l.pos(n)}
 	}
-	if td := l.s.Type(v); td != nil && td.Kind == KindEnum {
+	if td := l.typeDef(v); td != nil && td.Kind == KindEnum {
 		for _, ev := range td.Values {
 			if strings.Contains(ev.Value, "/") {
 				l.errorf(n, "%s: enum %s has value %q, which contains '/' and cannot fill a path segment", what, td.Name, ev.Value)

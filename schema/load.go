@@ -45,6 +45,21 @@ type loader struct {
 	file string
 	s    *Schema
 	errs ErrorList
+
+	types map[string]*TypeDef // by name, once every type is declared
+	// steps counts the work of the checks that compare declarations with
+	// each other (index nodes visited, paths compared), for the test that
+	// keeps it about linear in the number of keys.
+	steps   int
+	targets *grantTargets // what a grant may name, once all are decoded
+}
+
+// typeDef is s.Type without a pass over every type for each reference.
+func (l *loader) typeDef(name string) *TypeDef {
+	if l.types == nil {
+		return l.s.Type(name)
+	}
+	return l.types[name]
 }
 
 func (l *loader) pos(n *yaml.Node) Pos { return Pos{Filename: l.file, Line: n.Line, Col: n.Column} }
@@ -245,8 +260,14 @@ func (l *loader) top(root *yaml.Node) {
 	if typesN != nil {
 		typeBodies = l.declareTypes(typesN)
 	}
+	l.types = map[string]*TypeDef{}
+	for _, t := range s.Types {
+		if l.types[t.Name] == nil {
+			l.types[t.Name] = t
+		}
+	}
 	for _, p := range typeBodies {
-		l.typeBody(s.Type(p.name), p.val)
+		l.typeBody(l.typeDef(p.name), p.val)
 	}
 	if locksN != nil {
 		s.Locks = l.locks(nil, locksN)

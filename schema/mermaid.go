@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/ssgen/ssgen/internal/textsafe"
 )
 
 // WriteMermaid writes a Mermaid flowchart of the schema's key tree, the
@@ -67,13 +69,24 @@ func WriteMermaid(w io.Writer, s *Schema) error {
 }
 
 // mermaidLabel joins lines into a quoted Mermaid label. Quotes, angle
-// brackets, '#' and backquotes become Mermaid's #code; entities, so that
-// neither a path nor a name can end the label or inject markup; the
-// lines are joined with <br/>.
+// brackets, '&', '#' and backquotes become Mermaid's #code; entities, so
+// that neither a path nor a name can end the label, the ```mermaid block
+// or inject markup; hidden and line-breaking characters are written as
+// \uXXXX; the lines are joined with <br/>.
 func mermaidLabel(lines ...string) string {
-	r := strings.NewReplacer(`"`, "#quot;", "<", "#lt;", ">", "#gt;", "#", "#35;", "`", "#96;")
 	for i, l := range lines {
-		lines[i] = r.Replace(l)
+		var b strings.Builder
+		for _, c := range strings.ToValidUTF8(l, "\uFFFD") {
+			switch {
+			case textsafe.Hidden(c) || textsafe.LineBreak(c):
+				b.WriteString(textsafe.Escape(c))
+			default:
+				b.WriteString(mermaidEntities.Replace(string(c)))
+			}
+		}
+		lines[i] = b.String()
 	}
 	return strings.Join(lines, "<br/>")
 }
+
+var mermaidEntities = strings.NewReplacer(`"`, "#quot;", "<", "#lt;", ">", "#gt;", "&", "#amp;", "#", "#35;", "`", "#96;")

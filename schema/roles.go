@@ -372,15 +372,19 @@ func (l *loader) grants(r *Role, v Verb, n *yaml.Node) []*Grant {
 // the verb fits it.
 func (l *loader) resolveGrant(g *Grant, n *yaml.Node, what string) bool {
 	s := l.s
+	if l.targets == nil {
+		l.targets = newGrantTargets(s)
+	}
+	t := l.targets
 	group, member, qualified := strings.Cut(g.Name, ".")
 	switch {
 	case !qualified:
-		if g.Group = s.Group(g.Name); g.Group == nil {
-			g.Key, g.Lock = findKey(s.Keys, g.Name), findLock(s.Locks, g.Name)
+		if g.Group = t.groups[g.Name]; g.Group == nil {
+			g.Key, g.Lock = t.keys[nil][g.Name], t.locks[nil][g.Name]
 		}
-	case s.Group(group) != nil:
-		grp := s.Group(group)
-		g.Key, g.Lock = findKey(grp.Keys, member), findLock(grp.Locks, member)
+	case t.groups[group] != nil:
+		grp := t.groups[group]
+		g.Key, g.Lock = t.keys[grp][member], t.locks[grp][member]
 	}
 	switch {
 	case g.Group == nil && g.Key == nil && g.Lock == nil:
@@ -402,22 +406,46 @@ func (l *loader) resolveGrant(g *Grant, n *yaml.Node, what string) bool {
 	return true
 }
 
-func findKey(ks []*Key, name string) *Key {
-	for _, k := range ks {
-		if k.Name == name {
-			return k
-		}
-	}
-	return nil
+// grantTargets finds what a grant names without a pass over every group,
+// key and lock per grant: the groups by name, and the keys and locks of
+// each group (nil: the top level) by name. A name declared twice (an
+// error reported elsewhere) finds the first, as a pass would.
+type grantTargets struct {
+	groups map[string]*Group
+	keys   map[*Group]map[string]*Key
+	locks  map[*Group]map[string]*Lock
 }
 
-func findLock(ls []*Lock, name string) *Lock {
-	for _, lk := range ls {
-		if lk.Name == name {
-			return lk
+func newGrantTargets(s *Schema) *grantTargets {
+	t := &grantTargets{groups: map[string]*Group{}, keys: map[*Group]map[string]*Key{}, locks: map[*Group]map[string]*Lock{}}
+	addKeys := func(g *Group, ks []*Key) {
+		m := map[string]*Key{}
+		for _, k := range ks {
+			if m[k.Name] == nil {
+				m[k.Name] = k
+			}
+		}
+		t.keys[g] = m
+	}
+	addLocks := func(g *Group, ls []*Lock) {
+		m := map[string]*Lock{}
+		for _, lk := range ls {
+			if m[lk.Name] == nil {
+				m[lk.Name] = lk
+			}
+		}
+		t.locks[g] = m
+	}
+	addKeys(nil, s.Keys)
+	addLocks(nil, s.Locks)
+	for _, g := range s.Groups {
+		if t.groups[g.Name] == nil {
+			t.groups[g.Name] = g
+			addKeys(g, g.Keys)
+			addLocks(g, g.Locks)
 		}
 	}
-	return nil
+	return t
 }
 
 // grantNames is every name a grant may use, for suggestions.

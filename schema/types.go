@@ -340,7 +340,7 @@ func (l *loader) parseTypeString(n *yaml.Node, what, v string, depth int) *Type 
 	if k, ok := scalarKinds[v]; ok {
 		return &Type{Kind: k, Pos: p}
 	}
-	if td := l.s.Type(v); td != nil {
+	if td := l.typeDef(v); td != nil {
 		if td.Kind == KindInvalid {
 			return nil // its declaration is reported
 		}

@@ -1,9 +1,13 @@
 package templates
 
 import (
+	"go/build/constraint"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/dave/jennifer/jen"
+
+	"github.com/ssgen/ssgen/internal/textsafe"
 )
 
 // commenter is what can take a comment line: a *jen.File at top level, a
@@ -14,21 +18,73 @@ type commenter interface {
 
 // comment emits a doc comment of several paragraphs; empty paragraphs are
 // skipped and the rest separated by a blank comment line.
+//
+// Doc text comes from the schema, so it must stay comment text whatever it
+// holds. Every line is therefore handed to jennifer as a finished line
+// comment ("// " and the text): jennifer writes text that begins with "//"
+// or "/*" verbatim and turns text holding a newline into a /* */ block, so
+// a doc line "/**/ func init() {…}" or "//go:generate …" would otherwise
+// become code or a directive. Because the text always follows "// ", no
+// line is a directive (those start right after "//"); commentText leaves
+// no line terminator inside a line; and a line gofmt would read as a
+// "// +build" constraint has its '+' escaped.
 func comment(c commenter, paras ...string) {
-	first := true
+	for _, line := range commentLines(paras...) {
+		c.Comment(line)
+	}
+}
+
+// commentLines renders paragraphs as complete "//" comment lines.
+func commentLines(paras ...string) []string {
+	var out []string
 	for _, p := range paras {
-		p = strings.TrimSpace(p)
+		p = strings.TrimSpace(commentText(p))
 		if p == "" {
 			continue
 		}
-		if !first {
-			c.Comment("")
+		if out != nil {
+			out = append(out, "//")
 		}
-		first = false
 		for _, line := range wrap(p) {
-			c.Comment(line)
+			if line == "" {
+				out = append(out, "//")
+				continue
+			}
+			if constraint.IsPlusBuild("// " + line) {
+				// gofmt turns a "// +build" line anywhere in a file into
+				// the file's //go:build constraint.
+				line = strings.Replace(line, "+", `\u002B`, 1)
+			}
+			out = append(out, "// "+line)
 		}
 	}
+	return out
+}
+
+// commentText makes s safe to write after "// ": invalid UTF-8 becomes
+// U+FFFD; every line terminator a scanner, editor or diff viewer may honour
+// (CR, VT, FF, NEL, U+2028, U+2029) becomes '\n', where wrap breaks the
+// line; and the characters that the Go scanner refuses (NUL, a BOM), other
+// control characters, and the bidirectional controls that can make a
+// reviewer read a line in another order (Trojan Source) are written as
+// \u escapes, visible and inert.
+func commentText(s string) string {
+	if !utf8.ValidString(s) {
+		s = strings.ToValidUTF8(s, "\uFFFD")
+	}
+	s = strings.ReplaceAll(s, "\r\n", "\n")
+	var b strings.Builder
+	for _, r := range s {
+		switch {
+		case textsafe.LineBreak(r):
+			b.WriteByte('\n')
+		case textsafe.Hidden(r):
+			b.WriteString(textsafe.Escape(r))
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
 }
 
 // sentence makes doc text end like a sentence.

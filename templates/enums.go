@@ -18,7 +18,7 @@ func emitEnum(f *jen.File, t *schema.TypeDef) {
 	comment(f, name+" is an enum of the schema.", sentence(t.Doc), name+" is stored as its value string in every encoding; encoding or decoding an undeclared value fails with a *runtime.EnumError; inside a struct, the codec error around it names the field (Type.field).")
 	f.Type().Id(name).String()
 
-	f.Comment("The values of " + name + ".")
+	comment(f, "The values of "+name+".")
 	f.Const().DefsFunc(func(g *jen.Group) {
 		for _, v := range t.Values {
 			comment(g, fmt.Sprintf("%s is %q.", v.GoName, v.Value)+withSpace(sentence(v.Doc)))

@@ -3,6 +3,7 @@ package templates
 import (
 	"bytes"
 	"fmt"
+	"strings"
 
 	"github.com/dave/jennifer/jen"
 
@@ -32,6 +33,12 @@ func FileName(pkg string) string { return pkg + "_ssgen.go" }
 // Generate renders the Go source for s, a schema that schema.Load
 // accepted (which refuses names the generated code reserves).
 func Generate(s *schema.Schema, opts Options) ([]File, error) {
+	// The source path is written into a comment line of the header, which
+	// go/build reads for build constraints and Source for ownership: a
+	// path that would break that line is refused rather than rewritten.
+	if strings.ContainsRune(opts.Source, '\n') || commentText(opts.Source) != opts.Source {
+		return nil, fmt.Errorf("templates: source %q holds a line break or a control character", opts.Source)
+	}
 	shadow := fileNames(s)
 	f := jen.NewFile(s.Package)
 	f.ImportName(runtimePkg, "runtime")

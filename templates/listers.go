@@ -51,7 +51,7 @@ func emitGroupLister(f *jen.File, g *schema.Group) {
 	for _, l := range g.Locks {
 		member(l.Name, l.Path)
 	}
-	f.Comment(fmt.Sprintf("%s is the shape of the keys and locks of a %s.", templateVar(g), g.Name))
+	comment(f, fmt.Sprintf("%s is the shape of the keys and locks of a %s.", templateVar(g), g.Name))
 	f.Var().Id(templateVar(g)).Op("=").Qual(runtimePkg, "NewTemplate").CallFunc(func(cg *jen.Group) {
 		for _, m := range members {
 			cg.Line().Add(m)

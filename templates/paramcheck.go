@@ -51,7 +51,7 @@ func emitParamCheck(f *jen.File, s *schema.Schema) {
 		}
 	}
 	if len(patterns) > 0 {
-		f.Comment("Patterns of the parameters that declare one, anchored to the whole value.")
+		comment(f, "Patterns of the parameters that declare one, anchored to the whole value.")
 		f.Var().DefsFunc(func(g *jen.Group) {
 			for _, op := range patterns {
 				g.Id(patternVar(op.owner, op.p)).Op("=").Qual("regexp", "MustCompile").Call(jen.Lit(op.p.Regexp.String()))

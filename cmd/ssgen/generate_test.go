@@ -3,6 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"go/ast"
+	"go/parser"
+	gotoken "go/token"
 	"os"
 	"path/filepath"
 	"strings"
@@ -276,4 +279,57 @@ func TestCheckAnnotatesForGitHubActions(t *testing.T) {
 		}
 	}
 	runGen(t, "check", "--format", "xml", "--schema", schemaFile).want(t, exitUsage)
+}
+
+// TestASchemaDocCannotAddCodeAndTheOldOutputFailsCheck is issue #25's
+// attack through the CLI: the docs of a schema change declared init() and
+// added a struct field, and check passed on that output. Now generate
+// writes the docs as comments, and a file still holding the old output is
+// stale, so the review action fails on it.
+func TestASchemaDocCannotAddCodeAndTheOldOutputFailsCheck(t *testing.T) {
+	dir := t.TempDir()
+	schemaFile := filepath.Join(dir, "ssgen.yaml")
+	writeGenFile(t, schemaFile, `version: 1
+package: evil
+types:
+  Level:
+    doc: "Alarm severity.\n/**/ func init() { panic(\"x\") } //"
+    enum: [warn]
+  Point:
+    fields:
+      x: {type: int, doc: "x\n/**/ Evil int `+"`json:\\\"evil\\\"`"+` //"}
+`)
+	runGen(t, "generate", "--schema", schemaFile).want(t, exitOK)
+	path := filepath.Join(dir, "evil_ssgen.go")
+	f, err := parser.ParseFile(gotoken.NewFileSet(), path, nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fields := -1
+	ast.Inspect(f, func(n ast.Node) bool {
+		switch n := n.(type) {
+		case *ast.FuncDecl:
+			if n.Name.Name == "init" {
+				t.Error("the generated file declares init()")
+			}
+		case *ast.TypeSpec:
+			if st, ok := n.Type.(*ast.StructType); ok && n.Name.Name == "Point" {
+				fields = len(st.Fields.List)
+			}
+		}
+		return true
+	})
+	if fields != 1 {
+		t.Fatalf("Point has %d fields, want its one", fields)
+	}
+	runGen(t, "check", "--schema", schemaFile).want(t, exitOK)
+
+	// What ssgen wrote before: the doc's second line as code.
+	old := strings.Replace(readGenFile(t, path), "// /**/ func init()", "/**/\nfunc init()", 1)
+	writeGenFile(t, path, old)
+	r := runGen(t, "check", "--schema", schemaFile)
+	r.want(t, exitNegative)
+	if !strings.Contains(r.stdout, "-func init()") {
+		t.Errorf("the diff does not show the injected init():\n%s", r.stdout)
+	}
 }

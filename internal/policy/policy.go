@@ -152,16 +152,20 @@ func AlsoPersisted(s *schema.Schema) []string {
 	for _, l := range s.AllLocks() {
 		others = append(others, decl{"lock " + l.QualifiedName(), l.FullPath()})
 	}
+	paths := make([]schema.Path, len(others))
+	for i, o := range others {
+		paths[i] = o.path
+	}
+	set := schema.NewPathSet(paths)
 	var out []string
 	for _, k := range s.AllKeys() {
 		if !k.Persist {
 			continue
 		}
-		for _, o := range others {
-			if k.FullPath().GlobReaches(o.path) {
-				glob, _ := k.FullPath().Glob()
-				out = append(out, "the pattern "+glob+" of key "+k.QualifiedName()+" also covers "+o.what+" ("+o.path.String()+")")
-			}
+		for _, i := range set.ReachedBy(k.FullPath()) {
+			o := others[i]
+			glob, _ := k.FullPath().Glob()
+			out = append(out, "the pattern "+glob+" of key "+k.QualifiedName()+" also covers "+o.what+" ("+o.path.String()+")")
 		}
 	}
 	return out
