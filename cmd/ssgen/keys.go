@@ -8,7 +8,7 @@ import (
 	"fmt"
 
 	"github.com/ssgen/ssgen/internal/schemaval"
-	)
+)
 
 func init() {
 	register(verb{name: "keys", summary: "list the keys that match a glob (SCAN)", run: runKeys})
