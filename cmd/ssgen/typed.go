@@ -76,6 +76,24 @@ func resolve(r *schemaval.Resolver, key []byte) *schemaval.Match {
 	return m
 }
 
+// undeclared says that the schema behind r declares no key, and names
+// the declaration key comes closest to and why it is not that one.
+func undeclared(r *schemaval.Resolver, key []byte, subject string) string {
+	msg := subject + " is not declared by the schema"
+	if !utf8.Valid(key) {
+		return msg + " (it is not UTF-8 text)"
+	}
+	miss, ok := r.Nearest(string(key))
+	if !ok {
+		return msg
+	}
+	kind := ""
+	if miss.Lock {
+		kind = "lock "
+	}
+	return fmt.Sprintf("%s: closest is %s%s (%s), but %s", msg, kind, miss.Name, miss.Path, miss.Why)
+}
+
 // schemaInfo is what --json prints about the declaration a key is.
 type schemaInfo struct {
 	Name     string         `json:"name"`
