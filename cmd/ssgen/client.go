@@ -88,6 +88,7 @@ func (c *connFlags) config(env *cliEnv, oneShot bool) (runtime.Config, error) {
 	cfg.Timeout = c.timeout
 	cfg.ConnectTimeout = c.timeout
 	cfg.NotifyWithoutSubscription = c.notifyAnyway
+	cfg.NoServiceWait = min(noServiceWait, c.timeout)
 	// A person waiting at a prompt wants a refused connection or a TLS
 	// mismatch reported now, not after retrying for --timeout.
 	cfg.DialOnce = true
@@ -109,7 +110,48 @@ func (c *connFlags) dial(ctx context.Context, env *cliEnv, oneShot bool) (*runti
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: connectError(cfg, c.source, err)}
 	}
+	env.broker = displayURL(cfg)
 	return cl, nil
+}
+
+// displayURL is the broker cfg connects to, as a URL for messages.
+func displayURL(cfg runtime.Config) string {
+	scheme := "mqtt://"
+	if cfg.TLS {
+		scheme = "mqtts://"
+	}
+	return scheme + net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port))
+}
+
+// noServiceWait is how long a shell verb's request may hear "no matching
+// subscribers" from the broker before it says no state store is there: a
+// state store attached to a broker answers within about a second.
+const noServiceWait = time.Second
+
+// withBrokerHint is err's message, with the likely cause and next step
+// when it means that no state store answered on the broker the verb
+// connected to: the broker said nobody subscribes to the request topic,
+// or a request got no answer at all.
+func withBrokerHint(env *cliEnv, err error) string {
+	msg := err.Error()
+	if env.broker == "" {
+		return msg
+	}
+	var te *runtime.TimeoutError
+	switch {
+	case errors.Is(err, runtime.ErrNoService):
+		const text = "no state store answered"
+		if strings.Contains(msg, text) {
+			msg = strings.Replace(msg, text, text+" on "+env.broker, 1)
+		} else {
+			msg += ": " + text + " on " + env.broker
+		}
+		return msg + ": is ssgen serve running, or attached with --broker?"
+	case errors.As(err, &te) && te.Connected:
+		return msg + "; no state store answered on " + env.broker +
+			" within --timeout: is ssgen serve running, or attached with --broker?"
+	}
+	return msg
 }
 
 // connectError says why a connection failed and what to try.

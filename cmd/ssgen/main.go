@@ -34,6 +34,9 @@ type cliEnv struct {
 	// onFlagSet, when set, sees every flag set a verb makes (completion
 	// reads the verbs' flags with it).
 	onFlagSet func(*flag.FlagSet)
+	// broker is the URL a verb connected to ("" before it did), for the
+	// hints of errors that mean no state store is there.
+	broker string
 }
 
 var verbs = map[string]verb{}
@@ -121,11 +124,11 @@ func runCLI(ctx context.Context, env *cliEnv, args []string) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil && ee.err.Error() != "" {
-			fmt.Fprintf(env.stderr, "ssgen %s: %v\n", v.name, ee.err)
+			fmt.Fprintf(env.stderr, "ssgen %s: %s\n", v.name, withBrokerHint(env, ee.err))
 		}
 		return ee.code
 	}
-	fmt.Fprintf(env.stderr, "ssgen %s: %v\n", v.name, err)
+	fmt.Fprintf(env.stderr, "ssgen %s: %s\n", v.name, withBrokerHint(env, err))
 	return exitUsage
 }
 

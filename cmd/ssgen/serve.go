@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
+	"syscall"
 
 	"github.com/ssgen/ssgen/server"
 	"github.com/ssgen/ssgen/server/engine"
@@ -122,6 +123,9 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		}
 	}
 	if err := srv.Start(); err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) && *broker == "" {
+			return usageErrorf("%s; another program listens on %s (often a broker: Debian's mosquitto package starts one on 1883): serve on a free port with --listen 127.0.0.1:0, attach to that broker with --broker mqtt://%s, or stop it", libText(err), *listen, *listen)
+		}
 		return &exitError{code: exitUsage, err: libErr(err)}
 	}
 	if con != nil {
@@ -131,6 +135,9 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		con.Handle(snapshotPath, srv.SnapshotHandler(server.SnapshotHTTP{Access: con.Access}))
 		if err := con.Start(srv); err != nil {
 			_ = srv.Close()
+			if errors.Is(err, syscall.EADDRINUSE) {
+				return usageErrorf("%v; another program listens on the console's address: pick a free port with --http 127.0.0.1:0 (or --ui), or stop it", err)
+			}
 			return &exitError{code: exitUsage, err: err}
 		}
 	}

@@ -195,3 +195,40 @@ func TestServeAttachesToAnExternalBroker(t *testing.T) {
 	}
 	sp.stop()
 }
+
+// TestServeNamesTheProgramOnItsPort: with the MQTT port taken (Debian's
+// mosquitto package starts a broker on 1883), serve says what to do.
+func TestServeNamesTheProgramOnItsPort(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	r := runIn(t, "", nil, "serve", "--listen", addr)
+	r.want(t, exitUsage, ptr(""))
+	for _, want := range []string{"address already in use", "another program listens on " + addr, "--listen 127.0.0.1:0", "--broker mqtt://" + addr, "stop it"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr %q lacks %q", r.stderr, want)
+		}
+	}
+	c := runIn(t, "", nil, "serve", "--listen", "127.0.0.1:0", "--http", addr)
+	if c.code != exitUsage || !strings.Contains(c.stderr, "--http 127.0.0.1:0") {
+		t.Errorf("stderr %q lacks the --http hint", c.stderr)
+	}
+}
+
+// TestVerbsSayNoStateStoreAnswered: against a broker with no state store
+// attached, a verb says so instead of waiting for its whole --timeout.
+func TestVerbsSayNoStateStoreAnswered(t *testing.T) {
+	url := brokertest.Mosquitto(t)
+	for _, args := range [][]string{{"get", "k"}, {"set", "k", "v"}, {"keys"}} {
+		r := run(t, url, append(args, "--timeout", "1m")...)
+		r.want(t, exitUsage, ptr(""))
+		for _, want := range []string{"no state store answered on " + url, "is ssgen serve running, or attached with --broker?"} {
+			if !strings.Contains(r.stderr, want) {
+				t.Errorf("%s: stderr %q lacks %q", args[0], r.stderr, want)
+			}
+		}
+	}
+}
