@@ -232,3 +232,30 @@ func TestVerbsSayNoStateStoreAnswered(t *testing.T) {
 		}
 	}
 }
+
+// TestServeBrokerWarnsOnceOfNagle: attached to a stock mosquitto (Nagle's
+// algorithm on), serve warns once. --slow-broker 1ns makes any round trip
+// slow, so the test asserts no timing; --slow-broker 0 turns the check off.
+func TestServeBrokerWarnsOnceOfNagle(t *testing.T) {
+	b := brokertest.StartNagle(t)
+	sp := backgroundServe(t, "serve", "--broker", b.URL(), "--slow-broker", "1ns", "--log-level", "debug")
+	if !sp.lines.Scan() {
+		t.Fatalf("no URL printed:\n%s", sp.stderr)
+	}
+	waitFor(t, "the round trip to be measured", func() bool {
+		return strings.Contains(sp.stderr.String(), "broker round trip measured")
+	})
+	sp.stop()
+	if n := strings.Count(sp.stderr.String(), "set_tcp_nodelay true"); n != 1 {
+		t.Fatalf("%d warnings naming set_tcp_nodelay, want 1:\n%s", n, sp.stderr)
+	}
+
+	off := backgroundServe(t, "serve", "--broker", b.URL(), "--slow-broker", "0", "--log-level", "debug")
+	if !off.lines.Scan() {
+		t.Fatalf("no URL printed:\n%s", off.stderr)
+	}
+	off.stop()
+	if strings.Contains(off.stderr.String(), "round trip") {
+		t.Fatalf("--slow-broker 0 still measured:\n%s", off.stderr)
+	}
+}
