@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"flag"
@@ -19,6 +20,7 @@ import (
 // connFlags are the connection flags every shell client verb shares.
 type connFlags struct {
 	broker   string
+	caFile   string
 	clientID string
 	timeout  time.Duration
 	source   string // where the broker came from, "" for the default
@@ -34,6 +36,7 @@ const (
 
 func (c *connFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.broker, "broker", "", "broker `URL`: mqtt://host:port, mqtts://host:port (TLS) or host:port (default: $"+brokerEnv+", else the AIO_* variables, else "+defaultBroker+")")
+	fs.StringVar(&c.caFile, "ca-file", "", "with mqtts://: trust the broker certificates this PEM CA bundle signed, instead of the system's (default: $AIO_TLS_CA_FILE)")
 	fs.StringVar(&c.clientID, "client-id", "", "MQTT client id (default: AIO_MQTT_CLIENT_ID, else a random one)")
 	fs.DurationVar(&c.timeout, "timeout", runtime.DefaultTimeout, "bound on connecting and on each request")
 }
@@ -81,6 +84,19 @@ func (c *connFlags) config(env *cliEnv, oneShot bool) (runtime.Config, error) {
 			return runtime.Config{}, usageErrorf("%s: %s", c.source, libText(err))
 		}
 		return runtime.Config{}, &exitError{code: exitUsage, err: libErr(err)}
+	}
+	switch {
+	case c.caFile != "" && !cfg.TLS:
+		return runtime.Config{}, usageErrorf("--ca-file needs a TLS broker (mqtts://HOST:PORT)")
+	case c.caFile != "":
+		cfg.CAFile = c.caFile
+	case cfg.TLS && cfg.CAFile == "" && env.getenv("AIO_TLS_CA_FILE") != "":
+		cfg.CAFile = env.getenv("AIO_TLS_CA_FILE")
+	}
+	if cfg.CAFile != "" {
+		if _, err := os.Stat(cfg.CAFile); err != nil {
+			return runtime.Config{}, usageErrorf("CA file: %v", err)
+		}
 	}
 	if c.clientID != "" {
 		cfg.ClientID = c.clientID
@@ -163,7 +179,15 @@ func connectError(cfg runtime.Config, source string, err error) error {
 	}
 	var ce *runtime.ConnectError
 	isConnect := errors.As(err, &ce)
+	var unknownCA x509.UnknownAuthorityError
+	var badName x509.HostnameError
 	switch {
+	case errors.As(err, &unknownCA):
+		msg += "; the broker's certificate is signed by an authority this machine does not trust: name its CA's PEM file with --ca-file"
+	case errors.As(err, &badName):
+		msg += "; the broker's certificate is for other names: connect with a name it holds, or check --broker"
+	case isConnect && (ce.Stage == runtime.StageMQTT || ce.Stage == runtime.StageTLS) && speaksHTTP(addr, cfg.ConnectTimeout):
+		msg = "connect " + addr + ": the server there speaks HTTP, not MQTT: is it ssgen serve's console (--http)? Use the MQTT URL, the first line serve prints"
 	case isConnect && ce.Refused() && source == "":
 		msg += "; nothing named a broker (--broker, $" + brokerEnv + ", AIO_BROKER_HOSTNAME), so this was the default " +
 			defaultBroker + ": start a local state store with ssgen serve, or name the broker with --broker HOST:PORT"
@@ -177,6 +201,28 @@ func connectError(cfg runtime.Config, source string, err error) error {
 		msg += " (no answer within --timeout " + cfg.ConnectTimeout.String() + ")"
 	}
 	return &cliError{msg: msg, err: err}
+}
+
+// speaksHTTP reports whether the server at addr answers like an HTTP
+// server: it is sent the start of an MQTT CONNECT, as the failed
+// connection was, and an HTTP server answers "HTTP/1.1 400 Bad Request".
+func speaksHTTP(addr string, timeout time.Duration) bool {
+	timeout = min(timeout, 2*time.Second)
+	conn, err := net.DialTimeout("tcp", addr, timeout)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(timeout))
+	// CONNECT, remaining length 16: protocol "MQTT", level 5, clean start,
+	// keep alive 0, no properties, empty client id; then a line end, so
+	// that an HTTP server sees a broken request line at once.
+	if _, err := conn.Write([]byte("\x10\x10\x00\x04MQTT\x05\x02\x00\x00\x00\x00\x00\r\n\r\n")); err != nil {
+		return false
+	}
+	buf := make([]byte, 5)
+	n, _ := io.ReadFull(conn, buf)
+	return string(buf[:n]) == "HTTP/"
 }
 
 // keepLibraryOffStdout points os.Stdout at stderr when the verb writes to

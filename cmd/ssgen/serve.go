@@ -199,7 +199,7 @@ func seedServer(srv *server.Server, path string) error {
 	defer f.Close()
 	_, err = srv.ReadSnapshot(bufio.NewReader(f), engine.ImportEmpty)
 	if errors.Is(err, engine.ErrNotEmpty) {
-		return fmt.Errorf("the data dir already holds %d keys, and --seed starts only an empty store (start without --seed, or with an empty --data-dir; ssgen import --merge or --replace loads into a running store)", srv.Engine().Len())
+		return fmt.Errorf("the data dir already holds %s, and --seed starts only an empty store (start without --seed, or with an empty --data-dir; ssgen import --merge or --replace loads into a running store)", plural(srv.Engine().Len(), "key"))
 	}
 	return err
 }
