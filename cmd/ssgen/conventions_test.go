@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -164,6 +165,24 @@ func TestBashCompletionCompletes(t *testing.T) {
 	for _, tt := range tests {
 		if got := complete(tt.words...); got != tt.want {
 			t.Errorf("ssgen %s<TAB>: %q, want %q", strings.Join(tt.words, " "), got, tt.want)
+		}
+	}
+}
+
+// TestReadmeShellVerbsSchemaClaim: the README's table says every shell
+// verb but lock reads a schema; their flags agree.
+func TestReadmeShellVerbsSchemaClaim(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "`./ssgen.yaml`; every one of them but `lock`)") {
+		t.Fatal("the README's shell-verb row no longer says which verbs read a schema; update this test with it")
+	}
+	for _, v := range []string{"get", "set", "del", "vdel", "watch", "keys", "lock"} {
+		has := strings.Contains(runIn(t, "", nil, v, "--help").stderr, "  --schema FILE")
+		if has != (v != "lock") {
+			t.Errorf("%s: --schema %v, but the README says otherwise", v, has)
 		}
 	}
 }

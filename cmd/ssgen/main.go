@@ -55,6 +55,14 @@ const (
 	exitUsage    = 2 // bad usage, bad input, connection errors
 )
 
+// nothingToPrint is the answer of authz and persistence for a schema that
+// declares nothing they could print: a negative answer (exit 1), with
+// nothing written, rather than an empty rule set that would deny or
+// persist nothing without a word.
+func nothingToPrint(format string, a ...any) error {
+	return &exitError{code: exitNegative, err: fmt.Errorf(format, a...)}
+}
+
 // exitError carries a verb's exit code with its message.
 type exitError struct {
 	code int

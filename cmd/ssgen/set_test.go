@@ -148,3 +148,39 @@ func TestDocsTypedExamplesNameDeclaredKeys(t *testing.T) {
 		t.Fatal("no typed example found")
 	}
 }
+
+// TestSnapshotsDocFixtureFitsTheExampleSchema: the hand-written fixture of
+// docs/snapshots.md loads, and each of its keys the thermostat example
+// declares holds a value of the declared type.
+func TestSnapshotsDocFixtureFitsTheExampleSchema(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/snapshots.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, _ := strings.Cut(string(doc), "A hand-written fixture")
+	_, rest, _ = strings.Cut(rest, "```json\n")
+	fixture, _, ok := strings.Cut(rest, "```")
+	if !ok {
+		t.Fatal("no fixture in docs/snapshots.md")
+	}
+	file := filepath.Join(t.TempDir(), "fixture.json")
+	writeTestFile(t, file, []byte(fixture))
+	sp := backgroundServe(t, "serve", "--listen", "127.0.0.1:0", "--seed", file)
+	if !sp.lines.Scan() {
+		t.Fatalf("serve --seed refused the fixture:\n%s", sp.stderr)
+	}
+	url := sp.lines.Text()
+	declared := 0
+	for _, key := range regexp.MustCompile(`"key": "([^"]+)"`).FindAllStringSubmatch(fixture, -1) {
+		r := run(t, url, "get", key[1], "--schema", exampleSchema, "--quiet")
+		if r.code != exitOK {
+			t.Errorf("%s: %s", key[1], r.stderr)
+		}
+		if strings.HasPrefix(key[1], "thermostats/") {
+			declared++
+		}
+	}
+	if declared == 0 {
+		t.Error("the fixture has no key of the example's schema")
+	}
+}
