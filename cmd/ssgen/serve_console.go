@@ -70,6 +70,16 @@ func (h *consoleFlags) install(env *cliEnv, so *server.Options) (*console.Consol
 	if o.Schema, err = h.schema.load(env); err != nil {
 		return nil, err
 	}
+	// Which schema the console reads keys through, since it may come from
+	// the environment or the current directory without a word.
+	switch {
+	case o.Schema != nil:
+		so.Logger.Info("console schema", "file", h.schema.used, "keys", len(o.Schema.AllKeys()), "locks", len(o.Schema.AllLocks()))
+	case h.schema.raw:
+		so.Logger.Info("console schema", "file", "(none: --raw)")
+	default:
+		so.Logger.Info("console schema", "file", "(none: no --schema, $"+schemaEnv+" or ./"+defaultSchemaFile+")")
+	}
 	switch {
 	case h.auth == "" && isLoopback(host):
 		o.Auth = console.AuthNone

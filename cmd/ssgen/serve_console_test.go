@@ -136,3 +136,30 @@ func TestServeConsoleFindsTheSchemaLikeTheShellVerbs(t *testing.T) {
 		}
 	}
 }
+
+// TestServeUILogsItsSchema: the console's schema may come from the
+// current directory without a flag; serve says which it uses.
+func TestServeUILogsItsSchema(t *testing.T) {
+	dir := t.TempDir()
+	writeFile(t, dir, defaultSchemaFile, thermostatSchema(t))
+	t.Chdir(dir)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--ui"}, `msg="console schema" file=ssgen.yaml keys=`},
+		{[]string{"--ui", "--raw"}, `msg="console schema" file="(none: --raw)"`},
+	} {
+		sp := backgroundServe(t, append([]string{"serve", "--listen", "127.0.0.1:0"}, tc.args...)...)
+		for range 2 {
+			if !sp.lines.Scan() {
+				t.Fatalf("serve printed too little:\n%s", sp.stderr)
+			}
+		}
+		go func() { _, _ = io.Copy(io.Discard, sp.out) }()
+		if !strings.Contains(sp.stderr.String(), tc.want) {
+			t.Errorf("%q: log lacks %q:\n%s", tc.args, tc.want, sp.stderr)
+		}
+		sp.stop()
+	}
+}

@@ -22,6 +22,8 @@ import (
 type schemaFlags struct {
 	file string
 	raw  bool
+	// used is the schema file load read ("" when none).
+	used string
 }
 
 const schemaEnv = "SSGEN_SCHEMA"
@@ -48,6 +50,7 @@ func (s *schemaFlags) load(env *cliEnv) (*schema.Schema, error) {
 		file, implicit = defaultSchemaFile, true
 	}
 	sc, err := loadSchema(env, file)
+	s.used = file
 	if err != nil {
 		if implicit {
 			fmt.Fprintf(env.stderr, "(%s was found in the current directory; --raw ignores it)\n", file)
