@@ -222,9 +222,15 @@ func TestServeNamesTheProgramOnItsPort(t *testing.T) {
 // attached, a verb says so instead of waiting for its whole --timeout.
 func TestVerbsSayNoStateStoreAnswered(t *testing.T) {
 	url := brokertest.Mosquitto(t)
-	for _, args := range [][]string{{"get", "k"}, {"set", "k", "v"}, {"keys"}} {
+	for _, args := range [][]string{{"get", "k"}, {"set", "k", "v"}, {"keys"}, {"watch", "k"}} {
 		r := run(t, url, append(args, "--timeout", "1m")...)
-		r.want(t, exitUsage, ptr(""))
+		if args[0] == "watch" { // the cause, then the end of the watch
+			if r.code != exitUsage {
+				t.Errorf("watch: exit %d", r.code)
+			}
+		} else {
+			r.want(t, exitUsage, ptr(""))
+		}
 		for _, want := range []string{"no state store answered on " + url, "is ssgen serve running, or attached with --broker?"} {
 			if !strings.Contains(r.stderr, want) {
 				t.Errorf("%s: stderr %q lacks %q", args[0], r.stderr, want)
