@@ -49,6 +49,9 @@ type brokerProbe struct {
 
 	ids    sync.Map    // packet id (uint16) of pongs in flight -> struct{}
 	warned atomic.Bool // once per Server
+	// pongs left to send in the current probe: any client may publish to
+	// the ping topic, so the service answers no more than the probe asks.
+	pongs atomic.Int32
 }
 
 func newBrokerProbe(clientID string, threshold time.Duration, now func() time.Time) *brokerProbe {
@@ -92,6 +95,9 @@ func (x *external) probeReceived(pk *paho.Publish) bool {
 	if p.ping == "" || pk.Topic != p.ping {
 		return false
 	}
+	if len(pk.Payload) != 8 || p.pongs.Add(-1) < 0 {
+		return true // not a probe's ping, or more of them than the probe sends
+	}
 	payload := pk.Payload
 	go func() { _ = x.publish(&paho.Publish{QoS: 1, Topic: p.pong, Payload: payload}) }()
 	return true
@@ -133,6 +139,8 @@ func (x *external) probe(ctx context.Context, c *paho.Client) {
 		_, _ = c.Unsubscribe(uctx, &paho.Unsubscribe{Topics: []string{p.ping}})
 	}()
 	p.ids.Clear() // ids of pongs a dropped connection never acknowledged
+	p.pongs.Store(probeRounds)
+	defer p.pongs.Store(0)
 
 	var d net.Dialer
 	conn, err := d.DialContext(ctx, "tcp", x.hostport)
