@@ -48,7 +48,7 @@ func runSet(ctx context.Context, env *cliEnv, args []string) error {
 	asHex := fs.Bool("hex", false, "VALUE is given as hex bytes (implies --raw)")
 	file := fs.String("file", "", "read VALUE from this file (- for stdin)")
 	keyHex := fs.Bool("key-hex", false, "KEY is given as hex")
-	strict := fs.Bool("strict", false, "refuse a key the schema does not declare (exit 2, nothing sent)")
+	strict := registerStrict(fs)
 	pos, _, help, err := parseArgs(fs, args, 0)
 	if help || err != nil {
 		return err
@@ -108,13 +108,10 @@ func runSet(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	m := resolve(res, key)
+	if err := checkDeclared(env, "set", res, m, key, subject, *strict); err != nil {
+		return err
+	}
 	switch {
-	case *strict && res == nil:
-		return usageErrorf("--strict needs a schema (--schema, $%s or ./%s)", schemaEnv, defaultSchemaFile)
-	case res != nil && m == nil && *strict:
-		return usageErrorf("%s (nothing was sent)", undeclared(res, key, subject))
-	case res != nil && m == nil:
-		fmt.Fprintf(env.stderr, "ssgen set: warning: %s; stored as bytes (--strict refuses, --raw is quiet)\n", undeclared(res, key, subject))
 	case m != nil && m.Lock != nil:
 		return usageErrorf("%s is the %s: take it with ssgen lock (--raw writes it anyway)", subject, describe(m))
 	case m != nil:

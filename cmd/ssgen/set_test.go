@@ -119,6 +119,18 @@ func TestSetWarnsOfAnUndeclaredKeyAndStrictRefusesIt(t *testing.T) {
 		t.Fatalf("--raw: %+v", raw)
 	}
 	run(t, url, "set", "k", "v", "--strict").want(t, exitUsage, ptr(""))
+
+	// del and vdel write too: the same warning, the same --strict.
+	refused := run(t, url, append([]string{"del", "thermostats/Kitchen/reading", "--strict"}, schema...)...)
+	refused.want(t, exitUsage, ptr(""))
+	run(t, url, "get", "thermostats/Kitchen/reading", "--raw").want(t, exitOK, ptr("1\n"))
+	for _, verb := range [][]string{{"vdel", "thermostats/Kitchen/reading", "1"}, {"del", "thermostats/Kitchen/reading"}} {
+		run(t, url, "set", "thermostats/Kitchen/reading", "1", "--raw").want(t, exitOK, nil)
+		r := run(t, url, append(verb, schema...)...)
+		if r.code == exitUsage || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "ssgen "+verb[0]+": warning:") || !strings.Contains(r.stderr, "Thermostat.Reading") {
+			t.Errorf("%s: exit %d, stderr %q", verb[0], r.code, r.stderr)
+		}
+	}
 }
 
 // TestDocsTypedExamplesNameDeclaredKeys: every thermostat key a shell
