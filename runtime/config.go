@@ -71,6 +71,13 @@ type Config struct {
 	// broker; a command a person runs wants the answer now. Reconnections
 	// after a connection was made are not affected.
 	DialOnce bool
+	// NoServiceWait, when positive, fails a request with ErrNoService
+	// once the broker has kept answering it "no matching subscribers"
+	// (PUBACK 0x10: no state store is attached to it) for this long. By
+	// default such a request is sent again until its timeout, which suits
+	// a program that may start before its external state store; a command
+	// a person runs wants to hear at once that nothing will answer.
+	NoServiceWait time.Duration
 	// ReconnectMin and ReconnectMax bound the reconnect backoff.
 	ReconnectMin, ReconnectMax time.Duration
 	// StableAfter is how long a connection must live for its loss to reset

@@ -30,6 +30,10 @@ var (
 	// ErrTimeout: no response within the request timeout. A *TimeoutError
 	// matches both ErrTimeout and context.DeadlineExceeded.
 	ErrTimeout = errors.New("statestore: request timed out")
+	// ErrNoService: the broker kept answering the request "no matching
+	// subscribers" (PUBACK 0x10) for Config.NoServiceWait: no state store
+	// is attached to it.
+	ErrNoService = errors.New("statestore: no state store answered")
 	// ErrClosed: the Client was closed.
 	ErrClosed = errors.New("statestore: client closed")
 	// ErrProtocol: the response broke the protocol (no __stat, an

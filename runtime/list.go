@@ -204,6 +204,19 @@ func (l *Listing) page(ctx context.Context) ([][]byte, Cursor, error) {
 	}
 }
 
+// ScanPage sends one SCAN request: the keys matching pattern on the page
+// at from (the empty Cursor: the first page), in the service's order, and
+// the Cursor of the next page (empty after the last). Unlike a Listing it
+// neither retries a failed page nor drops a key the service lists again;
+// it is for a caller that keeps its own place inside a page, as ssgen keys
+// --limit does. Errors are those of Listing.All.
+func (c *Client) ScanPage(ctx context.Context, pattern string, from Cursor) ([][]byte, Cursor, error) {
+	if pattern == "" {
+		return nil, "", invalidArg("empty pattern")
+	}
+	return c.scan(ctx, []byte(pattern), from)
+}
+
 // scan sends one SCAN request and parses its page.
 func (c *Client) scan(ctx context.Context, pattern []byte, from Cursor) ([][]byte, Cursor, error) {
 	argBuf := [3][]byte{[]byte(protocol.VerbScan), pattern, []byte(from)}

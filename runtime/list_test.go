@@ -321,3 +321,32 @@ func FuzzScanPage(f *testing.F) {
 		}
 	})
 }
+
+func TestScanPageWalksThePagesOneRequestEach(t *testing.T) {
+	forEachEnv(t, func(t *testing.T, env *testEnv) {
+		want := seedKeys(t, env, 1050)
+		c := dial(t, env.url)
+		ctx := testCtx(t)
+		var got []string
+		pages := 0
+		for from := runtime.Cursor(""); ; pages++ {
+			keys, next, err := c.ScanPage(ctx, "dev/*", from)
+			if err != nil {
+				t.Fatalf("page %d: %v", pages, err)
+			}
+			for _, k := range keys {
+				got = append(got, string(k))
+			}
+			if next == "" {
+				break
+			}
+			from = next
+		}
+		if !slices.Equal(got, want) || pages < 2 {
+			t.Fatalf("%d pages listed %d keys, want %d over more than one page", pages+1, len(got), len(want))
+		}
+		if _, _, err := c.ScanPage(ctx, "", ""); !errors.Is(err, runtime.ErrInvalidArgument) {
+			t.Fatalf("empty pattern: %v, want ErrInvalidArgument", err)
+		}
+	})
+}

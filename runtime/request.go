@@ -90,6 +90,7 @@ func (c *Client) roundTrip(parent context.Context, op string, args [][]byte, o r
 
 	acks := make(chan packets.ControlPacket, 1)
 	pctx := withPuback(ctx, acks)
+	var noServiceSince time.Time // the first PUBACK 0x10
 	for attempt := 1; ; attempt++ {
 		if cn.ctx.Err() != nil { // dropped while we queued, or before the first send
 			if cn, err = c.current(ctx); err != nil {
@@ -137,10 +138,19 @@ func (c *Client) roundTrip(parent context.Context, op string, args [][]byte, o r
 			// No service received the request (an external state store not
 			// attached yet, or reconnecting): sending it again is safe.
 			c.st.noService.Add(1)
-			if attempt == 1 {
+			delay := min(c.backoff.delay(attempt), time.Second)
+			if noServiceSince.IsZero() {
+				noServiceSince = time.Now()
 				c.log.Debug("no state store subscribed to the request topic; retrying")
 			}
-			if err := c.pause(ctx, cn, min(c.backoff.delay(attempt), time.Second)); err != nil {
+			if w := c.cfg.NoServiceWait; w > 0 {
+				left := w - time.Since(noServiceSince)
+				if left <= 0 {
+					return response{}, cn, wrap(ErrNoService, op)
+				}
+				delay = min(delay, left)
+			}
+			if err := c.pause(ctx, cn, delay); err != nil {
 				return response{}, cn, c.endError(parent, op, cn, err)
 			}
 		default:

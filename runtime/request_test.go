@@ -260,6 +260,25 @@ func TestRequestIsResentUntilAServiceSubscribes(t *testing.T) {
 	}
 }
 
+// With Config.NoServiceWait, a request the broker keeps answering "no
+// matching subscribers" ends with ErrNoService, long before its timeout.
+func TestNoServiceWaitEndsARequestNobodyReceives(t *testing.T) {
+	b := brokertest.Start(t)
+	cfg := testConfig(t, b.URL())
+	cfg.Timeout = time.Minute
+	cfg.NoServiceWait = 100 * time.Millisecond
+	c := dialConfig(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	_, _, err := c.Get(ctx, []byte("k"))
+	if !errors.Is(err, runtime.ErrNoService) || ctx.Err() != nil {
+		t.Fatalf("Get: %v, want ErrNoService before the test's deadline", err)
+	}
+	if !strings.Contains(err.Error(), "GET: no state store answered") {
+		t.Errorf("message %q", err)
+	}
+}
+
 // A PUBACK refusing the request ends the call at once with a
 // *BrokerError, not a timeout.
 func TestPubackRefusalIsABrokerError(t *testing.T) {

@@ -79,6 +79,9 @@ func (l *loader) load(src []byte) {
 			p.Line, _ = strconv.Atoi(m[1])
 			msg = m[2]
 		}
+		if line, col, ok := offendingLine(src, msg); ok {
+			p.Line, p.Col = line, col
+		}
 		l.errs.add(p, "invalid YAML: %s", msg)
 		return
 	}
@@ -93,6 +96,60 @@ func (l *loader) load(src []byte) {
 		return
 	}
 	l.top(root)
+}
+
+// offendingLine's work is quadratic in the file's lines: it searches files
+// of schema size only.
+const (
+	maxLocateLines = 1000
+	maxLocateBytes = 64 << 10
+)
+
+// offendingLine finds the line a YAML syntax error is on. yaml reports the
+// line of the enclosing construct (the mapping a bad key sits in), not of
+// the bad text, so this parses ever longer prefixes of whole lines: a
+// prefix ending before the error parses (a YAML document cut after a line
+// is still YAML, unless it cuts a multi-line value in two), and the first
+// line from which every prefix fails is the offending one. The column is
+// its first character that is not a space (a tab, which YAML refuses as
+// indentation, counts), or for "mapping values are not allowed" the
+// second colon of "a: b: c". false when src is too long to search or no
+// prefix fails.
+func offendingLine(src []byte, msg string) (line, col int, ok bool) {
+	lines := strings.SplitAfter(string(src), "\n")
+	if len(lines) > maxLocateLines || len(src) > maxLocateBytes {
+		return 0, 0, false
+	}
+	var doc yaml.Node
+	first := 0 // 1-based line from which every prefix so far failed; 0: none
+	prefix := 0
+	for i, ln := range lines {
+		prefix += len(ln)
+		if yaml.Unmarshal(src[:prefix], &doc) != nil {
+			if first == 0 {
+				first = i + 1
+			}
+		} else {
+			first = 0
+		}
+	}
+	if first == 0 {
+		return 0, 0, false
+	}
+	text := lines[first-1]
+	col = len(text) - len(strings.TrimLeft(text, " ")) + 1
+	if strings.TrimSpace(text) == "" {
+		col = 1
+	}
+	// "a: b: c": the second colon is the one out of place.
+	if strings.Contains(msg, "mapping values are not allowed") {
+		if i := strings.Index(text[col-1:], ": "); i >= 0 {
+			if j := strings.Index(text[col-1+i+2:], ":"); j >= 0 {
+				col += i + 2 + j
+			}
+		}
+	}
+	return first, col, true
 }
 
 func (l *loader) rejectAliases(n *yaml.Node) bool {

@@ -419,6 +419,10 @@ func (h *serviceHook) OnDisconnect(cl *mqtt.Client, err error, _ bool) {
 		return
 	}
 	h.e.s.eng.DropClient(cl.ID)
+	if err == nil { // the client sent DISCONNECT: nothing to look into
+		h.e.s.log.Debug("client disconnected", "client", cl.ID)
+		return
+	}
 	h.e.s.log.Info("client disconnected", "client", cl.ID, "error", err)
 }
 

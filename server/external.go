@@ -17,6 +17,7 @@ import (
 
 	"github.com/eclipse/paho.golang/packets"
 	"github.com/eclipse/paho.golang/paho"
+	"github.com/eclipse/paho.golang/paho/session"
 	"github.com/eclipse/paho.golang/paho/session/state"
 
 	"github.com/ssgen/ssgen/internal/bufconn"
@@ -47,6 +48,7 @@ type external struct {
 
 	cur      atomic.Pointer[paho.Client] // the live connection, nil between connections
 	requests *serializer[*paho.Publish]
+	prober   *brokerProbe
 	ctx      context.Context
 	wg       sync.WaitGroup
 }
@@ -62,7 +64,7 @@ func newExternal(s *Server) (*external, error) {
 		_, _ = rand.Read(b[:])
 		id = "ssgen-statestore-" + hex.EncodeToString(b[:])
 	}
-	x := &external{s: s, hostport: hp, clientID: id}
+	x := &external{s: s, hostport: hp, clientID: id, prober: newBrokerProbe(id, s.opts.SlowBroker, nil)}
 	x.requests = newSerializer(x.handle)
 	return x, nil
 }
@@ -105,6 +107,13 @@ func (x *external) keepConnected(ctx context.Context, c *paho.Client) {
 	defer x.wg.Done()
 	for {
 		x.cur.Store(c)
+		if x.prober.enabled() {
+			x.wg.Add(1)
+			go func(c *paho.Client) {
+				defer x.wg.Done()
+				x.probe(ctx, c)
+			}(c)
+		}
 		select {
 		case <-ctx.Done():
 			x.cur.Store(nil)
@@ -148,7 +157,7 @@ func (x *external) connect(ctx context.Context) (*paho.Client, error) {
 	c := paho.NewClient(paho.ClientConfig{
 		ClientID:          x.clientID,
 		Conn:              bufconn.New(conn),
-		Session:           ackLogger{State: pahostore.NewState(), log: x.s.log},
+		Session:           ackLogger{State: pahostore.NewState(), log: x.s.log, probe: x.prober},
 		PacketTimeout:     connectTimeout,
 		OnPublishReceived: []func(paho.PublishReceived) (bool, error){x.received},
 		OnClientError: func(err error) {
@@ -192,6 +201,9 @@ func (x *external) connect(ctx context.Context) (*paho.Client, error) {
 // only queues the request behind earlier ones of the same client.
 func (x *external) received(pr paho.PublishReceived) (bool, error) {
 	p := pr.Packet
+	if x.probeReceived(p) {
+		return true, nil
+	}
 	if p.Topic != RequestTopic {
 		return false, nil
 	}
@@ -316,10 +328,22 @@ func (x *external) publish(p *paho.Publish) error {
 // mosquitto's 0x10, "no subscribers", only means the client has gone).
 type ackLogger struct {
 	*state.State
-	log *slog.Logger
+	log   *slog.Logger
+	probe *brokerProbe // its own round-trip probes are not responses
+}
+
+func (a ackLogger) AddToSession(ctx context.Context, p session.Packet, resp chan<- packets.ControlPacket) error {
+	err := a.State.AddToSession(ctx, p, resp)
+	if err == nil {
+		a.probe.sent(p)
+	}
+	return err
 }
 
 func (a ackLogger) PacketReceived(cp *packets.ControlPacket, pubs chan<- *packets.Publish) error {
+	if pa, ok := cp.Content.(*packets.Puback); ok && a.probe.acked(pa) {
+		return a.State.PacketReceived(cp, pubs)
+	}
 	if pa, ok := cp.Content.(*packets.Puback); ok && pa.ReasonCode >= 0x80 {
 		reason := ""
 		if pa.Properties != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ssgen/ssgen/internal/brokertest"
 	"github.com/ssgen/ssgen/server"
@@ -53,5 +54,37 @@ func TestExternalModeLogsARefusedResponse(t *testing.T) {
 	case p := <-c.resp:
 		t.Errorf("a refused response arrived: %q", p.Payload)
 	default:
+	}
+}
+
+// A broker that holds small packets back (mosquitto without
+// set_tcp_nodelay) slows every request; the service times its own round
+// trips through the broker and warns once. The threshold decides, so the
+// test asserts no timing: 1 ns is exceeded by any round trip, an hour by
+// none.
+func TestExternalModeWarnsOnceOfASlowBroker(t *testing.T) {
+	for _, tc := range []struct {
+		name      string
+		threshold time.Duration
+		warn      bool
+	}{{"over", time.Nanosecond, true}, {"under", time.Hour, false}} {
+		t.Run(tc.name, func(t *testing.T) {
+			b := brokertest.StartNagle(t)
+			var logs lockedBuffer
+			newEnv(t, b.URL(), []func(*server.Options){func(o *server.Options) {
+				o.SlowBroker = tc.threshold
+				o.Logger = slog.New(slog.NewTextHandler(&logs, &slog.HandlerOptions{Level: slog.LevelDebug}))
+			}})
+			waitFor(t, "the round trip to be measured", func() bool {
+				return strings.Contains(logs.String(), "broker round trip measured")
+			})
+			got := strings.Count(logs.String(), "set_tcp_nodelay true")
+			if want := map[bool]int{true: 1, false: 0}[tc.warn]; got != want {
+				t.Fatalf("%d warnings, want %d:\n%s", got, want, logs.String())
+			}
+			if strings.Contains(logs.String(), "broker refused") {
+				t.Fatalf("a probe's PUBACK was reported as a refused response:\n%s", logs.String())
+			}
+		})
 	}
 }

@@ -200,6 +200,23 @@ func TestBrokerLogLevels(t *testing.T) {
 	ended(4)
 	c.Close()
 
+	// A clean DISCONNECT: the service's record at debug, without an
+	// error; the abrupt ends above: at info, naming the error.
+	c = dial()
+	_, _ = c.Write(connect)
+	readConnack(c)
+	_, _ = c.Write([]byte{0xe0, 0x00})
+	waitFor(t, "the service's record of a clean disconnect", func() bool {
+		return len(logs.find(t, "client disconnected", map[string]any{"level": "DEBUG", "component": nil})) > 0
+	})
+	c.Close()
+	for _, r := range logs.find(t, "client disconnected", nil) {
+		_, hasErr := r["error"]
+		if r["component"] == nil && (r["level"] == "DEBUG") == hasErr {
+			t.Errorf("client disconnected: %v, want a clean one at DEBUG without error, others at INFO with it", r)
+		}
+	}
+
 	var levels []string
 	for _, r := range logs.find(t, "connection ended", map[string]any{"component": "mochi"}) {
 		levels = append(levels, r["level"].(string))

@@ -23,6 +23,14 @@ type Options struct {
 	// ClientID is the service's MQTT client id in external mode
 	// ("ssgen-statestore-" and random hex by default).
 	ClientID string
+	// SlowBroker is external mode's bound on the broker's round trip: after
+	// each connection the service times a dozen request-like round trips
+	// through the broker, and logs one warning (once per Server) if the
+	// fastest of the last six took longer. A broker that holds small packets back
+	// (mosquitto without set_tcp_nodelay true: Nagle's algorithm) delays
+	// every client's request as much. 0 means DefaultSlowBroker (20 ms);
+	// negative turns the check off.
+	SlowBroker time.Duration
 	// MaxKeys and MaxBytes are the store's quotas (0 = unlimited); see
 	// engine.Config.
 	MaxKeys  int

@@ -52,7 +52,7 @@ func runAuthz(_ context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	if len(s.Roles) == 0 {
-		return usageErrorf("%s declares no roles: add roles (see docs/schema.md)", file)
+		return nothingToPrint("%s declares no roles, so there are no rules to print: add roles (see docs/schema.md)", file)
 	}
 	rules := policy.Rules(s)
 	source := filepath.Base(file)

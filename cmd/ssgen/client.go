@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/x509"
 	"encoding/hex"
 	"errors"
 	"flag"
@@ -19,6 +20,7 @@ import (
 // connFlags are the connection flags every shell client verb shares.
 type connFlags struct {
 	broker   string
+	caFile   string
 	clientID string
 	timeout  time.Duration
 	source   string // where the broker came from, "" for the default
@@ -34,6 +36,7 @@ const (
 
 func (c *connFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.broker, "broker", "", "broker `URL`: mqtt://host:port, mqtts://host:port (TLS) or host:port (default: $"+brokerEnv+", else the AIO_* variables, else "+defaultBroker+")")
+	fs.StringVar(&c.caFile, "ca-file", "", "with mqtts://: trust the broker certificates this PEM CA bundle signed, instead of the system's (default: $AIO_TLS_CA_FILE)")
 	fs.StringVar(&c.clientID, "client-id", "", "MQTT client id (default: AIO_MQTT_CLIENT_ID, else a random one)")
 	fs.DurationVar(&c.timeout, "timeout", runtime.DefaultTimeout, "bound on connecting and on each request")
 }
@@ -82,12 +85,26 @@ func (c *connFlags) config(env *cliEnv, oneShot bool) (runtime.Config, error) {
 		}
 		return runtime.Config{}, &exitError{code: exitUsage, err: libErr(err)}
 	}
+	switch {
+	case c.caFile != "" && !cfg.TLS:
+		return runtime.Config{}, usageErrorf("--ca-file needs a TLS broker (mqtts://HOST:PORT)")
+	case c.caFile != "":
+		cfg.CAFile = c.caFile
+	case cfg.TLS && cfg.CAFile == "" && env.getenv("AIO_TLS_CA_FILE") != "":
+		cfg.CAFile = env.getenv("AIO_TLS_CA_FILE")
+	}
+	if cfg.CAFile != "" {
+		if _, err := os.Stat(cfg.CAFile); err != nil {
+			return runtime.Config{}, usageErrorf("CA file: %v", err)
+		}
+	}
 	if c.clientID != "" {
 		cfg.ClientID = c.clientID
 	}
 	cfg.Timeout = c.timeout
 	cfg.ConnectTimeout = c.timeout
 	cfg.NotifyWithoutSubscription = c.notifyAnyway
+	cfg.NoServiceWait = min(noServiceWait, c.timeout)
 	// A person waiting at a prompt wants a refused connection or a TLS
 	// mismatch reported now, not after retrying for --timeout.
 	cfg.DialOnce = true
@@ -109,7 +126,48 @@ func (c *connFlags) dial(ctx context.Context, env *cliEnv, oneShot bool) (*runti
 	if err != nil {
 		return nil, &exitError{code: exitUsage, err: connectError(cfg, c.source, err)}
 	}
+	env.broker = displayURL(cfg)
 	return cl, nil
+}
+
+// displayURL is the broker cfg connects to, as a URL for messages.
+func displayURL(cfg runtime.Config) string {
+	scheme := "mqtt://"
+	if cfg.TLS {
+		scheme = "mqtts://"
+	}
+	return scheme + net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port))
+}
+
+// noServiceWait is how long a shell verb's request may hear "no matching
+// subscribers" from the broker before it says no state store is there: a
+// state store attached to a broker answers within about a second.
+const noServiceWait = time.Second
+
+// withBrokerHint is err's message, with the likely cause and next step
+// when it means that no state store answered on the broker the verb
+// connected to: the broker said nobody subscribes to the request topic,
+// or a request got no answer at all.
+func withBrokerHint(env *cliEnv, err error) string {
+	msg := err.Error()
+	if env.broker == "" {
+		return msg
+	}
+	var te *runtime.TimeoutError
+	switch {
+	case errors.Is(err, runtime.ErrNoService):
+		const text = "no state store answered"
+		if strings.Contains(msg, text) {
+			msg = strings.Replace(msg, text, text+" on "+env.broker, 1)
+		} else {
+			msg += ": " + text + " on " + env.broker
+		}
+		return msg + ": is ssgen serve running, or attached with --broker?"
+	case errors.As(err, &te) && te.Connected:
+		return msg + "; no state store answered on " + env.broker +
+			" within --timeout: is ssgen serve running, or attached with --broker?"
+	}
+	return msg
 }
 
 // connectError says why a connection failed and what to try.
@@ -121,7 +179,15 @@ func connectError(cfg runtime.Config, source string, err error) error {
 	}
 	var ce *runtime.ConnectError
 	isConnect := errors.As(err, &ce)
+	var unknownCA x509.UnknownAuthorityError
+	var badName x509.HostnameError
 	switch {
+	case errors.As(err, &unknownCA):
+		msg += "; the broker's certificate is signed by an authority this machine does not trust: name its CA's PEM file with --ca-file"
+	case errors.As(err, &badName):
+		msg += "; the broker's certificate is for other names: connect with a name it holds, or check --broker"
+	case isConnect && (ce.Stage == runtime.StageMQTT || ce.Stage == runtime.StageTLS) && speaksHTTP(addr, cfg.ConnectTimeout):
+		msg = "connect " + addr + ": the server there speaks HTTP, not MQTT: is it ssgen serve's console (--http)? Use the MQTT URL, the first line serve prints"
 	case isConnect && ce.Refused() && source == "":
 		msg += "; nothing named a broker (--broker, $" + brokerEnv + ", AIO_BROKER_HOSTNAME), so this was the default " +
 			defaultBroker + ": start a local state store with ssgen serve, or name the broker with --broker HOST:PORT"
@@ -135,6 +201,28 @@ func connectError(cfg runtime.Config, source string, err error) error {
 		msg += " (no answer within --timeout " + cfg.ConnectTimeout.String() + ")"
 	}
 	return &cliError{msg: msg, err: err}
+}
+
+// speaksHTTP reports whether the server at addr answers like an HTTP
+// server: it is sent the start of an MQTT CONNECT, as the failed
+// connection was, and an HTTP server answers "HTTP/1.1 400 Bad Request".
+func speaksHTTP(addr string, timeout time.Duration) bool {
+	timeout = min(timeout, 2*time.Second)
+	conn, err := net.DialTimeout("tcp", addr, timeout)
+	if err != nil {
+		return false
+	}
+	defer conn.Close()
+	_ = conn.SetDeadline(time.Now().Add(timeout))
+	// CONNECT, remaining length 16: protocol "MQTT", level 5, clean start,
+	// keep alive 0, no properties, empty client id; then a line end, so
+	// that an HTTP server sees a broken request line at once.
+	if _, err := conn.Write([]byte("\x10\x10\x00\x04MQTT\x05\x02\x00\x00\x00\x00\x00\r\n\r\n")); err != nil {
+		return false
+	}
+	buf := make([]byte, 5)
+	n, _ := io.ReadFull(conn, buf)
+	return string(buf[:n]) == "HTTP/"
 }
 
 // keepLibraryOffStdout points os.Stdout at stderr when the verb writes to

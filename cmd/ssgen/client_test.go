@@ -116,7 +116,7 @@ func TestParseArgsAllowsFlagsAnywhereAndStopsAtDashDash(t *testing.T) {
 func TestVerbsPrintHelpAndSucceed(t *testing.T) {
 	for _, v := range []string{"get", "set", "del", "vdel", "watch", "lock"} {
 		r := runIn(t, "", nil, v, "--help")
-		if r.code != exitOK || !strings.Contains(r.stderr, "usage: ssgen "+v) || !strings.Contains(r.stderr, "-broker") {
+		if r.code != exitOK || !strings.Contains(r.stderr, "usage: ssgen "+v) || !strings.Contains(r.stderr, "  --broker URL") {
 			t.Errorf("%s --help: code %d, stderr %q", v, r.code, r.stderr)
 		}
 		if r.stdout != "" {

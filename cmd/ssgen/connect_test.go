@@ -166,3 +166,36 @@ func TestErrorsCarryOnePrefix(t *testing.T) {
 	}
 	_ = os.Remove(notADir)
 }
+
+// TestShellVerbsTrustACAFile: with mqtts:// a verb trusts --ca-file (or
+// $AIO_TLS_CA_FILE), and without it says how to.
+func TestShellVerbsTrustACAFile(t *testing.T) {
+	caFile, srvPair, _ := testPKI(t)
+	sp := backgroundServe(t, "serve", "--listen", "127.0.0.1:0", "--tls-cert", srvPair.cert, "--tls-key", srvPair.key)
+	if !sp.lines.Scan() {
+		t.Fatalf("no URL; stderr:\n%s", sp.stderr)
+	}
+	url := sp.lines.Text()
+	untrusted := run(t, url, "get", "k")
+	untrusted.want(t, exitUsage, ptr(""))
+	if !strings.Contains(untrusted.stderr, "--ca-file") {
+		t.Errorf("stderr %q does not name --ca-file", untrusted.stderr)
+	}
+	run(t, url, "set", "k", "v", "--ca-file", caFile).want(t, exitOK, nil)
+	runIn(t, "", map[string]string{"AIO_TLS_CA_FILE": caFile}, "get", "--broker", url, "k").want(t, exitOK, ptr("v\n"))
+	run(t, "mqtt://127.0.0.1:1", "get", "k", "--ca-file", caFile).want(t, exitUsage, ptr(""))
+}
+
+// TestShellVerbsSayAnHTTPPortIsNotMQTT: a verb pointed at the console's
+// HTTP port says so, not paho's parse error.
+func TestShellVerbsSayAnHTTPPortIsNotMQTT(t *testing.T) {
+	_, consoleURL := startServe(t, "--ui")
+	host := strings.TrimSuffix(strings.TrimPrefix(consoleURL, "http://"), "/")
+	for _, broker := range []string{host, "mqtts://" + host} {
+		r := runIn(t, "", nil, "get", "--broker", broker, "k")
+		r.want(t, exitUsage, ptr(""))
+		if !strings.Contains(r.stderr, "speaks HTTP, not MQTT") || strings.Contains(r.stderr, "Prop type") {
+			t.Errorf("%s: stderr %q", broker, r.stderr)
+		}
+	}
+}

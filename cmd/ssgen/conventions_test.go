@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"os/exec"
 	"path/filepath"
 	"strconv"
@@ -55,12 +56,45 @@ func TestHelpVerbPrintsTheVerbsHelp(t *testing.T) {
 	if !strings.Contains(r.stderr, `unknown verb "sett" (did you mean "set"?)`) {
 		t.Errorf("sett: %q", r.stderr)
 	}
-	for _, args := range [][]string{{}, {"help"}, {"--help"}, {"-h"}} {
+	for _, args := range [][]string{{"help"}, {"--help"}, {"-h"}, {"help", "help"}} {
 		r := runIn(t, "", nil, args...)
 		r.want(t, exitOK, nil)
-		if !strings.Contains(r.stdout, "  completion ") || !strings.Contains(r.stdout, "ssgen help VERB") {
-			t.Errorf("%q printed %q", args, r.stdout)
+		if !strings.Contains(r.stdout, "  completion ") || !strings.Contains(r.stdout, "ssgen help VERB") || r.stderr != "" {
+			t.Errorf("%q printed %q, stderr %q", args, r.stdout, r.stderr)
 		}
+	}
+	// Without a verb, the list goes to stderr and the exit says failure.
+	bare := runIn(t, "", nil)
+	if bare.code != exitUsage || bare.stdout != "" || !strings.Contains(bare.stderr, "ssgen help VERB") {
+		t.Errorf("bare ssgen: exit %d, stdout %q, stderr %q", bare.code, bare.stdout, bare.stderr)
+	}
+}
+
+// Help spells flags as every doc does (--broker), and a misspelt flag
+// gets one line with a suggestion, not the whole usage.
+func TestFlagsAreSpeltWithTwoDashesAndMisspellingsSuggested(t *testing.T) {
+	for name := range verbs {
+		r := runIn(t, "", nil, name, "--help")
+		for _, line := range strings.Split(r.stderr, "\n") {
+			if strings.HasPrefix(line, "  -") && !strings.HasPrefix(line, "  --") {
+				t.Errorf("%s --help lists %q", name, line)
+			}
+		}
+	}
+	r := runIn(t, "", nil, "get", "--brokr", "x", "k")
+	r.want(t, exitUsage, ptr(""))
+	if !strings.Contains(r.stderr, "unknown flag --brokr (did you mean --broker?)") {
+		t.Errorf("stderr %q", r.stderr)
+	}
+	r = runIn(t, "", nil, "serve", "--lisen", "x")
+	r.want(t, exitUsage, ptr(""))
+	if !strings.Contains(r.stderr, "did you mean --listen?") {
+		t.Errorf("stderr %q", r.stderr)
+	}
+	r = runIn(t, "", nil, "get", "k", "--timeout", "soon")
+	r.want(t, exitUsage, ptr(""))
+	if !strings.Contains(r.stderr, "flag --timeout") {
+		t.Errorf("stderr %q", r.stderr)
 	}
 }
 
@@ -131,6 +165,24 @@ func TestBashCompletionCompletes(t *testing.T) {
 	for _, tt := range tests {
 		if got := complete(tt.words...); got != tt.want {
 			t.Errorf("ssgen %s<TAB>: %q, want %q", strings.Join(tt.words, " "), got, tt.want)
+		}
+	}
+}
+
+// TestReadmeShellVerbsSchemaClaim: the README's table says every shell
+// verb but lock reads a schema; their flags agree.
+func TestReadmeShellVerbsSchemaClaim(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(readme), "`./ssgen.yaml`; every one of them but `lock`)") {
+		t.Fatal("the README's shell-verb row no longer says which verbs read a schema; update this test with it")
+	}
+	for _, v := range []string{"get", "set", "del", "vdel", "watch", "keys", "lock"} {
+		has := strings.Contains(runIn(t, "", nil, v, "--help").stderr, "  --schema FILE")
+		if has != (v != "lock") {
+			t.Errorf("%s: --schema %v, but the README says otherwise", v, has)
 		}
 	}
 }

@@ -22,9 +22,10 @@ func runVDel(ctx context.Context, env *cliEnv, args []string) error {
 
 // runDelete is del and vdel: they differ only in the value to compare.
 func runDelete(ctx context.Context, env *cliEnv, args []string, byValue bool) error {
-	const typed = "With a schema (--schema, $" + schemaEnv + " or ./" + defaultSchemaFile + "), a guarded key is deleted\n" +
-		"under its guard lock's lease (taken and released; --wait waits for a holder)\n" +
-		"unless --fencing-token is given"
+	const typed = "With a schema (--schema, $" + schemaEnv + " or ./" + defaultSchemaFile + "), a key it does not declare gets\n" +
+		"one warning line naming the closest declaration (--strict: exit 2, nothing sent),\n" +
+		"and a guarded key is deleted under its guard lock's lease (taken and released;\n" +
+		"--wait waits for a holder) unless --fencing-token is given"
 	name, usage := "del", "KEY [flags]\n\n"+
 		"Deletes KEY. Prints nothing; exit 1 if the key did not exist, the guard lock is\n"+
 		"held by someone else, or the fencing token is stale.\n\n"+typed+".\n\nflags:"
@@ -43,6 +44,7 @@ func runDelete(ctx context.Context, env *cliEnv, args []string, byValue bool) er
 	fencing := fs.String("fencing-token", "", "fencing token (an HLC) sent with the delete")
 	wait := fs.Duration("wait", 0, "for a guarded key: wait this long for the guard lock (0: fail at once if it is held)")
 	keyHex := fs.Bool("key-hex", false, "KEY is given as hex")
+	strict := registerStrict(fs)
 	var asHex *bool
 	if byValue {
 		asHex = fs.Bool("hex", false, "VALUE is given as hex bytes (implies --raw)")
@@ -86,6 +88,9 @@ func runDelete(ctx context.Context, env *cliEnv, args []string, byValue bool) er
 		return err
 	}
 	m := resolve(res, key)
+	if err := checkDeclared(env, name, res, m, key, subject, *strict); err != nil {
+		return err
+	}
 	if m != nil && m.Lock != nil {
 		return usageErrorf("%s is the %s: ssgen lock releases it (--raw deletes it anyway)", subject, describe(m))
 	}

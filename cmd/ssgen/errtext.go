@@ -1,8 +1,17 @@
 package main
 
 import (
+	"strconv"
 	"strings"
 )
+
+// plural is "1 key", "2 keys": n and the noun, with an s unless n is 1.
+func plural(n int, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.Itoa(n) + " " + noun + "s"
+}
 
 // Every error a verb reports is one line with one prefix, "ssgen VERB: "
 // (runCLI adds it). The libraries ssgen is built on start their messages

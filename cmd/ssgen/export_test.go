@@ -84,7 +84,7 @@ func TestExportImportEndToEnd(t *testing.T) {
 	// Again: the store is no longer empty (exit 1); --replace from stdin
 	// loads it; stdout export is the same file.
 	code, _, errs = runVerb(t, "", "import", "--http", strings.TrimPrefix(dstURL, "http://"), file)
-	if code != exitNegative || !strings.Contains(errs, "409 Conflict: the store is not empty") {
+	if code != exitNegative || !strings.Contains(errs, "409 Conflict: the store is not empty: --merge") || strings.Contains(errs, "mode merge") {
 		t.Fatalf("second import: %d %q", code, errs)
 	}
 	snap, _ := os.ReadFile(file)
@@ -128,7 +128,8 @@ func TestExportImportUsage(t *testing.T) {
 		{[]string{"import", "--http", "h:1"}, "want one snapshot FILE"},
 		{[]string{"import", "--http", "h:1", "--merge", "--replace", "f"}, "--merge and --replace exclude each other"},
 		{[]string{"import", "--http", "h:1", "/nonexistent.json"}, "no such file"},
-		{[]string{"import", "--http", refusedAddr(t), "-"}, "connect: connection refused"},
+		{[]string{"import", "--http", refusedAddr(t), "-"}, "connect: connection refused; is ssgen serve running with --http"},
+		{[]string{"export", "--http", strings.TrimPrefix(servertest.New(t).URL(), "mqtt://")}, "does not speak HTTP: if it is ssgen serve's MQTT port"},
 	} {
 		code, _, errs := runVerb(t, "{}", tc.args...)
 		if code != exitUsage || !strings.Contains(errs, tc.want) {
@@ -234,7 +235,7 @@ func TestServeSeedRefusals(t *testing.T) {
 		{[]string{"--seed", bad}, "--seed " + bad + ": invalid snapshot: keys[0]: the key length is zero"},
 		{[]string{"--seed", ahead}, "--seed " + ahead + ": invalid snapshot: the snapshot clock 999999999999999:00000:n is"},
 		{[]string{"--seed", filepath.Join(dir, "missing.json")}, "no such file"},
-		{[]string{"--seed", good, "--data-dir", data}, "the data dir already holds 1 keys, and --seed starts only an empty store"},
+		{[]string{"--seed", good, "--data-dir", data}, "the data dir already holds 1 key, and --seed starts only an empty store"},
 		{[]string{"--log-format", "xml"}, `--log-format "xml": want text or json`},
 	} {
 		code, _, errs := runVerb(t, "", append([]string{"serve", "--listen", "127.0.0.1:0"}, tc.args...)...)
@@ -260,8 +261,13 @@ func TestExportAuthenticates(t *testing.T) {
 	}))
 	t.Cleanup(hs.Close)
 	host := strings.TrimPrefix(hs.URL, "http://")
-	if code, _, errs := runVerb(t, "", "export", "--http", hs.URL); code != exitUsage || !strings.Contains(errs, "401 Unauthorized: sign in") {
+	// The refusals say which flag supplies what is missing, not which
+	// HTTP header.
+	if code, _, errs := runVerb(t, "", "export", "--http", hs.URL); code != exitUsage || !strings.Contains(errs, "401 Unauthorized: the server wants its access token: --token TOKEN or $SSGEN_TOKEN") {
 		t.Fatalf("without credentials: %d %q", code, errs)
+	}
+	if code, _, errs := runVerb(t, "", "export", "--http", hs.URL, "--token", "nope"); code != exitUsage || !strings.Contains(errs, "refused the access token (--token") {
+		t.Fatalf("a wrong token: %d %q", code, errs)
 	}
 	for _, args := range [][]string{
 		{"--http", hs.URL, "--token", "s3cret"},

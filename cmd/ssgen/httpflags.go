@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -69,7 +70,7 @@ func (h *httpFlags) do(ctx context.Context, env *cliEnv, req *http.Request) (*ht
 		if errors.As(err, &ue) {
 			err = ue.Err
 		}
-		return nil, &exitError{code: exitUsage, err: fmt.Errorf("%s %s: %w", req.Method, req.URL.Redacted(), err)}
+		return nil, &exitError{code: exitUsage, err: fmt.Errorf("%s %s: %w%s", req.Method, req.URL.Redacted(), err, httpDialHint(err))}
 	}
 	if resp.StatusCode == http.StatusOK {
 		return resp, nil
@@ -80,7 +81,31 @@ func (h *httpFlags) do(ctx context.Context, env *cliEnv, req *http.Request) (*ht
 	if text == "" {
 		text = http.StatusText(resp.StatusCode)
 	}
+	if resp.StatusCode == http.StatusUnauthorized {
+		// The server's text names HTTP headers; say it with our flags.
+		switch challenge := resp.Header.Get("WWW-Authenticate"); {
+		case strings.HasPrefix(challenge, "Basic"):
+			text = "the server wants a user name and password: --http http://USER:PASSWORD@HOST:PORT"
+		case token != "":
+			text = "the server refused the access token (--token or $SSGEN_TOKEN)"
+		default:
+			text = "the server wants its access token: --token TOKEN or $SSGEN_TOKEN"
+		}
+	}
 	return nil, &httpStatusError{status: resp.StatusCode, msg: fmt.Sprintf("%s: %s", resp.Status, text)}
+}
+
+// httpDialHint says what to try when --http led nowhere: nothing listens
+// there, or what listens is not HTTP (the MQTT port, say).
+func httpDialHint(err error) string {
+	switch {
+	case errors.Is(err, syscall.ECONNREFUSED):
+		return "; is ssgen serve running with --http (or --ui) on that address? It prints the console's URL as its second line"
+	case errors.Is(err, io.EOF), errors.Is(err, io.ErrUnexpectedEOF), errors.Is(err, syscall.ECONNRESET),
+		strings.Contains(err.Error(), "malformed HTTP"):
+		return "; the server there does not speak HTTP: if it is ssgen serve's MQTT port, use the console's URL, the second line serve --http (or --ui) prints"
+	}
+	return ""
 }
 
 // httpStatusError is a refusal by the server, with its reason.

@@ -68,11 +68,14 @@ func runImport(ctx context.Context, env *cliEnv, args []string) error {
 	resp, err := hf.do(ctx, env, req)
 	var refused *httpStatusError
 	if errors.As(err, &refused) {
-		code := exitUsage
+		code, msg := exitUsage, refused.msg
 		if refused.status == http.StatusConflict {
 			code = exitNegative // the store holds keys: the condition of the default mode
+			// The server's text names its HTTP parameter (mode merge).
+			msg = fmt.Sprintf("%d %s: the store is not empty: --merge loads the snapshot over its keys, --replace makes it exactly the snapshot",
+				refused.status, http.StatusText(refused.status))
 		}
-		return &exitError{code: code, err: fmt.Errorf("%s: %s", pos[0], refused.msg)}
+		return &exitError{code: code, err: fmt.Errorf("%s: %s", pos[0], msg)}
 	}
 	if err != nil {
 		return err
@@ -85,6 +88,6 @@ func runImport(ctx context.Context, env *cliEnv, args []string) error {
 	if err := json.NewDecoder(io.LimitReader(resp.Body, 4096)).Decode(&res); err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("the server's answer: %w", err)}
 	}
-	fmt.Fprintf(env.stdout, "stored %d keys, deleted %d\n", res.Stored, res.Deleted)
+	fmt.Fprintf(env.stdout, "stored %s, deleted %d\n", plural(res.Stored, "key"), res.Deleted)
 	return nil
 }

@@ -4,10 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/ssgen/ssgen/internal/schemaval"
-	"github.com/ssgen/ssgen/runtime"
 )
 
 func init() {
@@ -20,7 +20,7 @@ func runKeys(ctx context.Context, env *cliEnv, args []string) error {
 		"order: '*' any run of bytes ('/' included), '?' one byte, [abc] [a-z] [!a]\n"+
 		"a set, '\\' makes the next byte literal. With --limit the listing stops\n"+
 		"after N keys and prints the cursor to resume from on stderr; --cursor\n"+
-		"resumes there (keys of the page it points into may be listed again).\n\n"+
+		"resumes right after the last key listed.\n\n"+
 		"With a schema (--schema, $"+schemaEnv+" or ./"+defaultSchemaFile+"), a declared key is followed\n"+
 		"by its declaration's name (KEY Thermostat.SetPoint); with --json, by the\n"+
 		"declaration and its parameter values.\n\nflags:")
@@ -55,6 +55,13 @@ func runKeys(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 
+	var at keysCursor
+	if *from != "" {
+		if at, err = parseKeysCursor(*from, pattern); err != nil {
+			return err
+		}
+	}
+
 	c, err := cf.dial(ctx, env, true)
 	if err != nil {
 		return err
@@ -62,35 +69,38 @@ func runKeys(ctx context.Context, env *cliEnv, args []string) error {
 	defer c.Close()
 	out := bufio.NewWriter(env.stdout)
 	defer out.Flush()
-	l := c.ListKeys(pattern, runtime.ListOptions{From: runtime.Cursor(*from)})
-	n := 0
-	for key, err := range l.All(ctx) {
-		if err != nil {
-			out.Flush()
-			return &exitError{code: exitUsage, err: fmt.Errorf("%q: %w (resume with --cursor %q)", pattern, libErr(err), l.Cursor())}
+	next, err := listKeys(ctx, c, pattern, at, *limit, func(key []byte) error {
+		return writeKey(out, key, resolve(res, key), *asJSON, *asHex)
+	})
+	if err != nil {
+		out.Flush()
+		var we *writeError
+		if errors.As(err, &we) {
+			return &exitError{code: exitUsage, err: fmt.Errorf("write: %w", we.err)}
 		}
-		if err := writeKey(out, key, resolve(res, key), *asJSON, *asHex); err != nil {
-			return &exitError{code: exitUsage, err: fmt.Errorf("write: %w", err)}
-		}
-		if n++; n == *limit {
-			break
-		}
+		return &exitError{code: exitUsage, err: fmt.Errorf("%q: %w (resume with --cursor %q)", pattern, libErr(err), next.String(pattern))}
 	}
-	if l.Done() {
+	if next == nil {
 		return nil
 	}
 	if *asJSON {
-		line, _ := json.Marshal(map[string]string{"cursor": string(l.Cursor())})
+		line, _ := json.Marshal(map[string]string{"cursor": next.String(pattern)})
 		_, err = fmt.Fprintf(out, "%s\n", line)
 	} else {
 		err = out.Flush()
-		fmt.Fprintf(env.stderr, "more keys: resume with --cursor %q\n", l.Cursor())
+		fmt.Fprintf(env.stderr, "more keys: resume with --cursor %q\n", next.String(pattern))
 	}
 	if err != nil {
 		return &exitError{code: exitUsage, err: fmt.Errorf("write: %w", err)}
 	}
 	return nil
 }
+
+// writeError is a failure to print a key, told apart from a failure to
+// list one.
+type writeError struct{ err error }
+
+func (e *writeError) Error() string { return e.err.Error() }
 
 // writeKey prints one listed key: as text (Go-quoted when it is not plain,
 // as watch does) followed by its declaration's name if it has one, as

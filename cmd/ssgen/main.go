@@ -11,8 +11,13 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"reflect"
 	"sort"
+	"strconv"
+	"strings"
 	"syscall"
+
+	"github.com/ssgen/ssgen/internal/suggest"
 )
 
 // verb is one ssgen sub-command. Each lives in its own file and registers
@@ -34,6 +39,9 @@ type cliEnv struct {
 	// onFlagSet, when set, sees every flag set a verb makes (completion
 	// reads the verbs' flags with it).
 	onFlagSet func(*flag.FlagSet)
+	// broker is the URL a verb connected to ("" before it did), for the
+	// hints of errors that mean no state store is there.
+	broker string
 }
 
 var verbs = map[string]verb{}
@@ -46,6 +54,14 @@ const (
 	exitNegative = 1 // not found, condition not met, stale or breaking (per verb)
 	exitUsage    = 2 // bad usage, bad input, connection errors
 )
+
+// nothingToPrint is the answer of authz and persistence for a schema that
+// declares nothing they could print: a negative answer (exit 1), with
+// nothing written, rather than an empty rule set that would deny or
+// persist nothing without a word.
+func nothingToPrint(format string, a ...any) error {
+	return &exitError{code: exitNegative, err: fmt.Errorf(format, a...)}
+}
 
 // exitError carries a verb's exit code with its message.
 type exitError struct {
@@ -71,7 +87,7 @@ func newFlagSet(env *cliEnv, name, usage string) *flag.FlagSet {
 			fmt.Fprintf(env.stderr, "%s\n\n", sentence(v.summary))
 		}
 		fmt.Fprintf(env.stderr, "usage: ssgen %s %s\n", name, usage)
-		fs.PrintDefaults()
+		printFlags(env.stderr, fs)
 	}
 	if env.onFlagSet != nil {
 		env.onFlagSet(fs)
@@ -79,16 +95,91 @@ func newFlagSet(env *cliEnv, name, usage string) *flag.FlagSet {
 	return fs
 }
 
-// parseFlags parses args into fs; -h/--help is success, other errors usage.
+// parseFlags parses args into fs; -h/--help prints the usage and is
+// success. Any other error is one line (the caller's exit error), not the
+// flag package's message followed by the whole usage, and a misspelt flag
+// gets a "did you mean".
 func parseFlags(fs *flag.FlagSet, args []string) (help bool, err error) {
+	usage, out := fs.Usage, fs.Output()
+	fs.Usage = func() {}
+	fs.SetOutput(io.Discard)
 	err = fs.Parse(args)
+	fs.Usage = usage
+	fs.SetOutput(out)
 	if errors.Is(err, flag.ErrHelp) {
+		fs.Usage()
 		return true, nil
 	}
 	if err != nil {
-		return false, &exitError{code: exitUsage, err: err}
+		return false, &exitError{code: exitUsage, err: flagError(fs, err)}
 	}
 	return false, nil
+}
+
+// flagError rewrites the flag package's errors in the flags' own
+// spelling ("--broker"), with a suggestion for an unknown flag.
+func flagError(fs *flag.FlagSet, err error) error {
+	msg := err.Error()
+	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
+		name = strings.TrimLeft(name, "-")
+		var names []string
+		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
+		hint := suggest.DidYouMean(name, names)
+		if hint != "" {
+			hint = strings.Replace(hint, `"`, "--", 1)
+			hint = strings.Replace(hint, `"`, "", 1)
+		}
+		return fmt.Errorf("unknown flag --%s%s (see ssgen %s --help)", name, hint, fs.Name())
+	}
+	// "invalid value "x" for flag -timeout: ...", "flag needs an argument: -broker"
+	msg = strings.Replace(msg, "flag -", "flag --", 1)
+	msg = strings.Replace(msg, "argument: -", "argument: --", 1)
+	return errors.New(msg)
+}
+
+// printFlags lists fs's flags as flag.PrintDefaults does, but spelt as
+// every doc spells them: --broker, not -broker.
+func printFlags(w io.Writer, fs *flag.FlagSet) {
+	fs.VisitAll(func(f *flag.Flag) {
+		var b strings.Builder
+		fmt.Fprintf(&b, "  --%s", f.Name)
+		name, usage := flag.UnquoteUsage(f)
+		if name != "" {
+			b.WriteString(" " + name)
+		}
+		b.WriteString("\n    \t")
+		b.WriteString(strings.ReplaceAll(usage, "\n", "\n    \t"))
+		if def := f.DefValue; !zeroFlagValue(f) {
+			if g, ok := f.Value.(flag.Getter); ok {
+				if _, isString := g.Get().(string); isString {
+					def = strconv.Quote(def)
+				}
+			}
+			fmt.Fprintf(&b, " (default %s)", def)
+		}
+		fmt.Fprintln(w, b.String())
+	})
+}
+
+// zeroFlagValue reports whether f's default is its type's zero value,
+// which flag.PrintDefaults leaves unsaid.
+func zeroFlagValue(f *flag.Flag) bool {
+	switch f.DefValue {
+	case "", "0", "false", "0s", "[]":
+		return true
+	}
+	t := reflect.TypeOf(f.Value)
+	var z reflect.Value
+	if t.Kind() == reflect.Pointer {
+		z = reflect.New(t.Elem())
+	} else {
+		z = reflect.Zero(t)
+	}
+	if v, ok := z.Interface().(flag.Value); ok {
+		defer func() { _ = recover() }() // a Value whose String needs more than its zero value
+		return f.DefValue == v.String()
+	}
+	return false
 }
 
 func main() {
@@ -101,7 +192,12 @@ func main() {
 // runCLI dispatches to a verb and turns its error into an exit code.
 func runCLI(ctx context.Context, env *cliEnv, args []string) int {
 	switch {
-	case len(args) == 0 || args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" && len(args) == 1:
+	case len(args) == 0:
+		// A verb is missing: the usage, where errors go, and a failure, so
+		// that a script that lost its verb does not carry on.
+		printHelp(env.stderr)
+		return exitUsage
+	case args[0] == "-h" || args[0] == "-help" || args[0] == "--help" || args[0] == "help" && (len(args) == 1 || len(args) == 2 && args[1] == "help"):
 		printHelp(env.stdout)
 		return exitOK
 	case args[0] == "help":
@@ -121,11 +217,11 @@ func runCLI(ctx context.Context, env *cliEnv, args []string) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil && ee.err.Error() != "" {
-			fmt.Fprintf(env.stderr, "ssgen %s: %v\n", v.name, ee.err)
+			fmt.Fprintf(env.stderr, "ssgen %s: %s\n", v.name, withBrokerHint(env, ee.err))
 		}
 		return ee.code
 	}
-	fmt.Fprintf(env.stderr, "ssgen %s: %v\n", v.name, err)
+	fmt.Fprintf(env.stderr, "ssgen %s: %s\n", v.name, withBrokerHint(env, err))
 	return exitUsage
 }
 

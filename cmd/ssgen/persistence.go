@@ -39,7 +39,7 @@ func runPersistence(_ context.Context, env *cliEnv, args []string) error {
 	}
 	res := policy.PersistResources(s)
 	if len(res) == 0 {
-		fmt.Fprintf(env.stderr, "ssgen persistence: no key of %s has persist: true; the list is empty\n", file)
+		return nothingToPrint("no key of %s has persist: true, so there are no settings to print (see docs/schema.md)", file)
 	}
 	for _, w := range policy.AlsoPersisted(s) {
 		fmt.Fprintf(env.stderr, "ssgen persistence: %s\n", w)

@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
+	"syscall"
 
 	"github.com/ssgen/ssgen/server"
 	"github.com/ssgen/ssgen/server/engine"
@@ -23,9 +24,13 @@ func init() {
 }
 
 func runServe(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet(env, "serve", "[--listen HOST:PORT | --broker mqtt://HOST:PORT] [--max-keys N] [--max-bytes N] [--data-dir DIR [--persist-all] [--repair]] [limits] [security] [--seed FILE] [--http HOST:PORT | --ui] [--log-level LEVEL] [--log-format text|json]")
+	fs := newFlagSet(env, "serve", "[--listen HOST:PORT | --broker mqtt://HOST:PORT] [--max-keys N] [--max-bytes N] [--data-dir DIR [--persist-all] [--repair]] [limits] [security] [--seed FILE] [--http HOST:PORT | --ui] [--log-level LEVEL] [--log-format text|json]\n\n"+
+		"With --broker the store attaches to another MQTT 5 broker as a client. A mosquitto\n"+
+		"needs set_tcp_nodelay true in its configuration: without it every request takes\n"+
+		"~44 ms (Nagle's algorithm), and serve warns once (see --slow-broker).\n\nflags:")
 	listen := fs.String("listen", server.DefaultListen, "address of the embedded MQTT 5 broker (port 0 picks a free one)")
 	broker := fs.String("broker", "", "attach to this MQTT 5 broker instead of embedding one (mqtt://host:port)")
+	slowBroker := fs.Duration("slow-broker", server.DefaultSlowBroker, "with --broker: warn once if a message the service sends itself through the broker takes longer than this (0: never)")
 	maxKeys := fs.Int("max-keys", 0, "key quota (0 = unlimited)")
 	maxBytes := fs.Int64("max-bytes", 0, "quota on the sum of key and value bytes (0 = unlimited)")
 	dataDir := fs.String("data-dir", "", "keep keys in a bbolt file in this directory across restarts: those SET with aio-persistence=true, or all with --persist-all")
@@ -101,7 +106,10 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	var err error
 
-	opts := server.Options{Listen: *listen, Broker: *broker, MaxKeys: *maxKeys, MaxBytes: *maxBytes, Logger: logger}
+	opts := server.Options{Listen: *listen, Broker: *broker, MaxKeys: *maxKeys, MaxBytes: *maxBytes, Logger: logger, SlowBroker: *slowBroker}
+	if *slowBroker <= 0 {
+		opts.SlowBroker = -1
+	}
 	opts.DataDir, opts.PersistAll, opts.Repair = *dataDir, *persistAll, *repair
 	opts.Limits = lim
 	if opts.Security, err = serveSecurity(*tlsCert, *tlsKey, *tlsClientCA, *passwordFile, *authzFile, *allowAnonymous); err != nil {
@@ -122,6 +130,9 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		}
 	}
 	if err := srv.Start(); err != nil {
+		if errors.Is(err, syscall.EADDRINUSE) && *broker == "" {
+			return usageErrorf("%s; another program listens on %s (often a broker: Debian's mosquitto package starts one on 1883): serve on a free port with --listen 127.0.0.1:0, attach to that broker with --broker mqtt://%s, or stop it", libText(err), *listen, *listen)
+		}
 		return &exitError{code: exitUsage, err: libErr(err)}
 	}
 	if con != nil {
@@ -131,6 +142,9 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		con.Handle(snapshotPath, srv.SnapshotHandler(server.SnapshotHTTP{Access: con.Access}))
 		if err := con.Start(srv); err != nil {
 			_ = srv.Close()
+			if errors.Is(err, syscall.EADDRINUSE) {
+				return usageErrorf("%v; another program listens on the console's address: pick a free port with --http 127.0.0.1:0 (or --ui), or stop it", err)
+			}
 			return &exitError{code: exitUsage, err: err}
 		}
 	}
@@ -185,7 +199,7 @@ func seedServer(srv *server.Server, path string) error {
 	defer f.Close()
 	_, err = srv.ReadSnapshot(bufio.NewReader(f), engine.ImportEmpty)
 	if errors.Is(err, engine.ErrNotEmpty) {
-		return fmt.Errorf("the data dir already holds %d keys, and --seed starts only an empty store (start without --seed, or with an empty --data-dir; ssgen import --merge or --replace loads into a running store)", srv.Engine().Len())
+		return fmt.Errorf("the data dir already holds %s, and --seed starts only an empty store (start without --seed, or with an empty --data-dir; ssgen import --merge or --replace loads into a running store)", plural(srv.Engine().Len(), "key"))
 	}
 	return err
 }

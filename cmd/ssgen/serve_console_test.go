@@ -103,7 +103,7 @@ func TestServeHTTPServesSnapshots(t *testing.T) {
 	}
 	_, consoleURL := startServe(t, "--http", "127.0.0.1:0", "--http-auth", "token", "--http-token-file", tokenFile)
 	snap := `{"format":"ssgen-snapshot","version":1,"keys":[{"key":"greeting","value":"hello"}]}`
-	if code, out, errs := runVerb(t, snap, "import", "--http", consoleURL, "--token", "snapshot-token-0123456789", "-"); code != 0 || out != "stored 1 keys, deleted 0\n" {
+	if code, out, errs := runVerb(t, snap, "import", "--http", consoleURL, "--token", "snapshot-token-0123456789", "-"); code != 0 || out != "stored 1 key, deleted 0\n" {
 		t.Fatalf("import: %d %q %q", code, out, errs)
 	}
 	if code, out, errs := runVerb(t, "", "export", "--http", consoleURL, "--token", "snapshot-token-0123456789"); code != 0 || !strings.Contains(out, `"key":"greeting"`) {

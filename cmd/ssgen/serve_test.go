@@ -195,3 +195,73 @@ func TestServeAttachesToAnExternalBroker(t *testing.T) {
 	}
 	sp.stop()
 }
+
+// TestServeNamesTheProgramOnItsPort: with the MQTT port taken (Debian's
+// mosquitto package starts a broker on 1883), serve says what to do.
+func TestServeNamesTheProgramOnItsPort(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	addr := ln.Addr().String()
+	r := runIn(t, "", nil, "serve", "--listen", addr)
+	r.want(t, exitUsage, ptr(""))
+	for _, want := range []string{"address already in use", "another program listens on " + addr, "--listen 127.0.0.1:0", "--broker mqtt://" + addr, "stop it"} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr %q lacks %q", r.stderr, want)
+		}
+	}
+	c := runIn(t, "", nil, "serve", "--listen", "127.0.0.1:0", "--http", addr)
+	if c.code != exitUsage || !strings.Contains(c.stderr, "--http 127.0.0.1:0") {
+		t.Errorf("stderr %q lacks the --http hint", c.stderr)
+	}
+}
+
+// TestVerbsSayNoStateStoreAnswered: against a broker with no state store
+// attached, a verb says so instead of waiting for its whole --timeout.
+func TestVerbsSayNoStateStoreAnswered(t *testing.T) {
+	url := brokertest.Mosquitto(t)
+	for _, args := range [][]string{{"get", "k"}, {"set", "k", "v"}, {"keys"}, {"watch", "k"}} {
+		r := run(t, url, append(args, "--timeout", "1m")...)
+		if args[0] == "watch" { // the cause, then the end of the watch
+			if r.code != exitUsage {
+				t.Errorf("watch: exit %d", r.code)
+			}
+		} else {
+			r.want(t, exitUsage, ptr(""))
+		}
+		for _, want := range []string{"no state store answered on " + url, "is ssgen serve running, or attached with --broker?"} {
+			if !strings.Contains(r.stderr, want) {
+				t.Errorf("%s: stderr %q lacks %q", args[0], r.stderr, want)
+			}
+		}
+	}
+}
+
+// TestServeBrokerWarnsOnceOfNagle: attached to a stock mosquitto (Nagle's
+// algorithm on), serve warns once. --slow-broker 1ns makes any round trip
+// slow, so the test asserts no timing; --slow-broker 0 turns the check off.
+func TestServeBrokerWarnsOnceOfNagle(t *testing.T) {
+	b := brokertest.StartNagle(t)
+	sp := backgroundServe(t, "serve", "--broker", b.URL(), "--slow-broker", "1ns", "--log-level", "debug")
+	if !sp.lines.Scan() {
+		t.Fatalf("no URL printed:\n%s", sp.stderr)
+	}
+	waitFor(t, "the round trip to be measured", func() bool {
+		return strings.Contains(sp.stderr.String(), "broker round trip measured")
+	})
+	sp.stop()
+	if n := strings.Count(sp.stderr.String(), "set_tcp_nodelay true"); n != 1 {
+		t.Fatalf("%d warnings naming set_tcp_nodelay, want 1:\n%s", n, sp.stderr)
+	}
+
+	off := backgroundServe(t, "serve", "--broker", b.URL(), "--slow-broker", "0", "--log-level", "debug")
+	if !off.lines.Scan() {
+		t.Fatalf("no URL printed:\n%s", off.stderr)
+	}
+	off.stop()
+	if strings.Contains(off.stderr.String(), "round trip") {
+		t.Fatalf("--slow-broker 0 still measured:\n%s", off.stderr)
+	}
+}

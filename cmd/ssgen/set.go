@@ -28,7 +28,9 @@ const setUsage = "KEY VALUE [flags]   or   ssgen set KEY --file PATH [flags]\n\n
 	"sent. The key's declared TTL and persist apply unless --px or --persist say\n" +
 	"otherwise. A guarded key is written under its guard lock's lease (taken for the\n" +
 	"write and released after; --wait waits for a holder to let go) unless\n" +
-	"--fencing-token is given. An undeclared key, --raw and --hex store bytes as given.\n\nflags:"
+	"--fencing-token is given. An undeclared key, --raw and --hex store bytes as given;\n" +
+	"with a schema, a key it does not declare gets one line on stderr naming the\n" +
+	"closest declaration and why the key is not it (--strict: exit 2, nothing sent).\n\nflags:"
 
 func runSet(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlagSet(env, "set", setUsage)
@@ -46,6 +48,7 @@ func runSet(ctx context.Context, env *cliEnv, args []string) error {
 	asHex := fs.Bool("hex", false, "VALUE is given as hex bytes (implies --raw)")
 	file := fs.String("file", "", "read VALUE from this file (- for stdin)")
 	keyHex := fs.Bool("key-hex", false, "KEY is given as hex")
+	strict := registerStrict(fs)
 	pos, _, help, err := parseArgs(fs, args, 0)
 	if help || err != nil {
 		return err
@@ -105,6 +108,9 @@ func runSet(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	m := resolve(res, key)
+	if err := checkDeclared(env, "set", res, m, key, subject, *strict); err != nil {
+		return err
+	}
 	switch {
 	case m != nil && m.Lock != nil:
 		return usageErrorf("%s is the %s: take it with ssgen lock (--raw writes it anyway)", subject, describe(m))

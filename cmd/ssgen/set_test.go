@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -82,5 +83,116 @@ func TestParsePX(t *testing.T) {
 		if (err == nil) != tt.ok || got != tt.want {
 			t.Errorf("parsePX(%q) = %v, %v; want %v, ok %v", tt.in, got, err, tt.want, tt.ok)
 		}
+	}
+}
+
+// exampleSchema is the schema the thermostat example ships, the one the
+// docs' typed examples use.
+const exampleSchema = "../../examples/thermostat/thermostat/ssgen.yaml"
+
+func TestSetWarnsOfAnUndeclaredKeyAndStrictRefusesIt(t *testing.T) {
+	url := testStore(t)
+	schema := []string{"--schema", exampleSchema}
+	r := run(t, url, append([]string{"set", "thermostats/Kitchen/reading", "20.4"}, schema...)...)
+	r.want(t, exitOK, nil)
+	if strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "Thermostat.Reading") ||
+		!strings.Contains(r.stderr, `"Kitchen" does not match {id}'s pattern`) {
+		t.Fatalf("stderr %q: want one line naming Thermostat.Reading and the pattern", r.stderr)
+	}
+	run(t, url, "get", "thermostats/Kitchen/reading", "--raw").want(t, exitOK, ptr("20.4\n"))
+
+	strict := run(t, url, append([]string{"set", "thermostats/Kitchen/setPoint", "1", "--strict"}, schema...)...)
+	strict.want(t, exitUsage, ptr(""))
+	if !strings.Contains(strict.stderr, "Thermostat.SetPoint") || !strings.Contains(strict.stderr, "nothing was sent") {
+		t.Fatalf("stderr %q", strict.stderr)
+	}
+	run(t, url, "get", "thermostats/Kitchen/setPoint", "--raw").want(t, exitNegative, ptr(""))
+
+	// A declared key gets no warning; --raw writes without one; --strict
+	// needs a schema.
+	ok := run(t, url, append([]string{"set", "thermostats/kitchen/reading", "20.4", "--strict"}, schema...)...)
+	ok.want(t, exitOK, nil)
+	if ok.stderr != "" {
+		t.Fatalf("a declared key warned: %q", ok.stderr)
+	}
+	if raw := run(t, url, "set", "thermostats/Kitchen/reading", "1", "--raw"); raw.code != exitOK || raw.stderr != "" {
+		t.Fatalf("--raw: %+v", raw)
+	}
+	run(t, url, "set", "k", "v", "--strict").want(t, exitUsage, ptr(""))
+
+	// del and vdel write too: the same warning, the same --strict.
+	refused := run(t, url, append([]string{"del", "thermostats/Kitchen/reading", "--strict"}, schema...)...)
+	refused.want(t, exitUsage, ptr(""))
+	run(t, url, "get", "thermostats/Kitchen/reading", "--raw").want(t, exitOK, ptr("1\n"))
+	for _, verb := range [][]string{{"vdel", "thermostats/Kitchen/reading", "1"}, {"del", "thermostats/Kitchen/reading"}} {
+		run(t, url, "set", "thermostats/Kitchen/reading", "1", "--raw").want(t, exitOK, nil)
+		r := run(t, url, append(verb, schema...)...)
+		if r.code == exitUsage || strings.Count(r.stderr, "\n") != 1 || !strings.Contains(r.stderr, "ssgen "+verb[0]+": warning:") || !strings.Contains(r.stderr, "Thermostat.Reading") {
+			t.Errorf("%s: exit %d, stderr %q", verb[0], r.code, r.stderr)
+		}
+	}
+}
+
+// TestDocsTypedExamplesNameDeclaredKeys: every thermostat key a shell
+// example of the README or docs/cli.md writes or reads is declared by the
+// example's schema (typed examples must not hit the undeclared warning).
+func TestDocsTypedExamplesNameDeclaredKeys(t *testing.T) {
+	url := testStore(t)
+	example := regexp.MustCompile(`ssgen (?:set|get|watch) (thermostats/[^ ` + "`" + `]+)`)
+	n := 0
+	for _, doc := range []string{"../../README.md", "../../docs/cli.md"} {
+		b, err := os.ReadFile(doc)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range example.FindAllStringSubmatch(string(b), -1) {
+			if strings.Contains(m[1], "Kitchen") { // the documented warning
+				continue
+			}
+			n++
+			r := run(t, url, "set", m[1], `{"celsius":21.5,"mode":"heat"}`, "--schema", exampleSchema, "--strict")
+			if r.code == exitUsage && strings.Contains(r.stderr, "not declared") {
+				t.Errorf("%s: %s is not declared by the example's schema: %s", doc, m[1], r.stderr)
+			}
+		}
+	}
+	if n == 0 {
+		t.Fatal("no typed example found")
+	}
+}
+
+// TestSnapshotsDocFixtureFitsTheExampleSchema: the hand-written fixture of
+// docs/snapshots.md loads, and each of its keys the thermostat example
+// declares holds a value of the declared type.
+func TestSnapshotsDocFixtureFitsTheExampleSchema(t *testing.T) {
+	doc, err := os.ReadFile("../../docs/snapshots.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, rest, _ := strings.Cut(string(doc), "A hand-written fixture")
+	_, rest, _ = strings.Cut(rest, "```json\n")
+	fixture, _, ok := strings.Cut(rest, "```")
+	if !ok {
+		t.Fatal("no fixture in docs/snapshots.md")
+	}
+	file := filepath.Join(t.TempDir(), "fixture.json")
+	writeTestFile(t, file, []byte(fixture))
+	sp := backgroundServe(t, "serve", "--listen", "127.0.0.1:0", "--seed", file)
+	if !sp.lines.Scan() {
+		t.Fatalf("serve --seed refused the fixture:\n%s", sp.stderr)
+	}
+	url := sp.lines.Text()
+	declared := 0
+	for _, key := range regexp.MustCompile(`"key": "([^"]+)"`).FindAllStringSubmatch(fixture, -1) {
+		r := run(t, url, "get", key[1], "--schema", exampleSchema, "--quiet")
+		if r.code != exitOK {
+			t.Errorf("%s: %s", key[1], r.stderr)
+		}
+		if strings.HasPrefix(key[1], "thermostats/") {
+			declared++
+		}
+	}
+	if declared == 0 {
+		t.Error("the fixture has no key of the example's schema")
 	}
 }

@@ -49,6 +49,7 @@ func (s *schemaFlags) load(env *cliEnv) (*schema.Schema, error) {
 		file, implicit = defaultSchemaFile, true
 	}
 	sc, err := loadSchema(env, file)
+	s.used = file
 	if err != nil {
 		if implicit {
 			fmt.Fprintf(env.stderr, "(%s was found in the current directory; --raw ignores it)\n", file)
@@ -76,6 +77,51 @@ func resolve(r *schemaval.Resolver, key []byte) *schemaval.Match {
 	}
 	m, _ := r.Resolve(string(key))
 	return m
+}
+
+// registerStrict adds --strict to a verb that writes keys.
+func registerStrict(fs *flag.FlagSet) *bool {
+	return fs.Bool("strict", false, "refuse a key the schema does not declare (exit 2, nothing sent)")
+}
+
+// checkDeclared is what a writing verb (set, del, vdel) does about a key
+// the schema in effect does not declare (m nil): one warning line on
+// stderr naming the closest declaration, or with strict an error before
+// anything is sent. Without a schema there is nothing to check, and
+// strict is a usage error.
+func checkDeclared(env *cliEnv, verb string, res *schemaval.Resolver, m *schemaval.Match, key []byte, subject string, strict bool) error {
+	switch {
+	case strict && res == nil:
+		return usageErrorf("--strict needs a schema (--schema, $%s or ./%s)", schemaEnv, defaultSchemaFile)
+	case res == nil || m != nil:
+		return nil
+	case strict:
+		return usageErrorf("%s (nothing was sent)", undeclared(res, key, subject))
+	}
+	what := "stored as bytes"
+	if verb != "set" {
+		what = "deleted all the same"
+	}
+	fmt.Fprintf(env.stderr, "ssgen %s: warning: %s; %s (--strict refuses, --raw is quiet)\n", verb, undeclared(res, key, subject), what)
+	return nil
+}
+
+// undeclared says that the schema behind r declares no key, and names
+// the declaration key comes closest to and why it is not that one.
+func undeclared(r *schemaval.Resolver, key []byte, subject string) string {
+	msg := subject + " is not declared by the schema"
+	if !utf8.Valid(key) {
+		return msg + " (it is not UTF-8 text)"
+	}
+	miss, ok := r.Nearest(string(key))
+	if !ok {
+		return msg
+	}
+	kind := ""
+	if miss.Lock {
+		kind = "lock "
+	}
+	return fmt.Sprintf("%s: closest is %s%s (%s), but %s", msg, kind, miss.Name, miss.Path, miss.Why)
 }
 
 // schemaInfo is what --json prints about the declaration a key is.

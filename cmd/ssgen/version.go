@@ -12,9 +12,10 @@ func init() {
 }
 
 func runVersion(_ context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet(env, "version", "\n\nPrints \"ssgen VERSION\": the module version it was built as (v1.2.3,\n"+
-		"or (devel) for a build from a checkout), then the commit and the Go version when\n"+
-		"the build recorded them. ssgen --version prints the same.")
+	fs := newFlagSet(env, "version", "\n\nPrints \"ssgen VERSION (GO)\": the module version Go recorded in the binary\n"+
+		"(v1.2.3 from go install ...@v1.2.3, a pseudo-version for a build in a git checkout,\n"+
+		"or (devel) when it recorded none, as with go run), then the Go version.\n"+
+		"ssgen --version prints the same.")
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return err
 	}

@@ -121,7 +121,7 @@ func watchKey(ctx context.Context, c *runtime.Client, env *cliEnv, key []byte, o
 		}
 		if err != nil {
 			last = err
-			out.warn(env.stderr, "ssgen watch: %s: %s\n", f.key(key), libText(err))
+			out.warn(env.stderr, "ssgen watch: %s: %s\n", f.key(key), withBrokerHint(env, libErr(err)))
 			continue
 		}
 		last = nil

@@ -34,6 +34,9 @@ type Broker struct {
 	port int
 	acl  string  // mosquitto acl_file contents; "" for none
 	dyn  *dynsec // the dynamic security plugin's rules; nil for none
+	// nagle leaves out set_tcp_nodelay true: mosquitto's default, which
+	// delays every request/response round trip by ~40 ms.
+	nagle bool
 
 	mu  sync.Mutex
 	cmd *exec.Cmd
@@ -55,6 +58,13 @@ func Start(t testing.TB) *Broker {
 	return start(t, "", nil)
 }
 
+// StartNagle starts a broker with mosquitto's default of Nagle's
+// algorithm on (no set_tcp_nodelay), as a stock installation runs.
+func StartNagle(t testing.TB) *Broker {
+	t.Helper()
+	return start(t, "", nil, func(b *Broker) { b.nagle = true })
+}
+
 // StartWithACL starts a broker that enforces acl, the contents of a
 // mosquitto acl_file. Its `topic` lines before any `user` line apply to the
 // (anonymous) clients of tests.
@@ -63,7 +73,7 @@ func StartWithACL(t testing.TB, acl string) *Broker {
 	return start(t, acl, nil)
 }
 
-func start(t testing.TB, acl string, dyn *dynsec) *Broker {
+func start(t testing.TB, acl string, dyn *dynsec, opts ...func(*Broker)) *Broker {
 	t.Helper()
 	bin, err := find()
 	if err != nil {
@@ -73,6 +83,9 @@ func start(t testing.TB, acl string, dyn *dynsec) *Broker {
 		t.Skipf("brokertest: %v", err)
 	}
 	b := &Broker{t: t, bin: bin, dir: t.TempDir(), acl: acl, dyn: dyn}
+	for _, o := range opts {
+		o(b)
+	}
 	t.Cleanup(func() {
 		b.Stop()
 		if t.Failed() {
@@ -150,7 +163,6 @@ func (b *Broker) start() error {
 listener %d 127.0.0.1
 allow_anonymous true
 persistence false
-set_tcp_nodelay true
 log_dest file %s
 log_type error
 log_type warning
@@ -158,6 +170,9 @@ log_type notice
 log_type information
 connection_messages true
 `, b.port, b.logPath())
+	if !b.nagle {
+		conf += "set_tcp_nodelay true\n"
+	}
 	if b.acl != "" {
 		aclPath := filepath.Join(b.dir, "acl")
 		if err := os.WriteFile(aclPath, []byte(b.acl), 0o600); err != nil {

@@ -14,6 +14,7 @@ type Resolver struct {
 	// bySegments holds the declarations by their number of path
 	// segments, the first thing a key must match.
 	bySegments map[int][]decl
+	all        []decl // in declaration order, keys then locks
 }
 
 type decl struct {
@@ -30,6 +31,7 @@ func NewResolver(s *schema.Schema) *Resolver {
 	add := func(d decl) {
 		n := len(d.path.Segments)
 		r.bySegments[n] = append(r.bySegments[n], d)
+		r.all = append(r.all, d)
 	}
 	for _, k := range s.AllKeys() {
 		add(decl{key: k, path: k.FullPath(), params: k.AllParams(), codec: ForKey(k)})
