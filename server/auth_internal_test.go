@@ -89,7 +89,7 @@ func TestAWillDelayEndsWithTheSession(t *testing.T) {
 	}
 }
 
-func TestRetainIsRefusedUnderClients(t *testing.T) {
+func TestRetainIsRefusedOnTheStateStoresTopics(t *testing.T) {
 	g := quietGuard(Security{}, nil)
 	cl := &mqtt.Client{ID: "c1"}
 	for _, tc := range []struct {
@@ -97,8 +97,10 @@ func TestRetainIsRefusedUnderClients(t *testing.T) {
 		retain bool
 		want   error
 	}{
-		{"clients/c1/config", true, packets.ErrRetainNotSupported},
-		{"clients/c1/config", false, nil},
+		{"clients/c1/services/statestore/v1/x/response", true, packets.ErrRetainNotSupported},
+		{"clients/c1/statestore/v1/x/response", true, packets.ErrRetainNotSupported},
+		{"clients/c1/services/statestore/v1/x/response", false, nil},
+		{"clients/c1/config", true, nil},
 		{"app/c1/config", true, nil},
 	} {
 		pk := packets.Packet{TopicName: tc.topic, FixedHeader: packets.FixedHeader{Type: packets.Publish, Retain: tc.retain}}
