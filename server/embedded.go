@@ -37,6 +37,7 @@ type embedded struct {
 	service *mqtt.Client // inline client that publishes for the service
 	dropped atomic.Int64 // notifications and responses mochi dropped
 	guard   *guard
+	faults  *faultHook     // nil without Options.FaultInjection
 	accepts *acceptTracker // the listener, so close can settle accepted connections
 
 	// Limits of connections, sessions and per-client output (Limits).
@@ -85,6 +86,12 @@ func (e *embedded) start(ctx context.Context) error {
 	if err := e.broker.AddHook(e.guard, nil); err != nil {
 		return err
 	}
+	if e.s.opts.FaultInjection {
+		e.faults = newFaultHook(e)
+		if err := e.broker.AddHook(e.faults, nil); err != nil {
+			return err
+		}
+	}
 	if err := e.broker.AddHook(&serviceHook{e: e}, nil); err != nil {
 		return err
 	}
@@ -125,6 +132,9 @@ func (e *embedded) addr() string {
 // that step. Before that, no more connections are accepted and those
 // already accepted are registered (see acceptTracker).
 func (e *embedded) close() error {
+	if e.faults != nil {
+		e.faults.close()
+	}
 	if e.accepts != nil {
 		e.accepts.stop(2 * time.Second)
 	}

@@ -63,6 +63,14 @@ type Options struct {
 	// is logged, and the damaged file is kept as StoreFile.damaged-<UTC
 	// time>. It does nothing to a sound file. It needs DataDir.
 	Repair bool
+	// FaultInjection makes the embedded broker honour the fault
+	// vocabulary of Microsoft's SDK tests: user properties a client puts
+	// on its own CONNECT, PUBLISH, SUBSCRIBE or UNSUBSCRIBE asking to be
+	// refused or disconnected (fault:rejectconnect, fault:disconnect, ...;
+	// see docs/testing.md). Off, such properties change nothing. It is for
+	// tests only, since it lets any client have itself disconnected at
+	// will; it needs the embedded broker.
+	FaultInjection bool
 	// OnCommit, when set, is told of every commit of the durable store
 	// (DataDir): how long it took, how many changes and writes it carried,
 	// and whether it failed. It runs in the committing goroutine, before

@@ -60,6 +60,9 @@ func New(opts Options) (*Server, error) {
 	if err := opts.Security.validate(opts.Broker != ""); err != nil {
 		return nil, err
 	}
+	if opts.FaultInjection && opts.Broker != "" {
+		return nil, fmt.Errorf("%w: FaultInjection needs the embedded broker", ErrInvalidOptions)
+	}
 	if opts.PersistAll && opts.DataDir == "" {
 		return nil, fmt.Errorf("%w: PersistAll needs a DataDir", ErrInvalidOptions)
 	}

@@ -50,6 +50,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	passwordFile := fs.String("password-file", "", "embedded: authenticate by user name and password, lines username:bcrypt-hash")
 	allowAnonymous := fs.Bool("allow-anonymous", false, "embedded: let clients without credentials in even with --password-file or --tls-client-ca")
 	authzFile := fs.String("authz-file", "", "embedded: YAML state store authorization rules (who may read or write which keys)")
+	faults := fs.Bool("fault-injection", false, "embedded: honour the fault:* user properties of Microsoft's SDK tests (refuse or disconnect a client on its own request; docs/testing.md); for tests only")
 	seed := fs.String("seed", "", "start from this snapshot file (ssgen export); the store must be empty (a --data-dir holding keys is refused)")
 	logLevel := fs.String("log-level", "info", "debug (adds every refused request), info, warn or error")
 	logFormat := fs.String("log-format", "text", "text (key=value lines) or json (one JSON object per line)")
@@ -65,6 +66,9 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	if given["listen"] && given["broker"] {
 		return usageErrorf("--listen and --broker exclude each other")
+	}
+	if *faults && *broker != "" {
+		return usageErrorf("--fault-injection needs the embedded broker, not --broker")
 	}
 	if *persistAll && *dataDir == "" {
 		return usageErrorf("--persist-all needs --data-dir")
@@ -104,6 +108,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	opts := server.Options{Listen: *listen, Broker: *broker, MaxKeys: *maxKeys, MaxBytes: *maxBytes, Logger: logger}
 	opts.DataDir, opts.PersistAll, opts.Repair = *dataDir, *persistAll, *repair
 	opts.Limits = lim
+	opts.FaultInjection = *faults
 	if opts.Security, err = serveSecurity(*tlsCert, *tlsKey, *tlsClientCA, *passwordFile, *authzFile, *allowAnonymous); err != nil {
 		return &exitError{code: exitUsage, err: libErr(err)}
 	}

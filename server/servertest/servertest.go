@@ -27,6 +27,13 @@ func WithClock(c *engine.FakeClock) Option {
 	return func(o *server.Options) { o.Now = c.Now }
 }
 
+// WithFaultInjection turns on the fault vocabulary of Microsoft's SDK
+// tests (server.Options.FaultInjection): a client's fault:* user
+// properties refuse or disconnect it. Embedded servers only.
+func WithFaultInjection() Option {
+	return func(o *server.Options) { o.FaultInjection = true }
+}
+
 // New starts an embedded state store on 127.0.0.1:0 and closes it with
 // t.Cleanup. Its log goes to t.Log unless an option sets a Logger.
 func New(t testing.TB, opts ...Option) *server.Server {
