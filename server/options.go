@@ -35,6 +35,11 @@ type Options struct {
 	// Now is the engine's clock (time.Now by default); pass an
 	// engine.FakeClock's Now to control expiry and skew in tests.
 	Now func() time.Time
+	// Clock, when set, is the state store's time instead of Now (which
+	// must then be nil): a clock that moves only when told, through
+	// Server.AdvanceClock and SetClock or the HTTP API (ClockHandler),
+	// each move expiring what fell due. See ManualClock.
+	Clock *ManualClock
 	// Logger receives connection events and every refused request with its
 	// reason (slog.Default() when nil).
 	Logger *slog.Logger

@@ -63,6 +63,12 @@ func New(opts Options) (*Server, error) {
 	if opts.FaultInjection && opts.Broker != "" {
 		return nil, fmt.Errorf("%w: FaultInjection needs the embedded broker", ErrInvalidOptions)
 	}
+	if opts.Clock != nil {
+		if opts.Now != nil {
+			return nil, fmt.Errorf("%w: Clock and Now exclude each other", ErrInvalidOptions)
+		}
+		opts.Now = opts.Clock.Now
+	}
 	if opts.PersistAll && opts.DataDir == "" {
 		return nil, fmt.Errorf("%w: PersistAll needs a DataDir", ErrInvalidOptions)
 	}
@@ -110,6 +116,9 @@ func New(opts Options) (*Server, error) {
 	if err := s.restore(); err != nil {
 		_ = s.closeDisk()
 		return nil, err
+	}
+	if opts.Clock != nil {
+		opts.Clock.onMove(s.clockMoved)
 	}
 	return s, nil
 }

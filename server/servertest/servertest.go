@@ -27,6 +27,14 @@ func WithClock(c *engine.FakeClock) Option {
 	return func(o *server.Options) { o.Now = c.Now }
 }
 
+// WithManualClock runs the server on c (server.Options.Clock), a clock
+// that moves only when told: s.AdvanceClock(30*time.Second) expires what
+// fell due at once, and versions follow it. Make c with
+// server.NewManualClock(time.Now()).
+func WithManualClock(c *server.ManualClock) Option {
+	return func(o *server.Options) { o.Clock = c }
+}
+
 // WithFaultInjection turns on the fault vocabulary of Microsoft's SDK
 // tests (server.Options.FaultInjection): a client's fault:* user
 // properties refuse or disconnect it. Embedded servers only.
