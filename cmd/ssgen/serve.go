@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"runtime/debug"
+	"time"
 
 	"github.com/ssgen/ssgen/server"
 	"github.com/ssgen/ssgen/server/engine"
@@ -23,7 +24,7 @@ func init() {
 }
 
 func runServe(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet(env, "serve", "[--listen HOST:PORT | --broker mqtt://HOST:PORT] [--max-keys N] [--max-bytes N] [--data-dir DIR [--persist-all] [--repair]] [limits] [security] [--seed FILE] [--http HOST:PORT | --ui] [--log-level LEVEL] [--log-format text|json]")
+	fs := newFlagSet(env, "serve", "[--listen HOST:PORT | --broker mqtt://HOST:PORT] [--max-keys N] [--max-bytes N] [--data-dir DIR [--persist-all] [--repair]] [limits] [security] [--seed FILE] [--http HOST:PORT | --ui] [--clock real|manual] [--fault-injection] [--log-level LEVEL] [--log-format text|json]")
 	listen := fs.String("listen", server.DefaultListen, "address of the embedded MQTT 5 broker (port 0 picks a free one)")
 	broker := fs.String("broker", "", "attach to this MQTT 5 broker instead of embedding one (mqtt://host:port)")
 	maxKeys := fs.Int("max-keys", 0, "key quota (0 = unlimited)")
@@ -50,6 +51,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	passwordFile := fs.String("password-file", "", "embedded: authenticate by user name and password, lines username:bcrypt-hash")
 	allowAnonymous := fs.Bool("allow-anonymous", false, "embedded: let clients without credentials in even with --password-file or --tls-client-ca")
 	authzFile := fs.String("authz-file", "", "embedded: YAML state store authorization rules (who may read or write which keys)")
+	clock := fs.String("clock", "real", "the state store's time: real, or manual (starts at the real time and moves only with ssgen clock advance|set; needs --http or --ui to be moved)")
 	faults := fs.Bool("fault-injection", false, "embedded: honour the fault:* user properties of Microsoft's SDK tests (refuse or disconnect a client on its own request; docs/testing.md); for tests only")
 	seed := fs.String("seed", "", "start from this snapshot file (ssgen export); the store must be empty (a --data-dir holding keys is refused)")
 	logLevel := fs.String("log-level", "info", "debug (adds every refused request), info, warn or error")
@@ -66,6 +68,12 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	if given["listen"] && given["broker"] {
 		return usageErrorf("--listen and --broker exclude each other")
+	}
+	if *clock != "real" && *clock != "manual" {
+		return usageErrorf("--clock %q: want real or manual", *clock)
+	}
+	if *clock == "manual" && !web.enabled() {
+		return usageErrorf("--clock manual needs --http or --ui: ssgen clock moves the clock through the HTTP API")
 	}
 	if *faults && *broker != "" {
 		return usageErrorf("--fault-injection needs the embedded broker, not --broker")
@@ -109,6 +117,9 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	opts.DataDir, opts.PersistAll, opts.Repair = *dataDir, *persistAll, *repair
 	opts.Limits = lim
 	opts.FaultInjection = *faults
+	if *clock == "manual" {
+		opts.Clock = server.NewManualClock(time.Now())
+	}
 	if opts.Security, err = serveSecurity(*tlsCert, *tlsKey, *tlsClientCA, *passwordFile, *authzFile, *allowAnonymous); err != nil {
 		return &exitError{code: exitUsage, err: libErr(err)}
 	}
@@ -134,6 +145,8 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		// authentication and cross-site protection, limited to the keys
 		// its caller may read and write.
 		con.Handle(snapshotPath, srv.SnapshotHandler(server.SnapshotHTTP{Access: con.Access}))
+		// The clock (ssgen clock), behind the same protection.
+		con.Handle(clockPath, srv.ClockHandler())
 		if err := con.Start(srv); err != nil {
 			_ = srv.Close()
 			return &exitError{code: exitUsage, err: err}
