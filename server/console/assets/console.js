@@ -460,6 +460,28 @@
     e.target.textContent = st.paused ? "Resume" : "Pause";
   });
 
+  // --- the manual clock ------------------------------------------------------
+  // Shown when the server runs on a manual clock and serves /api/clock
+  // (ssgen serve --clock manual): Advance moves it forward.
+  async function loadClock() {
+    let c;
+    try { c = await getJSON("/api/clock"); } catch (e) { return; }
+    if (c.clock !== "manual") return;
+    $("#clocknow").textContent = c.now;
+    $("#clock").hidden = false;
+  }
+  $("#clock").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const msg = $("#clockmsg");
+    try {
+      const c = await post("/api/clock", { advance: e.target.advance.value.trim() });
+      $("#clocknow").textContent = c.now;
+      msg.textContent = "";
+      loadKeys(true); // the time left to live of every key moved
+      refreshDetail();
+    } catch (err) { msg.textContent = "Refused: " + err.message; }
+  });
+
   const next = $("#morekeys").dataset.next;
   st.next = next || "";
   fromURL();
@@ -468,6 +490,7 @@
   // as the script does, relative to the folder.
   if (st.prefix || st.q) loadKeys(true);
   loadClients();
+  loadClock();
   connect();
   document.body.dataset.ready = "1";
 })();
