@@ -266,7 +266,10 @@ func TestFaultDisconnectAfterDelay(t *testing.T) {
 	fe := newFaultEnv(t, true)
 	p := fe.peer("fault-later")
 	sub(t, p)
-	user := ups(protocol.FaultDisconnect, codeAdministrative, protocol.FaultDelay, "0")
+	// One second, as the SDK tests use: with 0 the DISCONNECT follows the
+	// PUBACK and the answer so closely that paho may end the connection
+	// before its callbacks have handed them over.
+	user := ups(protocol.FaultDisconnect, codeAdministrative, protocol.FaultDelay, "1")
 	pr, err := p.request(cmd("SET", "k", "v"), user)
 	if err != nil || pr.ReasonCode != 0 {
 		t.Fatalf("PUBACK %+v, %v; want success before the disconnect", pr, err)
