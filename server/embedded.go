@@ -178,6 +178,7 @@ func (e *embedded) handle(cl *mqtt.Client, pk packets.Packet) error {
 	for i, u := range pk.Properties.User {
 		in.User[i] = userProp{u.Key, u.Val}
 	}
+	in.Inject = e.s.injector()
 	out := process(e.s.eng, &in)
 	if e.s.observing() {
 		defer e.s.observe(start, cl.ID, &out)
@@ -187,9 +188,24 @@ func (e *embedded) handle(cl *mqtt.Client, pk packets.Packet) error {
 		e.s.log.Warn("request dropped", "client", cl.ID, "reason", out.Reason)
 		return packets.CodeSuccessIgnore
 	case actKick:
+		if out.Chaos {
+			e.s.log.Info("client disconnected by a chaos rule", "client", cl.ID, "reason", out.Reason)
+			_ = e.broker.DisconnectClient(cl, faultCode(packets.ErrAdministrativeAction.Code))
+			return packets.ErrRejectPacket
+		}
 		e.s.log.Warn("client disconnected for a forbidden response topic", "client", cl.ID,
 			"reason", out.Reason, "response_topic", in.ResponseTopic)
 		_ = e.broker.DisconnectClient(cl, packets.ErrProtocolViolation)
+		return packets.ErrRejectPacket
+	}
+	if out.Delay > 0 {
+		// Held by a chaos rule: answered (with its PUBACK) later, as an
+		// answer that waits for the disk is.
+		id := pk.PacketID
+		e.s.answer(cl.ID, out, func(out *outcome) {
+			o := *out
+			e.s.delayed.after(o.Delay, func() { e.respond(cl, &o, id) })
+		})
 		return packets.ErrRejectPacket
 	}
 	if out.Wait == 0 {

@@ -68,6 +68,12 @@ type Options struct {
 	// is logged, and the damaged file is kept as StoreFile.damaged-<UTC
 	// time>. It does nothing to a sound file. It needs DataDir.
 	Repair bool
+	// Chaos are the chaos rules the server starts with (ssgen serve
+	// --chaos FILE; LoadChaos reads one): state store requests that match
+	// a rule get its effect, an -ERR answer, no answer, a held answer or a
+	// disconnect. SetChaos replaces them while the server runs, and
+	// ChaosHandler serves them over HTTP. See ChaosRule.
+	Chaos []ChaosRule
 	// FaultInjection makes the embedded broker honour the fault
 	// vocabulary of Microsoft's SDK tests: user properties a client puts
 	// on its own CONNECT, PUBLISH, SUBSCRIBE or UNSUBSCRIBE asking to be

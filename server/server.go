@@ -42,6 +42,9 @@ type Server struct {
 	// Stats).
 	notesSent, notesDropped atomic.Int64
 
+	chaos   atomic.Pointer[chaosSet] // nil: no chaos rules (chaos.go)
+	delayed delays                   // answers held by chaos rules
+
 	mu      sync.Mutex
 	started bool
 	closed  bool
@@ -75,6 +78,13 @@ func New(opts Options) (*Server, error) {
 	s := &Server{opts: opts, log: opts.Logger}
 	if s.log == nil {
 		s.log = slog.Default()
+	}
+	if len(opts.Chaos) > 0 {
+		set, err := compileChaos(opts.Chaos)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+		}
+		s.chaos.Store(set)
 	}
 	if opts.Broker != "" {
 		ext, err := newExternal(s)
@@ -193,6 +203,7 @@ func (s *Server) Close() error {
 		return s.closeDisk()
 	}
 	s.cancel()
+	s.delayed.close()
 	s.fan.close()
 	err := s.tr.close()
 	s.wg.Wait()

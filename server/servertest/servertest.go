@@ -35,6 +35,13 @@ func WithManualClock(c *server.ManualClock) Option {
 	return func(o *server.Options) { o.Clock = c }
 }
 
+// WithChaos starts the server with chaos rules (server.Options.Chaos):
+// requests that match one get its effect. s.SetChaos changes them while
+// the test runs.
+func WithChaos(rules ...server.ChaosRule) Option {
+	return func(o *server.Options) { o.Chaos = rules }
+}
+
 // WithFaultInjection turns on the fault vocabulary of Microsoft's SDK
 // tests (server.Options.FaultInjection): a client's fault:* user
 // properties refuse or disconnect it. Embedded servers only.

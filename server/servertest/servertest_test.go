@@ -64,3 +64,10 @@ func TestWithFaultInjectionRefusesOnRequest(t *testing.T) {
 		t.Fatalf("CONNACK %+v, %v; want 0x89", ca, err)
 	}
 }
+
+func TestWithChaosStartsWithRules(t *testing.T) {
+	s := servertest.New(t, servertest.WithChaos(server.ChaosRule{Name: "x", Effect: server.ChaosDrop}))
+	if st := s.Chaos(); len(st) != 1 || st[0].Name != "x" {
+		t.Fatalf("rules %+v", st)
+	}
+}
