@@ -66,7 +66,7 @@ func TestChaosMatch(t *testing.T) {
 		{"app", args("GET", "config/a"), ChaosError, "config reads"},
 		{"app", args("SET", "config/a", "v"), "", ""},
 		{"app", args("GET", "other"), "", ""},
-		{"app", args("GET"), "", ""}, // no key: a key glob does not match
+		{"app", args("GET"), "", ""},                                     // no key: a key glob does not match
 		{"flaky-1", args("GET", "config/a"), ChaosError, "config reads"}, // the first rule that matches wins
 		{"flaky-1", args("GET", "x"), ChaosDrop, "rule 2"},
 		{"flaky-2", args("KEYNOTIFY", "x"), ChaosDrop, "rule 2"},
