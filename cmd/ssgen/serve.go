@@ -24,7 +24,7 @@ func init() {
 }
 
 func runServe(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet(env, "serve", "[--listen HOST:PORT | --broker mqtt://HOST:PORT] [--max-keys N] [--max-bytes N] [--data-dir DIR [--persist-all] [--repair]] [limits] [security] [--seed FILE] [--http HOST:PORT | --ui] [--clock real|manual] [--fault-injection] [--log-level LEVEL] [--log-format text|json]")
+	fs := newFlagSet(env, "serve", "[--listen HOST:PORT | --broker mqtt://HOST:PORT] [--max-keys N] [--max-bytes N] [--data-dir DIR [--persist-all] [--repair]] [limits] [security] [--seed FILE] [--http HOST:PORT | --ui] [--clock real|manual] [--chaos FILE] [--fault-injection] [--log-level LEVEL] [--log-format text|json]")
 	listen := fs.String("listen", server.DefaultListen, "address of the embedded MQTT 5 broker (port 0 picks a free one)")
 	broker := fs.String("broker", "", "attach to this MQTT 5 broker instead of embedding one (mqtt://host:port)")
 	maxKeys := fs.Int("max-keys", 0, "key quota (0 = unlimited)")
@@ -52,6 +52,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	allowAnonymous := fs.Bool("allow-anonymous", false, "embedded: let clients without credentials in even with --password-file or --tls-client-ca")
 	authzFile := fs.String("authz-file", "", "embedded: YAML state store authorization rules (who may read or write which keys)")
 	clock := fs.String("clock", "real", "the state store's time: real, or manual (starts at the real time and moves only with ssgen clock advance|set; needs --http or --ui to be moved)")
+	chaosFile := fs.String("chaos", "", "start with the chaos rules of this YAML `FILE` (docs/testing.md): matching requests get an -ERR answer, no answer, a held answer or a disconnect; changed at run time with ssgen chaos or the console")
 	faults := fs.Bool("fault-injection", false, "embedded: honour the fault:* user properties of Microsoft's SDK tests (refuse or disconnect a client on its own request; docs/testing.md); for tests only")
 	seed := fs.String("seed", "", "start from this snapshot file (ssgen export); the store must be empty (a --data-dir holding keys is refused)")
 	logLevel := fs.String("log-level", "info", "debug (adds every refused request), info, warn or error")
@@ -117,6 +118,11 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	opts.DataDir, opts.PersistAll, opts.Repair = *dataDir, *persistAll, *repair
 	opts.Limits = lim
 	opts.FaultInjection = *faults
+	if *chaosFile != "" {
+		if opts.Chaos, err = server.LoadChaos(*chaosFile); err != nil {
+			return usageErrorf("--chaos: %s", libText(err))
+		}
+	}
 	if *clock == "manual" {
 		opts.Clock = server.NewManualClock(time.Now())
 	}
@@ -147,6 +153,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		con.Handle(snapshotPath, srv.SnapshotHandler(server.SnapshotHTTP{Access: con.Access}))
 		// The clock (ssgen clock), behind the same protection.
 		con.Handle(clockPath, srv.ClockHandler())
+		con.Handle(chaosPath, srv.ChaosHandler())
 		if err := con.Start(srv); err != nil {
 			_ = srv.Close()
 			return &exitError{code: exitUsage, err: err}
