@@ -482,6 +482,66 @@
     } catch (err) { msg.textContent = "Refused: " + err.message; }
   });
 
+  // --- chaos rules --------------------------------------------------------------
+  // Shown when the server serves /api/chaos (ssgen serve --http): the
+  // rules in force with their counters, and a form that replaces them.
+  function chaosText(rules) {
+    const plain = rules.map((r) => { const c = Object.assign({}, r); delete c.fired; delete c.left; return c; });
+    return JSON.stringify({ rules: plain }, null, 2);
+  }
+  function renderChaos(rules) {
+    const tb = $("#chaoslist tbody");
+    tb.replaceChildren();
+    rules.forEach((r, i) => {
+      const m = [r.verbs && r.verbs.length ? r.verbs.join(",") : "any verb"];
+      if (r.key) m.push("key " + r.key);
+      if (r.client) m.push("client " + r.client);
+      let eff = r.effect;
+      if (r.effect === "error") eff += ": " + r.error;
+      if (r.effect === "delay") eff += " " + r.delay;
+      if (r.probability) eff += ", probability " + r.probability;
+      const tr = el("tr");
+      tr.append(el("td", r.name || "rule " + (i + 1)), el("td", m.join(" ")), el("td", eff),
+        el("td", r.fired, "num"), el("td", r.left === undefined ? "" : r.left, "num"));
+      tb.append(tr);
+    });
+    if (!rules.length) { const tr = el("tr"); tr.append(el("td", "no rules")); tb.append(tr); }
+  }
+  async function loadChaos(fill) {
+    let d;
+    try { d = await getJSON("/api/chaos"); } catch (e) { return; }
+    $("#chaos").hidden = false;
+    renderChaos(d.rules);
+    const ta = $("#chaosform").rules;
+    if (fill && d.rules.length && !ta.value) ta.value = chaosText(d.rules);
+  }
+  async function sendChaos(method, body) {
+    const r = await fetch("/api/chaos", {
+      method, credentials: "same-origin", body,
+      headers: { "Content-Type": "application/yaml", "X-Ssgen-Csrf": csrf },
+    });
+    if (!r.ok) throw new Error((await r.text()).trim());
+    return r.json();
+  }
+  $("#chaosform").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const msg = $("#chaosmsg");
+    try {
+      const d = await sendChaos("PUT", e.target.rules.value);
+      renderChaos(d.rules);
+      msg.textContent = "Applied: " + d.rules.length + " rule" + (d.rules.length === 1 ? "" : "s") + ".";
+    } catch (err) { msg.textContent = "Refused: " + err.message; }
+  });
+  $("#chaosclear").addEventListener("click", async () => {
+    const msg = $("#chaosmsg");
+    try {
+      const d = await sendChaos("DELETE");
+      renderChaos(d.rules);
+      msg.textContent = "Cleared.";
+    } catch (err) { msg.textContent = "Refused: " + err.message; }
+  });
+  $("#chaosrefresh").addEventListener("click", () => loadChaos(false));
+
   const next = $("#morekeys").dataset.next;
   st.next = next || "";
   fromURL();
@@ -491,6 +551,7 @@
   if (st.prefix || st.q) loadKeys(true);
   loadClients();
   loadClock();
+  loadChaos(true);
   connect();
   document.body.dataset.ready = "1";
 })();
