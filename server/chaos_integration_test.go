@@ -152,3 +152,18 @@ func TestChaosDelayedAnswersEndWithTheServer(t *testing.T) {
 		}
 	})
 }
+
+// An attached service cannot disconnect a client: a disconnect rule drops
+// the request instead.
+func TestChaosDisconnectIsADropInExternalMode(t *testing.T) {
+	e := newEnv(t, mosquittoURL(t), []func(*server.Options){func(o *server.Options) {
+		o.Chaos = []server.ChaosRule{{Key: "cut", Effect: server.ChaosDisconnect}}
+	}})
+	c := e.connect("chaos-external")
+	c.send(request{payload: cmd("SET", "cut", "v")})
+	c.expectNoResponse()
+	if _, ok := e.srv.Engine().Lookup([]byte("cut")); ok {
+		t.Fatal("the request ran")
+	}
+	checkResponse(t, c.do("SET", "other", "v"), "+OK\r\n", true)
+}
