@@ -11,6 +11,7 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 
 	"github.com/ssgen/ssgen/internal/protocol"
+	"github.com/ssgen/ssgen/server"
 	"github.com/ssgen/ssgen/server/servertest"
 )
 
@@ -158,5 +159,30 @@ func TestInjectedDisconnectResyncsWatchers(t *testing.T) {
 	}
 	if st := c.Stats(); st.Reconnects < 1 || st.Resyncs < 1 {
 		t.Fatalf("stats %+v, want a reconnect and a resync", st)
+	}
+}
+
+// The runtime's typed errors for what chaos rules inject: a service error
+// by its sentinel, a dropped answer as a timeout, a held answer as an
+// answer.
+func TestChaosRulesReachTheRuntimeAsTypedErrors(t *testing.T) {
+	srv := servertest.New(t, servertest.WithChaos(
+		server.ChaosRule{Key: "full", Effect: server.ChaosError, Error: protocol.ErrQuotaExceeded},
+		server.ChaosRule{Key: "lost", Effect: server.ChaosDrop},
+		server.ChaosRule{Key: "slow", Effect: server.ChaosDelay, Delay: server.Duration(20 * time.Millisecond)},
+	))
+	c := dialFaulty(t, srv.URL(), "chaos-typed", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if _, err := c.Set(ctx, []byte("full"), []byte("v"), SetOptions{}); !errors.Is(err, ErrQuotaExceeded) {
+		t.Fatalf("Set under an error rule: %v, want ErrQuotaExceeded", err)
+	}
+	short, cancelShort := context.WithTimeout(ctx, 200*time.Millisecond)
+	defer cancelShort()
+	if _, _, err := c.Get(short, []byte("lost")); !errors.Is(err, ErrTimeout) {
+		t.Fatalf("Get under a drop rule: %v, want ErrTimeout", err)
+	}
+	if _, err := c.Set(ctx, []byte("slow"), []byte("v"), SetOptions{}); err != nil {
+		t.Fatalf("Set under a delay rule: %v", err)
 	}
 }

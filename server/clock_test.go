@@ -189,3 +189,32 @@ func TestManualClockDriftRule(t *testing.T) {
 		}
 	})
 }
+
+// The manual clock works the same in external mode: the engine's time is
+// the service's, whichever broker carries the requests.
+func TestManualClockInExternalMode(t *testing.T) {
+	clock := server.NewManualClock(time.Now())
+	broker := mosquittoURL(t)
+	srv := servertest.NewExternal(t, broker, servertest.WithManualClock(clock))
+	cfg, err := runtime.FromURL(broker)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.ClientID = "clock-external"
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	c, err := runtime.Dial(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Set(ctx, []byte("reading"), []byte("1"), runtime.SetOptions{TTL: 10 * time.Second}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := srv.AdvanceClock(11 * time.Second); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := c.Get(ctx, []byte("reading")); !errors.Is(err, runtime.ErrNotFound) {
+		t.Fatalf("Get after the advance: %v, want ErrNotFound", err)
+	}
+}
