@@ -336,6 +336,14 @@ func TestFaultRejectPublish(t *testing.T) {
 	if pr, err := p.publish("t/x", ups(protocol.FaultRejectPublish, "151")); err == nil || pr.ReasonCode != 0x97 {
 		t.Fatalf("PUBACK %+v, %v; want 0x97", pr, err)
 	}
+	// At QoS 2 the PUBREC refuses it.
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	pr, err = p.pc.Publish(ctx, &paho.Publish{QoS: 2, Topic: "t/x", Payload: []byte("x"),
+		Properties: &paho.PublishProperties{User: ups(protocol.FaultRejectPublish, "153")}})
+	if pr == nil || pr.ReasonCode != 0x99 {
+		t.Fatalf("QoS 2: %+v, %v; want PUBREC 0x99", pr, err)
+	}
 }
 
 func TestFaultRejectSubscribe(t *testing.T) {
