@@ -134,3 +134,26 @@ rules:
 		t.Errorf("empty file: %v %v", rules, err)
 	}
 }
+
+func FuzzParseChaos(f *testing.F) {
+	f.Add("rules:\n  - name: a\n    verbs: [GET, SET]\n    key: \"k/*\"\n    client: \"c?\"\n    effect: error\n    error: busy\n    probability: 0.5\n    count: 2\n")
+	f.Add(`{"rules":[{"effect":"delay","delay":"1ms"},{"effect":"disconnect"}]}`)
+	f.Add("rules: [{effect: drop, key: \"[a-\"}]")
+	f.Add("rules:\n  - effect: delay\n    delay: -1s\n")
+	f.Fuzz(func(t *testing.T, in string) {
+		rules, err := ParseChaos(strings.NewReader(in))
+		if err != nil {
+			if !errors.Is(err, ErrInvalidChaos) {
+				t.Fatalf("error %v does not match ErrInvalidChaos", err)
+			}
+			return
+		}
+		set, err := compileChaos(rules)
+		if err != nil {
+			t.Fatalf("accepted rules do not compile: %v", err)
+		}
+		if set != nil {
+			set.match("c1", args("GET", "k/1"))
+		}
+	})
+}

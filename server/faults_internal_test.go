@@ -1,13 +1,19 @@
 package server
 
 import (
+	"context"
+	"io"
+	"log/slog"
+	"net"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/eclipse/paho.golang/paho"
 	"github.com/mochi-mqtt/server/v2/packets"
 
 	"github.com/ssgen/ssgen/internal/protocol"
+	"github.com/ssgen/ssgen/internal/testwait"
 )
 
 func userProps(kv ...string) []packets.UserProperty {
@@ -144,4 +150,46 @@ func FuzzPlanFault(f *testing.F) {
 			t.Fatalf("delay %v", p.delay)
 		}
 	})
+}
+
+// Attack: a client asks for more delayed disconnects than the server
+// keeps (a day each, so none fires): past maxPendingFaults they are
+// ignored, and its disconnect forgets them all.
+func TestDelayedDisconnectsAreBounded(t *testing.T) {
+	srv, err := New(Options{Listen: "127.0.0.1:0", FaultInjection: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	h := srv.tr.(*embedded).faults
+	conn, err := net.DialTimeout("tcp", srv.Addr(), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc := paho.NewClient(paho.ClientConfig{ClientID: "flood", Conn: conn})
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if _, err := pc.Connect(ctx, &paho.Connect{ClientID: "flood", CleanStart: true, KeepAlive: 30}); err != nil {
+		t.Fatal(err)
+	}
+	pending := func() int {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		return h.pending
+	}
+	for i := range maxPendingFaults + 10 {
+		if _, err := pc.Publish(ctx, &paho.Publish{QoS: 1, Topic: "t", Payload: []byte("x"), Properties: &paho.PublishProperties{
+			User: paho.UserProperties{{Key: protocol.FaultDisconnect, Value: "152"}, {Key: protocol.FaultDelay, Value: "86400"}},
+		}}); err != nil {
+			t.Fatalf("publish %d: %v", i, err)
+		}
+	}
+	if n := pending(); n != maxPendingFaults {
+		t.Fatalf("%d delayed disconnects waiting, want the bound %d", n, maxPendingFaults)
+	}
+	_ = pc.Disconnect(&paho.Disconnect{})
+	testwait.Until(t, 10*time.Second, "the client's delayed disconnects forgotten", func() bool { return pending() == 0 })
 }

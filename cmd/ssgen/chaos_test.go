@@ -1,10 +1,12 @@
 package main
 
 import (
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestChaosVerbAndServeChaos(t *testing.T) {
@@ -53,5 +55,42 @@ func TestChaosVerbAndServeChaos(t *testing.T) {
 		if code, _, errs := runVerb(t, "", args...); code != exitUsage {
 			t.Errorf("%q: %d %q", args, code, errs)
 		}
+	}
+}
+
+// Attack: a page of another site drives a victim's browser to put chaos
+// rules or move the clock of a console on loopback (no authentication).
+// The console's cross-site protection refuses both, and nothing changes.
+func TestChaosAndClockRefuseCrossSiteRequests(t *testing.T) {
+	_, consoleURL := startServe(t, "--ui", "--clock", "manual")
+	for _, c := range []struct{ method, path, ctype, body string }{
+		{http.MethodPut, "api/chaos", "application/json", `{"rules":[{"effect":"drop"}]}`},
+		{http.MethodDelete, "api/chaos", "", ""},
+		{http.MethodPost, "api/clock", "application/json", `{"advance":"1h"}`},
+	} {
+		req, err := http.NewRequest(c.method, consoleURL+c.path, strings.NewReader(c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.ctype != "" {
+			req.Header.Set("Content-Type", c.ctype)
+		}
+		req.Header.Set("Origin", "http://attacker.example")
+		req.Header.Set("Sec-Fetch-Site", "cross-site")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusForbidden {
+			t.Errorf("%s /%s from another site: %d, want 403", c.method, c.path, resp.StatusCode)
+		}
+	}
+	if code, out, _ := runVerb(t, "", "chaos", "--http", consoleURL); code != 0 || out != "no chaos rules\n" {
+		t.Fatalf("rules after the attack: %q", out)
+	}
+	_, out, _ := runVerb(t, "", "clock", "--http", consoleURL)
+	if now, err := time.Parse(time.RFC3339Nano, strings.Fields(out)[0]); err != nil || now.After(time.Now().Add(30*time.Minute)) {
+		t.Fatalf("clock after the attack: %q %v", out, err)
 	}
 }
