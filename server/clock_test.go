@@ -42,6 +42,10 @@ func TestManualClockNeedsNoNow(t *testing.T) {
 	if !errors.Is(err, server.ErrInvalidOptions) {
 		t.Fatalf("New: %v", err)
 	}
+	_, err = server.New(server.Options{Clock: server.NewManualClock(time.Now()), DataDir: t.TempDir()})
+	if !errors.Is(err, server.ErrInvalidOptions) {
+		t.Fatalf("New with a DataDir: %v", err)
+	}
 	srv := servertest.New(t)
 	if _, err := srv.AdvanceClock(time.Second); !errors.Is(err, server.ErrRealClock) {
 		t.Fatalf("AdvanceClock on real time: %v", err)

@@ -38,7 +38,9 @@ type Options struct {
 	// Clock, when set, is the state store's time instead of Now (which
 	// must then be nil): a clock that moves only when told, through
 	// Server.AdvanceClock and SetClock or the HTTP API (ClockHandler),
-	// each move expiring what fell due. See ManualClock.
+	// each move expiring what fell due. See ManualClock. It excludes
+	// DataDir: versions written on a clock moved ahead would be restored
+	// with the store, and every later version would be ahead too.
 	Clock *ManualClock
 	// Logger receives connection events and every refused request with its
 	// reason (slog.Default() when nil).

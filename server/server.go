@@ -70,6 +70,12 @@ func New(opts Options) (*Server, error) {
 		if opts.Now != nil {
 			return nil, fmt.Errorf("%w: Clock and Now exclude each other", ErrInvalidOptions)
 		}
+		// Versions written on a clock moved ahead would outlive the
+		// server: a restart moves its clock past the stored versions, and
+		// clients would refuse every version it hands out.
+		if opts.DataDir != "" {
+			return nil, fmt.Errorf("%w: Clock and DataDir exclude each other (versions written on a moved clock would outlive it)", ErrInvalidOptions)
+		}
 		opts.Now = opts.Clock.Now
 	}
 	if opts.PersistAll && opts.DataDir == "" {

@@ -78,6 +78,7 @@ func TestClockVerbUsage(t *testing.T) {
 		{"clock", "--http", "127.0.0.1:1", "rewind", "1s"},
 		{"serve", "--clock", "fast"},
 		{"serve", "--clock", "manual"},
+		{"serve", "--clock", "manual", "--ui", "--data-dir", "x"},
 		{"serve", "--fault-injection", "--broker", "mqtt://127.0.0.1:1"},
 	} {
 		if code, _, errs := runVerb(t, "", args...); code != exitUsage {

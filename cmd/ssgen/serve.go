@@ -73,6 +73,9 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	if *clock != "real" && *clock != "manual" {
 		return usageErrorf("--clock %q: want real or manual", *clock)
 	}
+	if *clock == "manual" && *dataDir != "" {
+		return usageErrorf("--clock manual and --data-dir exclude each other: versions written on a clock moved ahead would be kept, and a restarted server would hand out versions clients refuse")
+	}
 	if *clock == "manual" && !web.enabled() {
 		return usageErrorf("--clock manual needs --http or --ui: ssgen clock moves the clock through the HTTP API")
 	}
