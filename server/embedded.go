@@ -37,6 +37,7 @@ type embedded struct {
 	service *mqtt.Client // inline client that publishes for the service
 	dropped atomic.Int64 // notifications and responses mochi dropped
 	guard   *guard
+	faults  *faultHook     // nil without Options.FaultInjection
 	accepts *acceptTracker // the listener, so close can settle accepted connections
 
 	// Limits of connections, sessions and per-client output (Limits).
@@ -85,6 +86,12 @@ func (e *embedded) start(ctx context.Context) error {
 	if err := e.broker.AddHook(e.guard, nil); err != nil {
 		return err
 	}
+	if e.s.opts.FaultInjection {
+		e.faults = newFaultHook(e)
+		if err := e.broker.AddHook(e.faults, nil); err != nil {
+			return err
+		}
+	}
 	if err := e.broker.AddHook(&serviceHook{e: e}, nil); err != nil {
 		return err
 	}
@@ -125,6 +132,9 @@ func (e *embedded) addr() string {
 // that step. Before that, no more connections are accepted and those
 // already accepted are registered (see acceptTracker).
 func (e *embedded) close() error {
+	if e.faults != nil {
+		e.faults.close()
+	}
 	if e.accepts != nil {
 		e.accepts.stop(2 * time.Second)
 	}
@@ -168,6 +178,7 @@ func (e *embedded) handle(cl *mqtt.Client, pk packets.Packet) error {
 	for i, u := range pk.Properties.User {
 		in.User[i] = userProp{u.Key, u.Val}
 	}
+	in.Inject = e.s.injector()
 	out := process(e.s.eng, &in)
 	if e.s.observing() {
 		defer e.s.observe(start, cl.ID, &out)
@@ -177,9 +188,24 @@ func (e *embedded) handle(cl *mqtt.Client, pk packets.Packet) error {
 		e.s.log.Warn("request dropped", "client", cl.ID, "reason", out.Reason)
 		return packets.CodeSuccessIgnore
 	case actKick:
+		if out.Chaos {
+			e.s.log.Info("client disconnected by a chaos rule", "client", cl.ID, "reason", out.Reason)
+			_ = e.broker.DisconnectClient(cl, faultCode(packets.ErrAdministrativeAction.Code))
+			return packets.ErrRejectPacket
+		}
 		e.s.log.Warn("client disconnected for a forbidden response topic", "client", cl.ID,
 			"reason", out.Reason, "response_topic", in.ResponseTopic)
 		_ = e.broker.DisconnectClient(cl, packets.ErrProtocolViolation)
+		return packets.ErrRejectPacket
+	}
+	if out.Delay > 0 {
+		// Held by a chaos rule: answered (with its PUBACK) later, as an
+		// answer that waits for the disk is.
+		id := pk.PacketID
+		e.s.answer(cl.ID, out, func(out *outcome) {
+			o := *out
+			e.s.delayed.after(o.Delay, func() { e.respond(cl, &o, id) })
+		})
 		return packets.ErrRejectPacket
 	}
 	if out.Wait == 0 {

@@ -3,6 +3,7 @@ package server
 import (
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ssgen/ssgen/internal/protocol"
 	"github.com/ssgen/ssgen/runtime/resp3"
@@ -45,6 +46,9 @@ type inbound struct {
 	ReadCost func(n int) int
 	// TokenScope is engine.Request.TokenScope.
 	TokenScope string
+	// Inject, when set, is the chaos rules' decision on a decoded and
+	// authorized request (chaos.go).
+	Inject func(client string, args [][]byte) *chaosHit
 }
 
 // action is what a transport must do with a request after the envelope
@@ -90,6 +94,10 @@ type outcome struct {
 	// Wait is engine.Result.Wait: when not 0, Reply may be published only
 	// once the journal has settled it (Server.answer).
 	Wait uint64
+	// Delay, set by a chaos rule, holds the answer this long after that;
+	// Chaos says a chaos rule decided the outcome (Reason or Why says which).
+	Delay time.Duration
+	Chaos bool
 }
 
 // abandon turns an answer that waited for a change the disk did not take
@@ -162,14 +170,26 @@ func process(eng *engine.Engine, in *inbound) outcome {
 	persist, _ := lookup(in.User, protocol.PropPersistence)
 	req.Persist = strings.EqualFold(persist, protocol.PersistenceOn)
 	var res engine.Result
+	var chaos *chaosHit
 	args, err := resp3.ParseRequest(in.Payload, nil)
 	if err != nil {
 		res = engine.Result{Payload: syntaxError}
 	} else if why := authorize(in, args); why != "" {
 		res = engine.Result{Payload: notAuthorized, Why: why}
+	} else if hit := inject(in, client, args); hit != nil && hit.effect != ChaosDelay {
+		if hit.effect != ChaosError {
+			act := actDrop
+			if hit.effect == ChaosDisconnect {
+				act = actKick
+			}
+			return outcome{Action: act, Reason: hit.why, Args: args, Chaos: true}
+		}
+		res = engine.Result{Payload: hit.reply, Why: hit.why}
+		chaos = hit
 	} else {
 		req.Args = args
 		res = eng.Decide(req)
+		chaos = hit
 	}
 	r.Payload = res.Payload
 	if len(r.Payload) == 0 { // the engine promises otherwise; never send an empty payload
@@ -186,6 +206,12 @@ func process(eng *engine.Engine, in *inbound) outcome {
 		out.StoreError = strings.TrimSuffix(string(r.Payload[1:]), "\r\n")
 		if out.Why == "" {
 			out.Why = refusalWhy(out.StoreError, args, &req)
+		}
+	}
+	if chaos != nil {
+		out.Chaos, out.Delay = true, chaos.delay
+		if chaos.effect == ChaosDelay {
+			out.Why = strings.TrimSuffix(chaos.why+"; "+out.Why, "; ")
 		}
 	}
 	return out

@@ -234,6 +234,7 @@ func (x *external) handle(p *paho.Publish) {
 		}
 	}
 	src, _ := lookup(in.User, protocol.PropSourceID)
+	in.Inject = x.s.injector()
 	var start time.Time
 	if x.s.observing() {
 		start = time.Now()
@@ -254,12 +255,24 @@ func (x *external) handle(p *paho.Publish) {
 		x.s.log.Warn("request dropped", "client", src, "reason", out.Reason)
 		return
 	case actKick:
+		if out.Chaos {
+			x.s.log.Info("request dropped by a chaos rule (an attached service cannot disconnect a client)",
+				"client", src, "reason", out.Reason)
+			return
+		}
 		// An attached client cannot disconnect anyone; dropping is all it can do.
 		x.s.log.Warn("request dropped: forbidden response topic", "client", src,
 			"reason", out.Reason, "response_topic", in.ResponseTopic)
 		return
 	}
-	x.s.answer(src, out, func(out *outcome) { x.respond(src, out) })
+	x.s.answer(src, out, func(out *outcome) {
+		if out.Delay > 0 {
+			o := *out
+			x.s.delayed.after(o.Delay, func() { x.respond(src, &o) })
+			return
+		}
+		x.respond(src, out)
+	})
 }
 
 // respond publishes the answer to a request of src.

@@ -43,6 +43,9 @@ type Server struct {
 	// Stats).
 	notesSent, notesDropped atomic.Int64
 
+	chaos   atomic.Pointer[chaosSet] // nil: no chaos rules (chaos.go)
+	delayed delays                   // answers held by chaos rules
+
 	mu      sync.Mutex
 	started bool
 	closed  bool
@@ -61,12 +64,34 @@ func New(opts Options) (*Server, error) {
 	if err := opts.Security.validate(opts.Broker != ""); err != nil {
 		return nil, err
 	}
+	if opts.FaultInjection && opts.Broker != "" {
+		return nil, fmt.Errorf("%w: FaultInjection needs the embedded broker", ErrInvalidOptions)
+	}
+	if opts.Clock != nil {
+		if opts.Now != nil {
+			return nil, fmt.Errorf("%w: Clock and Now exclude each other", ErrInvalidOptions)
+		}
+		// Versions written on a clock moved ahead would outlive the
+		// server: a restart moves its clock past the stored versions, and
+		// clients would refuse every version it hands out.
+		if opts.DataDir != "" {
+			return nil, fmt.Errorf("%w: Clock and DataDir exclude each other (versions written on a moved clock would outlive it)", ErrInvalidOptions)
+		}
+		opts.Now = opts.Clock.Now
+	}
 	if opts.PersistAll && opts.DataDir == "" {
 		return nil, fmt.Errorf("%w: PersistAll needs a DataDir", ErrInvalidOptions)
 	}
 	// Every value of a log line is cut to 1 KiB: client ids, keys, stamps
 	// and reasons come from clients (logclip).
 	s := &Server{opts: opts, log: logclip.Logger(opts.Logger, 0)}
+	if len(opts.Chaos) > 0 {
+		set, err := compileChaos(opts.Chaos)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+		}
+		s.chaos.Store(set)
+	}
 	if opts.Broker != "" {
 		ext, err := newExternal(s)
 		if err != nil {
@@ -107,6 +132,9 @@ func New(opts Options) (*Server, error) {
 	if err := s.restore(); err != nil {
 		_ = s.closeDisk()
 		return nil, err
+	}
+	if opts.Clock != nil {
+		opts.Clock.onMove(s.clockMoved)
 	}
 	return s, nil
 }
@@ -181,6 +209,7 @@ func (s *Server) Close() error {
 		return s.closeDisk()
 	}
 	s.cancel()
+	s.delayed.close()
 	s.fan.close()
 	err := s.tr.close()
 	s.wg.Wait()
