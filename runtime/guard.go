@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/ssgen/ssgen/runtime/codec"
 	"github.com/ssgen/ssgen/runtime/hlc"
 )
 
@@ -193,7 +194,7 @@ func (k *Key[T]) CompareAndSet(ctx context.Context, old, new T) (swapped bool, e
 			return nil
 		case err != nil:
 			return err
-		case !bytes.Equal(cur, oldB):
+		case !bytes.Equal(cur, oldB) && !k.currentEquals(cur, oldB):
 			return nil
 		}
 		wc := k.writeConfig(nil)
@@ -205,6 +206,18 @@ func (k *Key[T]) CompareAndSet(ctx context.Context, old, new T) (swapped bool, e
 		return nil
 	})
 	return swapped, err
+}
+
+// currentEquals reports whether stored bytes written in an earlier form
+// of the value (a field since renamed, say) encode to want today, for a
+// codec that reads earlier forms (codec.Upgrader).
+func (k *Key[T]) currentEquals(stored, want []byte) bool {
+	u, ok := k.codec.(codec.Upgrader)
+	if !ok {
+		return false
+	}
+	cur, err := u.Current(stored)
+	return err == nil && bytes.Equal(cur, want)
 }
 
 // SetIfVersion stores v only if the key's current version is version, the

@@ -45,6 +45,9 @@ type loader struct {
 	file string
 	s    *Schema
 	errs ErrorList
+	// defaults are the fields' default values, checked against the
+	// fields' types once every type is declared.
+	defaults []pendingDefault
 }
 
 func (l *loader) pos(n *yaml.Node) Pos { return Pos{Filename: l.file, Line: n.Line, Col: n.Column} }
@@ -248,6 +251,7 @@ func (l *loader) top(root *yaml.Node) {
 	for _, p := range typeBodies {
 		l.typeBody(s.Type(p.name), p.val)
 	}
+	l.checkEvolution()
 	if locksN != nil {
 		s.Locks = l.locks(nil, locksN)
 	}

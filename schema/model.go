@@ -182,6 +182,40 @@ type TypeDef struct {
 	Fields []*Field     // KindStruct, in declaration order (the wire order)
 	Values []*EnumValue // KindEnum, in declaration order
 	GoType *GoTypeRef   // KindGoType
+
+	// Removed lists the wire names of fields dropped on purpose
+	// (KindStruct): stored values holding them decode without them, and
+	// Compare accepts their removal. No field of the type may use one.
+	Removed []Name
+}
+
+// Name is a name written in the schema with where it is written.
+type Name struct {
+	Name string
+	Pos  Pos
+}
+
+// Evolves reports whether values of the struct read by this schema may
+// differ from what it writes: a field renamed from an earlier name or
+// given a default for values stored without it.
+func (t *TypeDef) Evolves() bool {
+	for _, f := range t.Fields {
+		if len(f.RenamedFrom) > 0 || f.Default != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// EnumRenames reports whether an enum declares earlier spellings of its
+// values.
+func (t *TypeDef) EnumRenames() bool {
+	for _, v := range t.Values {
+		if len(v.RenamedFrom) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Field is one field of a declared struct.
@@ -192,6 +226,23 @@ type Field struct {
 	Type     *Type
 	Optional bool // may be absent on the wire (omitempty); required fields are always written
 	Pos      Pos
+
+	// RenamedFrom lists earlier wire names of the field: a stored value
+	// holding one of them (and not Name) decodes it into this field. New
+	// writes use Name.
+	RenamedFrom []Name
+	// Default is the value a stored value without the field decodes
+	// with; nil when none (the zero value). Only a required field has one.
+	Default *Default
+}
+
+// Default is a field's default value.
+type Default struct {
+	// JSON is the value in the JSON form of the generated Go type (a
+	// duration as nanoseconds, bytes as base64, a time as RFC 3339),
+	// compact, map keys sorted: what encoding/json writes for it.
+	JSON string
+	Pos  Pos
 }
 
 // EnumValue is one value of a declared enum. On the wire an enum is its
@@ -201,6 +252,9 @@ type EnumValue struct {
 	GoName string // Go constant name: type name + exported value ("ModeHeat")
 	Doc    string
 	Pos    Pos
+	// RenamedFrom lists earlier spellings of the value: stored values
+	// holding one decode as this value; new writes use Value.
+	RenamedFrom []Name
 }
 
 // GoTypeRef names a user Go type that brings its own codec: it must
@@ -364,4 +418,23 @@ func (s *Schema) GoImports() []string {
 		}
 	}
 	return out
+}
+
+// Spelling returns the current value of an enum spelled s: s itself when
+// it is a declared value, the value it was renamed to when it is an
+// earlier spelling (renamed_from), and false otherwise.
+func (t *TypeDef) Spelling(s string) (string, bool) {
+	for _, v := range t.Values {
+		if v.Value == s {
+			return s, true
+		}
+	}
+	for _, v := range t.Values {
+		for _, r := range v.RenamedFrom {
+			if r.Name == s {
+				return v.Value, true
+			}
+		}
+	}
+	return "", false
 }
