@@ -114,7 +114,11 @@ func (l *loader) checkEvolution() {
 			l.errorf(d.val, "%s: %v", what, err)
 			continue
 		}
-		d.f.Default = &Default{JSON: string(b), Pos: l.pos(d.val)}
+		text := string(b)
+		if d.val.Kind == yaml.ScalarNode {
+			text = d.val.Value
+		}
+		d.f.Default = &Default{JSON: string(b), Text: text, Pos: l.pos(d.val)}
 	}
 }
 

@@ -94,14 +94,21 @@ func WriteMarkdown(w io.Writer, s *Schema) error {
 					if f.Optional {
 						opt = "yes"
 					}
-					p("| `%s` | `%s` | `%s` | %s | %s |\n", f.Name, f.GoName, f.Type, opt, cell(f.Doc))
+					p("| `%s` | `%s` | `%s` | %s | %s |\n", f.Name, f.GoName, f.Type, opt, cell(strings.TrimSpace(f.Doc+" "+fieldEvolutionDoc(f))))
+				}
+				if len(t.Removed) > 0 {
+					names := make([]string, len(t.Removed))
+					for i, r := range t.Removed {
+						names[i] = "`" + r.Name + "`"
+					}
+					p("\nRemoved fields (stored data under these names is ignored): %s.\n", strings.Join(names, ", "))
 				}
 			case KindEnum:
 				p("Enum, stored as its value string:\n\n")
 				p("| Value | Go constant | Doc |\n")
 				p("|---|---|---|\n")
 				for _, v := range t.Values {
-					p("| `%s` | `%s` | %s |\n", v.Value, v.GoName, cell(v.Doc))
+					p("| `%s` | `%s` | %s |\n", v.Value, v.GoName, cell(strings.TrimSpace(v.Doc+" "+renamedDoc(v.RenamedFrom))))
 				}
 			case KindGoType:
 				p("Go type `%s`, with its own codec.\n", t.GoType)
@@ -109,6 +116,44 @@ func WriteMarkdown(w io.Writer, s *Schema) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// fieldEvolutionDoc says how a field reads values of earlier schemas.
+func fieldEvolutionDoc(f *Field) string {
+	out := renamedDoc(f.RenamedFrom)
+	if f.Default != nil {
+		out = strings.TrimSpace(out + " Default " + codeSpan(f.Default.Text) + ".")
+	}
+	return out
+}
+
+func renamedDoc(names []Name) string {
+	if len(names) == 0 {
+		return ""
+	}
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = codeSpan(n.Name)
+	}
+	return "Renamed from " + strings.Join(quoted, ", ") + "."
+}
+
+// codeSpan writes s as Markdown code whatever backticks it holds.
+func codeSpan(s string) string {
+	longest, run := 0, 0
+	for _, r := range s {
+		if r == '`' {
+			run++
+			longest = max(longest, run)
+		} else {
+			run = 0
+		}
+	}
+	fence := strings.Repeat("`", longest+1)
+	if longest > 0 {
+		return fence + " " + s + " " + fence
+	}
+	return fence + s + fence
 }
 
 // cell makes text safe inside a Markdown table cell.

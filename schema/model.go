@@ -242,6 +242,9 @@ type Default struct {
 	// duration as nanoseconds, bytes as base64, a time as RFC 3339),
 	// compact, map keys sorted: what encoding/json writes for it.
 	JSON string
+	// Text is the default for people to read: a scalar as written in the
+	// schema ("90s", "heat"), anything else as JSON.
+	Text string
 	Pos  Pos
 }
 

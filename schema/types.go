@@ -80,7 +80,7 @@ func (l *loader) typeBody(td *TypeDef, n *yaml.Node) {
 	}
 	if removedN.key != nil {
 		if td.Kind != KindStruct {
-			l.errorf(removedN.key, "%s: removed names fields dropped from a struct; %s is not one", what, what)
+			l.errorf(removedN.key, "%s: removed lists fields dropped from a struct, and %s is not a struct", what, td.Name)
 		} else {
 			td.Removed = l.wireNames(removedN.val, what+": removed", true)
 		}

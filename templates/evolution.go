@@ -2,6 +2,7 @@ package templates
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -101,8 +102,8 @@ func evolutionNote(fd *schema.Field) string {
 		parts = append(parts, "Stored values that hold it under an earlier name ("+strings.Join(names, ", ")+") read it from there.")
 	}
 	if fd.Default != nil {
-		if len(fd.Default.JSON) <= maxDefaultInDoc {
-			parts = append(parts, "Stored values without it read "+fd.Default.JSON+" (JSON), its default.")
+		if len(fd.Default.Text) <= maxDefaultInDoc {
+			parts = append(parts, "Stored values without it read its default, "+strconv.Quote(fd.Default.Text)+".")
 		} else {
 			parts = append(parts, "Stored values without it read its default, given in the schema.")
 		}

@@ -134,7 +134,7 @@ type Zone struct {
 	// Stored values that hold it under an earlier name ("temp") read it from there.
 	Celsius float64 `json:"celsius" msgpack:"celsius"`
 
-	// Stored values without it read true (JSON), its default.
+	// Stored values without it read its default, "true".
 	Enabled bool `json:"enabled" msgpack:"enabled"`
 }
 
@@ -153,22 +153,22 @@ type SetPoint struct {
 	Zones   []Zone          `json:"zones" msgpack:"zones"`
 	ByRoom  map[string]Zone `json:"byRoom" msgpack:"byRoom"`
 
-	// Stored values without it read "unknown" (JSON), its default.
+	// Stored values without it read its default, "unknown".
 	UpdatedBy string `json:"updatedBy" msgpack:"updatedBy"`
 
-	// Stored values without it read 90000000000 (JSON), its default.
+	// Stored values without it read its default, "90s".
 	Hold time.Duration `json:"hold" msgpack:"hold"`
 
-	// Stored values without it read "2026-01-01T00:00:00Z" (JSON), its default.
+	// Stored values without it read its default, "2026-01-01T00:00:00Z".
 	Since time.Time `json:"since" msgpack:"since"`
 
-	// Stored values without it read [10,30] (JSON), its default.
+	// Stored values without it read its default, "[10,30]".
 	Limits []int16 `json:"limits" msgpack:"limits"`
 
-	// Stored values without it read {"from":8,"to":17} (JSON), its default.
+	// Stored values without it read its default, "{\"from\":8,\"to\":17}".
 	Schedule Window `json:"schedule" msgpack:"schedule"`
 
-	// Stored values without it read "off" (JSON), its default.
+	// Stored values without it read its default, "off".
 	Fallback Mode `json:"fallback" msgpack:"fallback"`
 
 	// Optional: left out of the stored value when empty.
