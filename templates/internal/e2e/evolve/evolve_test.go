@@ -6,11 +6,15 @@ package evolve_test
 
 import (
 	"context"
+	"encoding/json"
+	"path/filepath"
 	"reflect"
 	"testing"
 	"time"
 
+	"github.com/ssgen/ssgen/internal/schemaval"
 	"github.com/ssgen/ssgen/runtime"
+	"github.com/ssgen/ssgen/schema"
 	"github.com/ssgen/ssgen/server/servertest"
 	v1 "github.com/ssgen/ssgen/templates/internal/e2e/evolve/v1"
 	v2 "github.com/ssgen/ssgen/templates/internal/e2e/evolve/v2"
@@ -157,5 +161,48 @@ func TestV2KeepsWhatItWrites(t *testing.T) {
 	got := must(cur.SetPoint().Get(ctx))(t)
 	if !reflect.DeepEqual(utc(got.Value), zero) {
 		t.Errorf("read %+v, want %+v", got.Value, zero)
+	}
+}
+
+// ssgen get and the console read stored values through schemaval, without
+// generated code: for every key, what they show of a v1 value is what the
+// generated v2 code reads.
+func TestSchemavalReadsV1ValuesAsGeneratedV2Code(t *testing.T) {
+	srv := servertest.New(t)
+	ctx := ctxFor(t)
+	c := dial(t, srv.URL())
+	old, cur := v1.New(c), v2.New(c)
+	s, err := schema.LoadFile(filepath.Join("v2", "ssgen.yaml"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	must(old.Zones().Set(ctx, map[string]v1.Zone{"a": {Name: "a", Temp: 1.5}}))(t)
+	must(old.Tree().Set(ctx, v1.Node{Label: "root", Kids: []v1.Node{{Label: "kid"}}}))(t)
+	must(old.Modes().Set(ctx, []v1.Mode{v1.ModeChill}))(t)
+	must(old.Mode().Set(ctx, v1.ModeChill))(t)
+	generated := map[string]any{
+		"Zones": must(cur.Zones().Get(ctx))(t).Value,
+		"Tree":  must(cur.Tree().Get(ctx))(t).Value,
+		"Modes": must(cur.Modes().Get(ctx))(t).Value,
+		"Mode":  must(cur.Mode().Get(ctx))(t).Value,
+	}
+	for _, k := range s.Keys {
+		want, ok := generated[k.Name]
+		if !ok {
+			continue
+		}
+		raw, _, err := c.Get(ctx, []byte(k.FullPath().String()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := schemaval.ForKey(k).Decode(raw)
+		if err != nil {
+			t.Fatalf("%s: schemaval: %v", k.Name, err)
+		}
+		g, _ := json.Marshal(got)
+		w, _ := json.Marshal(want)
+		if string(g) != string(w) {
+			t.Errorf("%s: schemaval reads %s, generated code %s", k.Name, g, w)
+		}
 	}
 }
