@@ -222,7 +222,7 @@ func TestEvolvedRefusesWhatItsCodecRefuses(t *testing.T) {
 		format string
 		data   []byte
 	}{
-		{"msgpack", []byte{0x81, 0xa4, 't', 'e', 'm', 'p'}},          // truncated map
+		{"msgpack", []byte{0x81, 0xa4, 't', 'e', 'm', 'p'}},           // truncated map
 		{"msgpack", append(encodeAs(t, "msgpack", oldSetPoint{}), 0)}, // trailing byte
 		{"json", []byte(`{"temp": 1`)},
 		{"json", []byte(`[1]`)},
