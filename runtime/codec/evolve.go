@@ -116,8 +116,6 @@ type Upgrader interface {
 	Current(data []byte) ([]byte, error)
 }
 
-var errShape = errors.New("codec: evolution: malformed type shape")
-
 // UpgradeMsgPack returns data, one MessagePack value of shape typ, in the
 // form the current types read: earlier field names renamed, absent
 // defaulted fields added. rt is the Go type the value decodes into; its
