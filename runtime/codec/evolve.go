@@ -40,7 +40,8 @@ type FieldEvolution struct {
 	Name string // the current wire name
 	// RenamedFrom lists earlier wire names. A stored map holding one of
 	// them, and not Name, reads its value as this field's; when several
-	// are present, the first in stored order wins.
+	// are present, the last in stored order wins (as decoders let the last
+	// of a repeated name win).
 	RenamedFrom []string
 	// Default is the JSON form of the value a stored map without the
 	// field (under any of its names) reads; "" when none.
@@ -233,94 +234,97 @@ func (u *mpUpgrader) value(out []byte, shape string, rt reflect.Type, depth int)
 	return u.structValue(out, u.e.Structs[shape], rt, count, depth)
 }
 
-type mpEntry struct {
-	k0, v0, v1 int // key start, value start, value end in src
-	name       string
-	isStr      bool
-}
-
+// structValue rewrites one stored map of an evolving struct, whose
+// header (count entries) was read. It writes as it reads, so the work is
+// linear in the value however deep structs nest: a map32 header whose
+// count is patched at the end, then each entry as stored, except that an
+// earlier name becomes the current one (dropped when the current name
+// came first; decoders let the last of a repeated name win, so a current
+// name stored after it wins anyway, and of several earlier names the last
+// stored wins, as a repeated earlier name did for the older schema's
+// decoder), then each absent defaulted field.
 func (u *mpUpgrader) structValue(out []byte, se StructEvolution, rt reflect.Type, count, depth int) ([]byte, error) {
 	for rt != nil && rt.Kind() == reflect.Pointer {
 		rt = rt.Elem()
 	}
-	ents := make([]mpEntry, count)
-	for i := range ents {
-		e := &ents[i]
-		e.k0 = u.c.pos
-		b := u.c.src[u.c.pos]
-		size, n, _, err := u.c.header()
+	u.changed = true // the header is rewritten
+	at := len(out)
+	out = append(out, 0xdf, 0, 0, 0, 0)
+	seen := make([]bool, len(se.Fields))    // under any name: no default
+	current := make([]bool, len(se.Fields)) // under the current name: earlier names dropped
+	n := 0
+	for range count {
+		k0 := u.c.pos
+		name, isStr, err := u.mpString()
 		if err != nil {
 			return nil, err
 		}
-		if n < 0 && (b >= 0xa0 && b <= 0xbf || b >= 0xd9 && b <= 0xdb) {
-			e.name, e.isStr = string(u.c.src[u.c.pos:u.c.pos+size]), true
+		i := -1
+		if isStr {
+			i = fieldIndex(se, name, false)
 		}
-		u.c.pos = e.k0
-		if err := u.skip(); err != nil {
-			return nil, err
-		}
-		e.v0 = u.c.pos
-		if err := u.skip(); err != nil {
-			return nil, err
-		}
-		e.v1 = u.c.pos
-	}
-	end := u.c.pos
-	present := make([]bool, len(se.Fields))
-	for _, e := range ents {
-		if i := fieldIndex(se, e.name, false); e.isStr && i >= 0 {
-			present[i] = true
-		}
-	}
-	var body []byte
-	n := 0
-	var err error
-	for _, e := range ents {
-		if !e.isStr {
-			body = append(body, u.c.src[e.k0:e.v1]...)
-			n++
-			continue
-		}
-		i := fieldIndex(se, e.name, false)
-		if i < 0 {
-			j := renamedIndex(se, e.name, false)
-			if j < 0 { // a field the type does not know (removed): kept, ignored by the decoder
-				body = append(body, u.c.src[e.k0:e.v1]...)
+		if i < 0 && isStr {
+			if j := renamedIndex(se, name, false); j >= 0 {
+				if current[j] {
+					if err := u.skip(); err != nil { // the current name came first
+						return nil, err
+					}
+					continue
+				}
+				seen[j] = true
+				out = appendMsgpackStr(out, se.Fields[j].Name)
 				n++
+				if out, err = u.value(out, se.Fields[j].Type, fieldType(rt, se.Fields[j].Name, "msgpack"), depth+1); err != nil {
+					return nil, err
+				}
 				continue
 			}
-			u.changed = true
-			if present[j] {
-				continue // the current name wins
-			}
-			present[j] = true
-			body = appendMsgpackStr(body, se.Fields[j].Name)
-			i = j
-		} else {
-			body = append(body, u.c.src[e.k0:e.v0]...)
 		}
+		out = append(out, u.c.src[k0:u.c.pos]...)
 		n++
-		u.c.pos = e.v0
-		if body, err = u.value(body, se.Fields[i].Type, fieldType(rt, se.Fields[i].Name, "msgpack"), depth+1); err != nil {
+		if i < 0 { // a field the type does not know (removed): kept, ignored by the decoder
+			if out, err = u.copyValue(out); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		seen[i], current[i] = true, true
+		if out, err = u.value(out, se.Fields[i].Type, fieldType(rt, se.Fields[i].Name, "msgpack"), depth+1); err != nil {
 			return nil, err
 		}
 	}
 	for i, f := range se.Fields {
-		if present[i] || f.Default == "" {
+		if seen[i] || f.Default == "" {
 			continue
 		}
 		def, err := msgpackDefault(rt, f.Name, f.Default)
 		if err != nil {
 			return nil, err
 		}
-		u.changed = true
-		body = appendMsgpackStr(body, f.Name)
-		body = append(body, def...)
+		out = appendMsgpackStr(out, f.Name)
+		out = append(out, def...)
 		n++
 	}
-	u.c.pos = end
-	out = appendMsgpackMapHeader(out, n)
-	return append(out, body...), nil
+	out[at+1], out[at+2], out[at+3], out[at+4] = byte(n>>24), byte(n>>16), byte(n>>8), byte(n)
+	return out, nil
+}
+
+// mpString reads one map key: its text when it is a string, and moves
+// past it either way.
+func (u *mpUpgrader) mpString() (string, bool, error) {
+	start := u.c.pos
+	b := u.c.src[start]
+	size, n, _, err := u.c.header()
+	if err != nil {
+		return "", false, err
+	}
+	if n < 0 && (b >= 0xa0 && b <= 0xbf || b >= 0xd9 && b <= 0xdb) {
+		s := string(u.c.src[u.c.pos : u.c.pos+size])
+		u.c.pos += size
+		return s, true, nil
+	}
+	u.c.pos = start
+	return "", false, u.skip()
 }
 
 // fieldIndex finds the field named name; fold matches as encoding/json
@@ -439,13 +443,14 @@ func msgpackDefault(rt reflect.Type, name, def string) ([]byte, error) {
 }
 
 // UpgradeJSON is UpgradeMsgPack for one JSON value. Member names match
-// as encoding/json matches them: exactly, else case-insensitively.
+// as encoding/json matches them: exactly, else case-insensitively, after
+// unescaping.
 func (e *Evolution) UpgradeJSON(data []byte, typ string) ([]byte, error) {
 	if !json.Valid(data) {
 		return nil, errors.New("codec: evolution: invalid JSON")
 	}
-	u := jsUpgrader{e: e}
-	out, err := u.value(bytes.TrimSpace(data), typ, 0)
+	u := jsUpgrader{e: e, src: data}
+	out, err := u.value(make([]byte, 0, len(data)+16), typ, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -455,148 +460,207 @@ func (e *Evolution) UpgradeJSON(data []byte, typ string) ([]byte, error) {
 	return out, nil
 }
 
+// jsUpgrader walks JSON that json.Valid accepted, once, writing as it
+// reads; the checks already made keep the walk simple.
 type jsUpgrader struct {
 	e       *Evolution
+	src     []byte
+	pos     int
 	changed bool
 }
 
 // maxJSONDepth matches encoding/json's own nesting limit.
 const maxJSONDepth = 10000
 
-func (u *jsUpgrader) value(raw []byte, shape string, depth int) ([]byte, error) {
-	if shape == "" || len(raw) == 0 {
-		return raw, nil
+var errJSONDepth = errors.New("codec: evolution: JSON nested too deep")
+
+func (u *jsUpgrader) space() {
+	for u.pos < len(u.src) {
+		switch u.src[u.pos] {
+		case ' ', '\t', '\n', '\r':
+			u.pos++
+		default:
+			return
+		}
+	}
+}
+
+// skip moves past one value (after white space) and returns its bytes.
+func (u *jsUpgrader) skip() []byte {
+	u.space()
+	start := u.pos
+	depth := 0
+	for u.pos < len(u.src) {
+		c := u.src[u.pos]
+		switch {
+		case c == '"':
+			u.str()
+			if depth == 0 {
+				return u.src[start:u.pos]
+			}
+			continue
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			if depth == 0 { // the end of the container around a scalar
+				return u.src[start:u.pos]
+			}
+			depth--
+			if depth == 0 {
+				u.pos++
+				return u.src[start:u.pos]
+			}
+		case depth == 0 && (c == ',' || c == ':' || c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return u.src[start:u.pos]
+		}
+		u.pos++
+	}
+	return u.src[start:u.pos]
+}
+
+// str moves past one string starting at pos.
+func (u *jsUpgrader) str() {
+	u.pos++ // the opening quote
+	for u.pos < len(u.src) {
+		switch u.src[u.pos] {
+		case '\\':
+			u.pos += 2
+			continue
+		case '"':
+			u.pos++
+			return
+		}
+		u.pos++
+	}
+}
+
+// next skips white space and one separator (',' or ':') and returns the
+// next byte.
+func (u *jsUpgrader) next() byte {
+	u.space()
+	if u.pos < len(u.src) && (u.src[u.pos] == ',' || u.src[u.pos] == ':') {
+		u.pos++
+		u.space()
+	}
+	if u.pos < len(u.src) {
+		return u.src[u.pos]
+	}
+	return 0
+}
+
+func (u *jsUpgrader) value(out []byte, shape string, depth int) ([]byte, error) {
+	c := u.next()
+	if shape == "" || c != '[' && c != '{' {
+		return append(out, u.skip()...), nil
 	}
 	if depth > maxJSONDepth {
-		return nil, errors.New("codec: evolution: JSON nested too deep")
+		return nil, errJSONDepth
 	}
 	elem, isList := strings.CutPrefix(shape, "[]")
 	mapElem, isMap := strings.CutPrefix(shape, "map[string]")
+	se, isStruct := u.e.Structs[shape]
+	var err error
 	switch {
-	case isList && raw[0] == '[':
-		var items []json.RawMessage
-		if err := json.Unmarshal(raw, &items); err != nil {
-			return nil, err
-		}
-		out := []byte{'['}
-		for i, it := range items {
-			if i > 0 {
+	case isList && c == '[':
+		u.pos++
+		out = append(out, '[')
+		for first := true; u.next() != ']'; first = false {
+			if !first {
 				out = append(out, ',')
 			}
-			v, err := u.value(it, elem, depth+1)
-			if err != nil {
+			if out, err = u.value(out, elem, depth+1); err != nil {
 				return nil, err
 			}
-			out = append(out, v...)
 		}
+		u.pos++
 		return append(out, ']'), nil
-	case isMap && raw[0] == '{':
-		members, err := jsonMembers(raw)
-		if err != nil {
-			return nil, err
-		}
-		out := []byte{'{'}
-		for i, m := range members {
-			if i > 0 {
+	case isMap && c == '{':
+		u.pos++
+		out = append(out, '{')
+		for first := true; u.next() != '}'; first = false {
+			if !first {
 				out = append(out, ',')
 			}
-			v, err := u.value(m.val, mapElem, depth+1)
-			if err != nil {
+			out = append(out, u.skip()...)
+			out = append(out, ':')
+			if out, err = u.value(out, mapElem, depth+1); err != nil {
 				return nil, err
 			}
-			out = appendJSONMember(out, m.key, v)
 		}
+		u.pos++
 		return append(out, '}'), nil
-	case !isList && !isMap && raw[0] == '{':
-		se, ok := u.e.Structs[shape]
-		if !ok {
-			return raw, nil
-		}
-		return u.structValue(raw, se, depth)
+	case isStruct && c == '{':
+		return u.structValue(out, se, depth)
 	}
-	return raw, nil // null, or a value the decoder will refuse
+	return append(out, u.skip()...), nil // a value the decoder will refuse
 }
 
-type jsonMember struct {
-	key string
-	val json.RawMessage
-}
-
-func jsonMembers(raw []byte) ([]jsonMember, error) {
-	dec := json.NewDecoder(bytes.NewReader(raw))
-	if _, err := dec.Token(); err != nil { // '{'
-		return nil, err
-	}
-	var out []jsonMember
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return nil, err
-		}
-		key, _ := tok.(string)
-		var v json.RawMessage
-		if err := dec.Decode(&v); err != nil {
-			return nil, err
-		}
-		out = append(out, jsonMember{key, v})
-	}
-	return out, nil
-}
-
-func appendJSONMember(out []byte, key string, val []byte) []byte {
-	k, _ := json.Marshal(key) // a string always marshals
-	out = append(out, k...)
-	out = append(out, ':')
-	return append(out, val...)
-}
-
-func (u *jsUpgrader) structValue(raw []byte, se StructEvolution, depth int) ([]byte, error) {
-	members, err := jsonMembers(raw)
-	if err != nil {
-		return nil, err
-	}
-	present := make([]bool, len(se.Fields))
-	for _, m := range members {
-		if i := fieldIndex(se, m.key, true); i >= 0 {
-			present[i] = true
-		}
-	}
-	out := []byte{'{'}
+// structValue is mpUpgrader.structValue for a JSON object.
+func (u *jsUpgrader) structValue(out []byte, se StructEvolution, depth int) ([]byte, error) {
+	u.pos++ // '{'
+	out = append(out, '{')
+	seen := make([]bool, len(se.Fields))    // under any name: no default
+	current := make([]bool, len(se.Fields)) // under the current name: earlier names dropped
 	n := 0
-	add := func(key string, val []byte) {
+	sep := func() {
 		if n > 0 {
 			out = append(out, ',')
 		}
 		n++
-		out = appendJSONMember(out, key, val)
 	}
-	for _, m := range members {
-		key := m.key
-		i := fieldIndex(se, m.key, true)
-		if i < 0 {
-			j := renamedIndex(se, m.key, true)
-			if j < 0 {
-				add(m.key, m.val)
-				continue
-			}
-			u.changed = true
-			if present[j] {
-				continue
-			}
-			present[j] = true
-			i, key = j, se.Fields[j].Name
-		}
-		v, err := u.value(m.val, se.Fields[i].Type, depth+1)
-		if err != nil {
+	var err error
+	for u.next() != '}' {
+		rawKey := u.skip()
+		var key string
+		if err := json.Unmarshal(rawKey, &key); err != nil {
 			return nil, err
 		}
-		add(key, v)
+		i := fieldIndex(se, key, true)
+		if i < 0 {
+			if j := renamedIndex(se, key, true); j >= 0 {
+				u.changed = true
+				if current[j] {
+					u.next()
+					u.skip() // the current name came first
+					continue
+				}
+				seen[j] = true
+				sep()
+				out = appendJSONString(out, se.Fields[j].Name)
+				out = append(out, ':')
+				if out, err = u.value(out, se.Fields[j].Type, depth+1); err != nil {
+					return nil, err
+				}
+				continue
+			}
+		}
+		sep()
+		out = append(out, rawKey...)
+		out = append(out, ':')
+		if i < 0 {
+			u.next()
+			out = append(out, u.skip()...)
+			continue
+		}
+		seen[i], current[i] = true, true
+		if out, err = u.value(out, se.Fields[i].Type, depth+1); err != nil {
+			return nil, err
+		}
 	}
+	u.pos++ // '}'
 	for i, f := range se.Fields {
-		if !present[i] && f.Default != "" {
+		if !seen[i] && f.Default != "" {
 			u.changed = true
-			add(f.Name, []byte(f.Default))
+			sep()
+			out = appendJSONString(out, f.Name)
+			out = append(out, ':')
+			out = append(out, f.Default...)
 		}
 	}
 	return append(out, '}'), nil
+}
+
+func appendJSONString(out []byte, s string) []byte {
+	b, _ := json.Marshal(s) // a string always marshals
+	return append(out, b...)
 }

@@ -113,9 +113,22 @@ func TestEvolvedReadsEarlierForms(t *testing.T) {
 			stored: []any{"temp", 1.0, "celsius", 2.0, "tempC", 3.0},
 			want:   func() evSetPoint { w := defaultsOnly; w.Celsius = 2; return w }(),
 		}, {
-			name:   "the first earlier name wins over a later one",
-			stored: []any{"tempC", 3.0, "temp", 1.0},
-			want:   func() evSetPoint { w := defaultsOnly; w.Celsius = 3; return w }(),
+			name:   "the last earlier name wins, as the last of a repeated name does",
+			stored: []any{"tempC", 3.0, "temp", 1.0, "temp", 4.0},
+			want:   func() evSetPoint { w := defaultsOnly; w.Celsius = 4; return w }(),
+		}, {
+			name:   "the current name wins when it comes first too",
+			stored: []any{"celsius", 2.0, "temp", 1.0},
+			want:   func() evSetPoint { w := defaultsOnly; w.Celsius = 2; return w }(),
+		}, {
+			name:   "unknown and removed members, and escaped names",
+			stored: []any{"legacy", "x", "temp", 5.0, "zones", []any{map[string]any{"temp": 6.0, "x": []any{1, "]"}}}},
+			want: func() evSetPoint {
+				w := defaultsOnly
+				w.Celsius = 5
+				w.Zones = []evZone{{Celsius: 6, Enabled: true}}
+				return w
+			}(),
 		}, {
 			name:   "a present zero is kept, not defaulted",
 			stored: evSetPoint{Zones: []evZone{}},
@@ -240,6 +253,29 @@ func TestEvolvedRefusesWhatItsCodecRefuses(t *testing.T) {
 		}
 		if !errors.Is(err, codec.ErrDecode) || innerErr == nil || err.Error() != innerErr.Error() {
 			t.Errorf("%s %q: error %q, the codec's %v", tc.format, tc.data, err, innerErr)
+		}
+	}
+}
+
+// JSON member names match as encoding/json matches them: after
+// unescaping, and case-insensitively.
+func TestEvolvedJSONMatchesNamesAsEncodingJSON(t *testing.T) {
+	c := evCodecs()["json"]
+	for data, want := range map[string]float64{
+		`{"t\u0065mp": 5}`:                  5,
+		`{"TEMP": 6}`:                       6,
+		` { "Celsius" : 7 , "temp":1 } `:    7,
+		`{"zones":[],"temp":[1,{"a":"}"}]}`: 0, // a mistyped value fails below
+	} {
+		got, err := c.Decode([]byte(data))
+		if want == 0 {
+			if err == nil {
+				t.Errorf("%s: decoded %+v", data, got)
+			}
+			continue
+		}
+		if err != nil || got.Celsius != want {
+			t.Errorf("%s: %+v, %v; want celsius %v", data, got, err, want)
 		}
 	}
 }
