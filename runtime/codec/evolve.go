@@ -247,11 +247,11 @@ func (u *mpUpgrader) structValue(out []byte, se StructEvolution, rt reflect.Type
 	for rt != nil && rt.Kind() == reflect.Pointer {
 		rt = rt.Elem()
 	}
-	u.changed = true // the header is rewritten
 	at := len(out)
 	out = append(out, 0xdf, 0, 0, 0, 0)
-	seen := make([]bool, len(se.Fields))    // under any name: no default
-	current := make([]bool, len(se.Fields)) // under the current name: earlier names dropped
+	flags := make([]bool, 2*len(se.Fields))
+	seen := flags[:len(se.Fields)]    // under any name: no default
+	current := flags[len(se.Fields):] // under the current name: earlier names dropped
 	n := 0
 	for range count {
 		k0 := u.c.pos
@@ -265,6 +265,7 @@ func (u *mpUpgrader) structValue(out []byte, se StructEvolution, rt reflect.Type
 		}
 		if i < 0 && isStr {
 			if j := renamedIndex(se, name, false); j >= 0 {
+				u.changed = true
 				if current[j] {
 					if err := u.skip(); err != nil { // the current name came first
 						return nil, err
@@ -301,6 +302,7 @@ func (u *mpUpgrader) structValue(out []byte, se StructEvolution, rt reflect.Type
 		if err != nil {
 			return nil, err
 		}
+		u.changed = true
 		out = appendMsgpackStr(out, f.Name)
 		out = append(out, def...)
 		n++
@@ -311,33 +313,33 @@ func (u *mpUpgrader) structValue(out []byte, se StructEvolution, rt reflect.Type
 
 // mpString reads one map key: its text when it is a string, and moves
 // past it either way.
-func (u *mpUpgrader) mpString() (string, bool, error) {
+func (u *mpUpgrader) mpString() ([]byte, bool, error) {
 	start := u.c.pos
 	b := u.c.src[start]
 	size, n, _, err := u.c.header()
 	if err != nil {
-		return "", false, err
+		return nil, false, err
 	}
 	if n < 0 && (b >= 0xa0 && b <= 0xbf || b >= 0xd9 && b <= 0xdb) {
-		s := string(u.c.src[u.c.pos : u.c.pos+size])
+		s := u.c.src[u.c.pos : u.c.pos+size]
 		u.c.pos += size
 		return s, true, nil
 	}
 	u.c.pos = start
-	return "", false, u.skip()
+	return nil, false, u.skip()
 }
 
 // fieldIndex finds the field named name; fold matches as encoding/json
 // does, case-insensitively.
-func fieldIndex(se StructEvolution, name string, fold bool) int {
+func fieldIndex(se StructEvolution, name []byte, fold bool) int {
 	for i, f := range se.Fields {
-		if f.Name == name {
+		if string(name) == f.Name {
 			return i
 		}
 	}
 	if fold {
 		for i, f := range se.Fields {
-			if strings.EqualFold(f.Name, name) {
+			if bytes.EqualFold([]byte(f.Name), name) {
 				return i
 			}
 		}
@@ -345,10 +347,10 @@ func fieldIndex(se StructEvolution, name string, fold bool) int {
 	return -1
 }
 
-func renamedIndex(se StructEvolution, name string, fold bool) int {
+func renamedIndex(se StructEvolution, name []byte, fold bool) int {
 	for i, f := range se.Fields {
 		for _, old := range f.RenamedFrom {
-			if old == name || fold && strings.EqualFold(old, name) {
+			if string(name) == old || fold && bytes.EqualFold([]byte(old), name) {
 				return i
 			}
 		}
@@ -380,6 +382,14 @@ func appendMsgpackMapHeader(b []byte, n int) []byte {
 	return append(b, 0xdf, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
 }
 
+type fieldKey struct {
+	rt        reflect.Type
+	tag, name string
+}
+
+// fieldTypes memoizes fieldType: a pure function of the type and name.
+var fieldTypes sync.Map // fieldKey -> reflect.Type (nil when none)
+
 // fieldType returns the type of rt's field whose tag (of the given key)
 // names it name, or nil.
 func fieldType(rt reflect.Type, name, tagKey string) reflect.Type {
@@ -389,6 +399,17 @@ func fieldType(rt reflect.Type, name, tagKey string) reflect.Type {
 	if rt == nil || rt.Kind() != reflect.Struct {
 		return nil
 	}
+	key := fieldKey{rt, tagKey, name}
+	if ft, ok := fieldTypes.Load(key); ok {
+		ft, _ := ft.(reflect.Type)
+		return ft
+	}
+	ft := findFieldType(rt, name, tagKey)
+	fieldTypes.Store(key, ft)
+	return ft
+}
+
+func findFieldType(rt reflect.Type, name, tagKey string) reflect.Type {
 	for i := range rt.NumField() {
 		f := rt.Field(i)
 		tag, _, _ := strings.Cut(f.Tag.Get(tagKey), ",")
@@ -599,8 +620,9 @@ func (u *jsUpgrader) value(out []byte, shape string, depth int) ([]byte, error) 
 func (u *jsUpgrader) structValue(out []byte, se StructEvolution, depth int) ([]byte, error) {
 	u.pos++ // '{'
 	out = append(out, '{')
-	seen := make([]bool, len(se.Fields))    // under any name: no default
-	current := make([]bool, len(se.Fields)) // under the current name: earlier names dropped
+	flags := make([]bool, 2*len(se.Fields))
+	seen := flags[:len(se.Fields)]    // under any name: no default
+	current := flags[len(se.Fields):] // under the current name: earlier names dropped
 	n := 0
 	sep := func() {
 		if n > 0 {
@@ -611,9 +633,13 @@ func (u *jsUpgrader) structValue(out []byte, se StructEvolution, depth int) ([]b
 	var err error
 	for u.next() != '}' {
 		rawKey := u.skip()
-		var key string
-		if err := json.Unmarshal(rawKey, &key); err != nil {
-			return nil, err
+		key := rawKey[1 : len(rawKey)-1]
+		if bytes.IndexByte(key, '\\') >= 0 {
+			var k string
+			if err := json.Unmarshal(rawKey, &k); err != nil {
+				return nil, err
+			}
+			key = []byte(k)
 		}
 		i := fieldIndex(se, key, true)
 		if i < 0 {

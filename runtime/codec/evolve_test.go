@@ -331,3 +331,36 @@ func roundTrips(t *testing.T, c codec.Codec[evSetPoint], data []byte) {
 		t.Fatalf("round trip changed the value:\n%+v\n%+v", v, w)
 	}
 }
+
+// BenchmarkEvolvedDecode compares reading a value through Evolved with
+// the wrapped codec alone: the current form (the cost every read pays)
+// and an earlier form (renamed fields, defaults to fill).
+func BenchmarkEvolvedDecode(b *testing.B) {
+	cur := evSetPoint{Celsius: 21.5, Zones: []evZone{{"n", 19, true}, {"s", 23, false}}, ByRoom: map[string]evZone{"hall": {"hall", 18, true}},
+		Hold: time.Minute, Window: evWindow{1, 2}, Tags: map[string]int{"a": 1}}
+	old := oldSetPoint{Temp: 21.5, Zones: []oldZone{{"n", 19}, {"s", 23}}, ByRoom: map[string]oldZone{"hall": {"hall", 18}}, Legacy: "x"}
+	for format, c := range evCodecs() {
+		var inner codec.Codec[evSetPoint] = codec.MsgPack[evSetPoint]{}
+		enc := msgpack.Marshal
+		if format == "json" {
+			inner, enc = codec.JSON[evSetPoint]{}, json.Marshal
+		}
+		curB, _ := inner.Encode(cur)
+		oldB, _ := enc(old)
+		for _, r := range []struct {
+			name string
+			c    codec.Codec[evSetPoint]
+			data []byte
+		}{{"plain/current", inner, curB}, {"evolved/current", c, curB}, {"evolved/earlier", c, oldB}} {
+			b.Run(format+"/"+r.name, func(b *testing.B) {
+				b.ReportAllocs()
+				b.SetBytes(int64(len(r.data)))
+				for b.Loop() {
+					if _, err := r.c.Decode(r.data); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
