@@ -372,16 +372,6 @@ func appendMsgpackStr(b []byte, s string) []byte {
 	return append(b, s...)
 }
 
-func appendMsgpackMapHeader(b []byte, n int) []byte {
-	switch {
-	case n < 16:
-		return append(b, 0x80|byte(n))
-	case n < 1<<16:
-		return append(b, 0xde, byte(n>>8), byte(n))
-	}
-	return append(b, 0xdf, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
-}
-
 type fieldKey struct {
 	rt        reflect.Type
 	tag, name string
