@@ -55,6 +55,7 @@ const (
 	RuleFieldDefaultChanged  = "field-default-changed"
 	RuleFieldNameReused      = "field-name-reused"
 	RuleEnumValueRenamed     = "enum-value-renamed"
+	RuleKeyMoved             = "key-moved"
 	RuleTypeKindChanged      = "type-kind-changed"
 	RuleGoTypeChanged        = "go-type-changed"
 	RuleParamTypeChanged     = "param-type-changed"
@@ -324,14 +325,47 @@ type entry struct {
 	path   Path
 	params []*Param
 	pos    Pos
+	moved  Path // a key's earlier full path (renamed_from); no segments when none
 }
 
 func keyEntry(k *Key) entry {
-	return entry{"key", k.QualifiedName(), k.Group, k.FullPath(), k.AllParams(), k.Pos}
+	e := entry{"key", k.QualifiedName(), k.Group, k.FullPath(), k.AllParams(), k.Pos, Path{}}
+	if k.Moved() {
+		e.moved = k.FullMovedFrom()
+	}
+	return e
 }
 
 func lockEntry(l *Lock) entry {
-	return entry{"lock", l.QualifiedName(), l.Group, l.FullPath(), l.AllParams(), l.Pos}
+	return entry{"lock", l.QualifiedName(), l.Group, l.FullPath(), l.AllParams(), l.Pos, Path{}}
+}
+
+// ownPath returns old, a key's earlier full path, relative to g's path:
+// what the key's renamed_from would say, when old lies under g's path.
+func ownPath(old Path, g *Group) (string, bool) {
+	if g == nil {
+		return old.String(), true
+	}
+	n := len(g.Path.Segments)
+	if len(old.Segments) <= n || !samePath(Path{Segments: old.Segments[:n]}, g.Path) {
+		return "", false
+	}
+	return Path{Segments: old.Segments[n:]}.String(), true
+}
+
+// samePath reports whether two paths name the same keys: the same
+// literals, parameters in the same places (their names do not matter).
+func samePath(a, b Path) bool {
+	if len(a.Segments) != len(b.Segments) {
+		return false
+	}
+	for i := range a.Segments {
+		as, bs := a.Segments[i], b.Segments[i]
+		if (as.Param == nil) != (bs.Param == nil) || as.Param == nil && as.Literal != bs.Literal {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *comparer) locks(old, new *Schema) {
@@ -402,7 +436,7 @@ func (c *comparer) keys(old, new *Schema) {
 // same key under a new Go name.
 func renamed(o entry, added []entry) (entry, bool) {
 	for _, n := range added {
-		if o.path.String() == n.path.String() {
+		if o.path.String() == n.path.String() || len(n.moved.Segments) > 0 && samePath(o.path, n.moved) {
 			return n, true
 		}
 	}
@@ -435,15 +469,17 @@ func (c *comparer) key(ok, nk *Key) {
 // path compares where an entry's values live and how its accessor takes
 // its arguments.
 func (c *comparer) path(o, n entry, pathRule string) {
-	os, ns := o.path.Segments, n.path.Segments
-	same := len(os) == len(ns)
-	for i := 0; same && i < len(os); i++ {
-		if (os[i].Param == nil) != (ns[i].Param == nil) || os[i].Param == nil && os[i].Literal != ns[i].Literal {
-			same = false
-		}
+	if !samePath(o.path, n.path) && len(n.moved.Segments) > 0 && samePath(o.path, n.moved) {
+		c.add(RuleKeyMoved, SeverityWarning, n.moved.Pos, "%s %s moved from %s to %s (renamed_from): stored values read and move on their next write; programs built from the older schema do not see values written under the new path", n.kind, n.name, o.path, n.path)
+		n.path = n.moved // its parameters are compared where the old ones were
 	}
-	if !same {
-		c.add(pathRule, SeverityError, n.path.Pos, "%s %s: path changed from %s to %s; values stored under the old path are orphaned", n.kind, n.name, o.path, n.path)
+	os, ns := o.path.Segments, n.path.Segments
+	if !samePath(o.path, n.path) {
+		hint := ""
+		if own, ok := ownPath(o.path, n.group); ok && n.kind == "key" {
+			hint = fmt.Sprintf(" (add renamed_from: %q to the key if it moved)", own)
+		}
+		c.add(pathRule, SeverityError, n.path.Pos, "%s %s: path changed from %s to %s; values stored under the old path are orphaned%s", n.kind, n.name, o.path, n.path, hint)
 		return
 	}
 	for i := range os {

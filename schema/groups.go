@@ -53,7 +53,7 @@ func (l *loader) group(p pair) *Group {
 	return g
 }
 
-var keyFields = []string{"doc", "path", "params", "type", "encoding", "ttl", "guard", "persist"}
+var keyFields = []string{"doc", "path", "params", "type", "encoding", "ttl", "guard", "persist", "renamed_from"}
 
 func (l *loader) keys(g *Group, n *yaml.Node) []*Key {
 	var out []*Key
@@ -63,7 +63,7 @@ func (l *loader) keys(g *Group, n *yaml.Node) []*Key {
 		if !isExported(p.name) {
 			l.errorf(p.key, "%s: name must be %s", what, exportedRule)
 		}
-		var pathN, encN, guardN *yaml.Node
+		var pathN, encN, guardN, movedN *yaml.Node
 		for _, q := range l.mapping(p.val, what, keyFields...) {
 			switch q.name {
 			case "doc":
@@ -85,6 +85,8 @@ func (l *loader) keys(g *Group, n *yaml.Node) []*Key {
 				guardN = q.val
 			case "persist":
 				k.Persist, _ = l.boolean(q.val, what+": persist")
+			case "renamed_from":
+				movedN = q.val
 			}
 		}
 		if p.val.Kind != yaml.MappingNode {
@@ -103,6 +105,9 @@ func (l *loader) keys(g *Group, n *yaml.Node) []*Key {
 		}
 		if guardN != nil {
 			k.Guard = l.guard(k, guardN)
+		}
+		if movedN != nil {
+			l.movedFrom(k, movedN)
 		}
 		out = append(out, k)
 	}

@@ -47,7 +47,7 @@ func WriteMarkdown(w io.Writer, s *Schema) error {
 			}
 			p("| `%s` | `%s` | %s | `%s` | %s | %s | %s | %s | %s |\n",
 				k.QualifiedName(), k.FullPath(), paramsCell(k.AllParams()), k.Type,
-				k.Encoding, ttlCell(k.TTL.String(), k.TTL > 0), guard, persist, cell(k.Doc))
+				k.Encoding, ttlCell(k.TTL.String(), k.TTL > 0), guard, persist, cell(strings.TrimSpace(k.Doc+" "+movedDoc(k))))
 		}
 	}
 	if locks := s.AllLocks(); len(locks) > 0 {
@@ -116,6 +116,14 @@ func WriteMarkdown(w io.Writer, s *Schema) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// movedDoc says where a moved key's values were stored before.
+func movedDoc(k *Key) string {
+	if !k.Moved() {
+		return ""
+	}
+	return "Moved from " + codeSpan(k.FullMovedFrom().String()) + "."
 }
 
 // fieldEvolutionDoc says how a field reads values of earlier schemas.

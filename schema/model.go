@@ -353,7 +353,19 @@ type Key struct {
 	// (the aio-persistence user property).
 	Persist bool
 	Pos     Pos
+	// MovedFrom is the key's earlier own path (renamed_from), relative to
+	// the group's like Path and with the same parameters; no segments when
+	// the key did not move. Reads fall back to it while the key is absent;
+	// writes remove it.
+	MovedFrom Path
 }
+
+// Moved reports whether the key declares an earlier path.
+func (k *Key) Moved() bool { return len(k.MovedFrom.Segments) > 0 }
+
+// FullMovedFrom returns the group's path followed by the key's earlier
+// own path.
+func (k *Key) FullMovedFrom() Path { return fullPath(k.Group, k.MovedFrom) }
 
 // FullPath returns the group's path followed by the key's own.
 func (k *Key) FullPath() Path { return fullPath(k.Group, k.Path) }

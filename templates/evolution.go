@@ -13,10 +13,15 @@ import (
 )
 
 // evolves reports whether code generated from s reads earlier forms of
-// its values, and so needs SupportPackageIsVersion4.
+// its values or keys, and so needs SupportPackageIsVersion4.
 func evolves(s *schema.Schema) bool {
 	for _, t := range s.Types {
 		if t.Evolves() || t.EnumRenames() {
+			return true
+		}
+	}
+	for _, k := range s.AllKeys() {
+		if k.Moved() {
 			return true
 		}
 	}

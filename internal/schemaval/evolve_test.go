@@ -71,3 +71,33 @@ func TestCodecReadsEarlierForms(t *testing.T) {
 		t.Error("an undeclared spelling decoded")
 	}
 }
+
+// A moved key's earlier path resolves to the key, marked Earlier, and the
+// current path knows its earlier key.
+func TestResolverKnowsEarlierPaths(t *testing.T) {
+	s, err := schema.Load("x.yaml", []byte(`
+version: 1
+package: p
+groups:
+  Room:
+    path: rooms/{room}
+    params: {room: string}
+    keys:
+      Reading: {path: "readings/{n}", renamed_from: "r/{n}", params: {n: uint8}, type: float64}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := schemaval.NewResolver(s)
+	cur, ok := r.Resolve("rooms/kitchen/readings/7")
+	if !ok || cur.Earlier || cur.MovedFrom() != "rooms/kitchen/r/7" {
+		t.Fatalf("current path: %+v, %v", cur, ok)
+	}
+	old, ok := r.Resolve("rooms/kitchen/r/7")
+	if !ok || !old.Earlier || old.Key != cur.Key || old.MovedFrom() != "" || old.ParamMap()["n"] != uint64(7) {
+		t.Fatalf("earlier path: %+v, %v", old, ok)
+	}
+	if _, ok := r.Resolve("rooms/kitchen/r/x"); ok {
+		t.Error("an earlier path with a bad parameter resolved")
+	}
+}

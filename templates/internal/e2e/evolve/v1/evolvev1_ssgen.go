@@ -11,6 +11,11 @@
 package evolvev1
 
 import (
+	"context"
+	"iter"
+	"strconv"
+	"time"
+
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/runtime/codec"
 	"github.com/vmihailenco/msgpack/v5"
@@ -166,4 +171,111 @@ func (s *Store) Zones() *runtime.Key[map[string]Zone] {
 // Node, encoded as MessagePack.
 func (s *Store) Tree() *runtime.Key[Node] {
 	return runtime.NewKey[Node](s.c, []byte("evolve/tree"), codec.MsgPack[Node]{})
+}
+
+// Counter returns the handle of the key "evolve/count", holding values of type
+// int64, encoded as MessagePack.
+func (s *Store) Counter() *runtime.Key[int64] {
+	return runtime.NewKey[int64](s.c, []byte("evolve/count"), codec.MsgPack[int64]{})
+}
+
+// Site is the handle of the keys and locks under "evolve/sites/{site}".
+type Site struct {
+	s      *Store
+	prefix string
+}
+
+// Site returns the handle of the keys and locks under "evolve/sites/{site}".
+//
+// It returns a *runtime.ParamError naming the parameter, and sends nothing,
+// when a parameter is empty or contains '/'.
+func (s *Store) Site(site string) (*Site, error) {
+	if err := runtime.CheckParam("site", site, nil); err != nil {
+		return nil, err
+	}
+	return &Site{
+		prefix: "evolve/sites/" + site,
+		s:      s,
+	}, nil
+}
+
+// Config returns the handle of the key "evolve/sites/{site}/cfg", holding
+// values of type Zone, encoded as MessagePack.
+//
+// Writes carry the fencing token of lock Site.Owner
+// ("evolve/sites/{site}/owner") while this client holds its lease;
+// CompareAndSet and Update take the lease, read, compare and write under it.
+func (g *Site) Config() *runtime.Key[Zone] {
+	return runtime.NewKey[Zone](g.s.c, []byte(g.prefix+"/cfg"), codec.MsgPack[Zone]{}, runtime.GuardedBy(g.Owner()))
+}
+
+// Probe returns the handle of the key "evolve/sites/{site}/old-probes/{n}",
+// holding values of type float64, encoded as MessagePack.
+func (g *Site) Probe(n int32) *runtime.Key[float64] {
+	return runtime.NewKey[float64](g.s.c, []byte(g.prefix+"/old-probes/"+strconv.FormatInt(int64(n), 10)), codec.MsgPack[float64]{})
+}
+
+// Owner returns the handle of the lock stored at "evolve/sites/{site}/owner". A
+// lease lasts 10s and is renewed by the runtime until released; its version is
+// the fencing token of the keys the lock guards.
+func (g *Site) Owner() *runtime.Lock {
+	return runtime.NewLock(g.s.c, []byte(g.prefix+"/owner"), 10*time.Second)
+}
+
+// SiteParams are the parameters of a Site, as a listing or a watch reads them
+// back from a key under "evolve/sites/{site}".
+type SiteParams struct {
+	Site string
+}
+
+// siteTemplate is the shape of the keys and locks of a Site.
+var siteTemplate = runtime.NewTemplate(
+	"evolve/sites/{site}",
+	runtime.TemplateMember{Name: "Config", Path: "cfg"},
+	runtime.TemplateMember{Name: "Probe", Path: "old-probes/{n}"},
+	runtime.TemplateMember{Name: "Owner", Path: "owner"},
+)
+
+// parseSite reads the parameter values siteTemplate matched (in path order)
+// into a Site's parameters and handle, refusing what the accessor would.
+func (s *Store) parseSite(v []string) (p SiteParams, h *Site, err error) {
+	p.Site = v[0]
+	h, err = s.Site(p.Site)
+	return
+}
+
+// ListSites lists every Site that has a key or lock under
+// "evolve/sites/{site}", each once however many it has; range over All, whose
+// items hold the Site's Params and Handle. Keys under that path whose
+// parameters the accessor would refuse, or that are none of the group's keys
+// and locks, are skipped. opts.From resumes a listing at the Cursor of an
+// earlier one.
+func (s *Store) ListSites(opts runtime.ListOptions) *runtime.GroupListing[SiteParams, *Site] {
+	return runtime.ListGroup(s.c, siteTemplate, opts, s.parseSite)
+}
+
+// WatchSites watches every key and lock of every Site (runtime.WatchPattern):
+// first an EventResync per existing key, then each change, with the Site's
+// parameters, handle and the member's name. Instances created by other clients
+// are found at each rescan (opts.Rescan, default runtime.DefaultRescan), those
+// this client writes at once.
+func (s *Store) WatchSites(ctx context.Context, opts runtime.PatternWatchOptions) iter.Seq2[runtime.GroupEvent[SiteParams, *Site], error] {
+	return runtime.WatchGroup(ctx, s.c, siteTemplate, opts, s.parseSite)
+}
+
+// GetSiteConfigs reads the Config key of the Site of each element of params, up
+// to opts.Concurrency at a time: result i is params[i]'s, its Entry the decoded
+// value and version, or its Err why not (runtime.ErrNotFound when the key does
+// not exist). Parameters the Site accessor refuses fail their own position with
+// its *runtime.ParamError, and nothing is sent for them. The error is a
+// *runtime.GetManyError when some position failed. Duplicates, retries and
+// timeouts follow runtime.Client.GetMany.
+func (s *Store) GetSiteConfigs(ctx context.Context, params []SiteParams, opts runtime.GetManyOptions) ([]runtime.KeyResult[Zone], error) {
+	return runtime.GetEach(ctx, params, opts, func(p SiteParams) (*runtime.Key[Zone], error) {
+		h, err := s.Site(p.Site)
+		if err != nil {
+			return nil, err
+		}
+		return h.Config(), nil
+	})
 }
