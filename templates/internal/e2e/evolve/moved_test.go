@@ -1,6 +1,7 @@
 package evolve_test
 
 import (
+	"context"
 	"errors"
 	"testing"
 
@@ -163,5 +164,85 @@ func TestMovedGuardedKeyMovesUnderTheLease(t *testing.T) {
 		if got := must(site2(t, cur, id).Config().Get(ctx))(t); got.Value.Celsius != want {
 			t.Errorf("%s: %+v", id, got.Value)
 		}
+	}
+}
+
+// Listing a group finds an instance whose only value is still under a
+// moved key's earlier path; a group watch labels that path's events
+// Earlier, so the earlier key's deletion when the value moves is told
+// apart from the member's deletion.
+func TestGroupListingAndWatchingDuringAMove(t *testing.T) {
+	srv := servertest.New(t)
+	ctx := ctxFor(t)
+	c := dial(t, srv.URL())
+	old, cur := v1.New(c), v2.New(c)
+	must(site1(t, old, "a").Config().Set(ctx, v1.Zone{Name: "a"}))(t)
+	must(site2(t, cur, "b").Config().Set(ctx, v2.Zone{Name: "b"}))(t)
+
+	var sites []string
+	for it, err := range cur.ListSites(runtime.ListOptions{}).All(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		sites = append(sites, it.Params.Site)
+	}
+	if len(sites) != 2 || sites[0] != "a" || sites[1] != "b" {
+		t.Fatalf("listed %q, want a (v1's value at the earlier path) and b", sites)
+	}
+
+	type event = runtime.GroupEvent[v2.SiteParams, *v2.Site]
+	wctx, stop := context.WithCancel(ctx)
+	events := make(chan event, 64)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for ev, err := range cur.WatchSites(wctx, runtime.PatternWatchOptions{Rescan: -1}) {
+			if err != nil {
+				t.Errorf("watch: %v", err)
+				continue
+			}
+			events <- ev
+		}
+	}()
+	defer func() { stop(); <-done }()
+	next := func() event {
+		t.Helper()
+		select {
+		case ev := <-events:
+			return ev
+		case <-ctx.Done():
+			t.Fatal("no event")
+			return event{}
+		}
+	}
+	initial := map[string]bool{}
+	for range 2 {
+		ev := next()
+		if ev.Kind != runtime.EventResync || ev.Member != "Config" {
+			t.Fatalf("initial event %+v", ev)
+		}
+		initial[ev.Params.Site] = ev.Earlier
+	}
+	if earlier, ok := initial["a"]; !ok || !earlier {
+		t.Errorf("a's value at the earlier path: %v, %v; want an Earlier event", earlier, ok)
+	}
+	if earlier, ok := initial["b"]; !ok || earlier {
+		t.Errorf("b's value: %v, %v; want an event of the current key", earlier, ok)
+	}
+
+	// v2 writes a's config: a Set of the current key and the Delete of
+	// the earlier one, marked Earlier (events of two keys come in either
+	// order).
+	must(site2(t, cur, "a").Config().Set(ctx, v2.Zone{Name: "a", Celsius: 1}))(t)
+	got := map[runtime.EventKind]event{}
+	for range 2 {
+		ev := next()
+		got[ev.Kind] = ev
+	}
+	if set, ok := got[runtime.EventSet]; !ok || set.Earlier || set.Params.Site != "a" || set.Member != "Config" {
+		t.Errorf("events %+v, want a's Config set", got)
+	}
+	if del, ok := got[runtime.EventDelete]; !ok || !del.Earlier || del.Params.Site != "a" || del.Member != "Config" {
+		t.Errorf("events %+v, want the earlier key's delete, marked Earlier", got)
 	}
 }

@@ -333,6 +333,8 @@ var siteTemplate = runtime.NewTemplate(
 	runtime.TemplateMember{Name: "Config", Path: "config"},
 	runtime.TemplateMember{Name: "Probe", Path: "probes/{n}"},
 	runtime.TemplateMember{Name: "Owner", Path: "owner"},
+	runtime.TemplateMember{Name: "Config", Path: "cfg", Earlier: true},
+	runtime.TemplateMember{Name: "Probe", Path: "old-probes/{n}", Earlier: true},
 )
 
 // parseSite reads the parameter values siteTemplate matched (in path order)
