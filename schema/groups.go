@@ -9,7 +9,7 @@ import (
 	"github.com/ssgen/ssgen/internal/suggest"
 )
 
-var groupFields = []string{"doc", "path", "params", "keys", "locks"}
+var groupFields = []string{"doc", "path", "params", "keys", "locks", "renamed_from"}
 
 func (l *loader) group(p pair) *Group {
 	g := &Group{Name: p.name, Pos: l.pos(p.key)}
@@ -17,9 +17,11 @@ func (l *loader) group(p pair) *Group {
 	if !isExported(p.name) {
 		l.errorf(p.key, "%s: name must be %s", what, exportedRule)
 	}
-	var pathN, keysN, locksN *yaml.Node
+	var pathN, keysN, locksN, movedN *yaml.Node
 	for _, q := range l.mapping(p.val, what, groupFields...) {
 		switch q.name {
+		case "renamed_from":
+			movedN = q.val
 		case "doc":
 			g.Doc, _ = l.str(q.val, what+": doc")
 		case "path":
@@ -49,6 +51,9 @@ func (l *loader) group(p pair) *Group {
 	}
 	if keysN == nil && locksN == nil {
 		l.errorf(p.key, "%s: want keys or locks", what)
+	}
+	if movedN != nil {
+		l.groupMovedFrom(g, movedN)
 	}
 	return g
 }

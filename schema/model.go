@@ -334,7 +334,14 @@ type Group struct {
 	Keys   []*Key
 	Locks  []*Lock
 	Pos    Pos
+	// MovedFrom is the group's earlier path (renamed_from), with the same
+	// parameters; no segments when the group did not move. Every key of
+	// the group moved with it (see Key.MovedFrom).
+	MovedFrom Path
 }
+
+// Moved reports whether the group declares an earlier path.
+func (g *Group) Moved() bool { return len(g.MovedFrom.Segments) > 0 }
 
 // Key is one state store key holding a typed value.
 type Key struct {
@@ -360,12 +367,29 @@ type Key struct {
 	MovedFrom Path
 }
 
-// Moved reports whether the key declares an earlier path.
-func (k *Key) Moved() bool { return len(k.MovedFrom.Segments) > 0 }
+// Moved reports whether the key has an earlier path: its own
+// renamed_from, or its group's.
+func (k *Key) Moved() bool {
+	return len(k.MovedFrom.Segments) > 0 || k.Group != nil && k.Group.Moved()
+}
 
-// FullMovedFrom returns the group's path followed by the key's earlier
-// own path.
-func (k *Key) FullMovedFrom() Path { return fullPath(k.Group, k.MovedFrom) }
+// FullMovedFrom returns the key's earlier full path: the group's earlier
+// path (or its path, when the group did not move) followed by the key's
+// earlier own path (or its path, when only the group moved).
+func (k *Key) FullMovedFrom() Path {
+	own := k.Path
+	if len(k.MovedFrom.Segments) > 0 {
+		own = k.MovedFrom
+	}
+	if k.Group == nil {
+		return own
+	}
+	base := k.Group.Path
+	if k.Group.Moved() {
+		base = k.Group.MovedFrom
+	}
+	return join(base, own)
+}
 
 // FullPath returns the group's path followed by the key's own.
 func (k *Key) FullPath() Path { return fullPath(k.Group, k.Path) }

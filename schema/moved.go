@@ -8,9 +8,27 @@ import "go.yaml.in/yaml/v3"
 func (l *loader) movedFrom(k *Key, n *yaml.Node) {
 	what := "key " + k.QualifiedName() + ": renamed_from"
 	k.MovedFrom = l.path(n, what, k.Params, k.Group)
-	if k.Moved() && k.MovedFrom.String() == k.Path.String() {
+	if len(k.MovedFrom.Segments) > 0 && k.MovedFrom.String() == k.Path.String() {
 		l.errorf(n, "%s: %q is the key's path", what, k.MovedFrom)
 		k.MovedFrom.Segments = nil
+	}
+}
+
+// groupMovedFrom reads a group's renamed_from: its earlier path, with the
+// group's parameters. A group with locks cannot move: programs built from
+// the older schema would take the locks at the earlier path and no longer
+// exclude newer ones.
+func (l *loader) groupMovedFrom(g *Group, n *yaml.Node) {
+	what := "group " + g.Name + ": renamed_from"
+	g.MovedFrom = l.path(n, what, g.Params, nil)
+	switch {
+	case !g.Moved():
+	case g.MovedFrom.String() == g.Path.String():
+		l.errorf(n, "%s: %q is the group's path", what, g.MovedFrom)
+		g.MovedFrom.Segments = nil
+	case len(g.Locks) > 0:
+		l.errorf(n, "%s: a group with locks cannot move (programs built from the older schema would take %s at the earlier path, and the two would no longer exclude each other); keep the group's path and give its keys renamed_from", what, g.Locks[0].QualifiedName())
+		g.MovedFrom.Segments = nil
 	}
 }
 
@@ -32,14 +50,18 @@ func (l *loader) checkMoves() {
 			continue
 		}
 		old := k.FullMovedFrom()
+		at := k.MovedFrom.Pos
+		if len(k.MovedFrom.Segments) == 0 { // only its group moved
+			at = k.Group.MovedFrom.Pos
+		}
 		for _, c := range current {
 			if len(c.path.Segments) > 0 && pathsOverlap(old, c.path) {
-				l.errs.add(k.MovedFrom.Pos, "key %s: renamed_from %s can render to the same key as %s (%s), which is declared now; a write of %s would delete it", k.QualifiedName(), old, c.what, c.path, k.QualifiedName())
+				l.errs.add(at, "key %s: renamed_from %s can render to the same key as %s (%s), which is declared now; a write of %s would delete it", k.QualifiedName(), old, c.what, c.path, k.QualifiedName())
 			}
 		}
 		for _, m := range moved {
 			if pathsOverlap(old, m.FullMovedFrom()) {
-				l.errs.add(k.MovedFrom.Pos, "key %s: renamed_from %s can render to the same key as the renamed_from of key %s (%s)", k.QualifiedName(), old, m.QualifiedName(), m.FullMovedFrom())
+				l.errs.add(at, "key %s: renamed_from %s can render to the same key as the renamed_from of key %s (%s)", k.QualifiedName(), old, m.QualifiedName(), m.FullMovedFrom())
 			}
 		}
 		moved = append(moved, k)

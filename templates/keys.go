@@ -26,8 +26,14 @@ func emitKey(f *jen.File, r recv, k *schema.Key) {
 		}
 	}
 	var moved jen.Code
-	if k.Moved() {
-		moved = pathExpr(r, r.prefix, k.MovedFrom)
+	switch own := k.MovedFrom; {
+	case k.Group != nil && k.Group.Moved():
+		if len(own.Segments) == 0 {
+			own = k.Path
+		}
+		moved = pathExpr(r, jen.Id(r.name).Dot("earlier"), own)
+	case k.Moved():
+		moved = pathExpr(r, r.prefix, own)
 	}
 	elem := goType(k.Type)
 	handle := newKey(goType(k.Type), r.client, pathExpr(r, r.prefix, k.Path), codecValue(k), ttl, guard, k.Persist, moved)

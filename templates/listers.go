@@ -52,9 +52,11 @@ func emitGroupLister(f *jen.File, g *schema.Group) {
 		member(l.Name, l.Path)
 	}
 	// A moved key's earlier path, so that listing and watching see the
-	// instances whose values have not moved yet.
+	// instances whose values have not moved yet. A moved group's earlier
+	// path is another prefix, which one listing cannot cover: its
+	// instances are listed once written under the new path.
 	for _, k := range g.Keys {
-		if k.Moved() {
+		if len(k.MovedFrom.Segments) > 0 && !g.Moved() {
 			members = append(members, jen.Qual(runtimePkg, "TemplateMember").Values(
 				jen.Id("Name").Op(":").Lit(k.Name), jen.Id("Path").Op(":").Lit(k.MovedFrom.String()), jen.Id("Earlier").Op(":").True()))
 		}

@@ -246,3 +246,41 @@ func TestGroupListingAndWatchingDuringAMove(t *testing.T) {
 		t.Errorf("events %+v, want the earlier key's delete, marked Earlier", got)
 	}
 }
+
+// A group that moved (renamed_from on the group) moves every key: each
+// reads its key under the group's earlier path, with the key's own
+// earlier path when it moved too, and a write moves it.
+func TestMovedGroupReadsAndMovesEachKey(t *testing.T) {
+	srv := servertest.New(t)
+	ctx := ctxFor(t)
+	c := dial(t, srv.URL())
+	old, cur := v1.New(c), v2.New(c)
+	must(old.Line(7).Speed().Set(ctx, 1.25))(t)
+	must(old.Line(7).Target().Set(ctx, 2.5))(t)
+	if got := must(cur.Line(7).Speed().Get(ctx))(t); got.Value != 1.25 {
+		t.Errorf("Speed read %v, want v1's 1.25", got.Value)
+	}
+	if got := must(cur.Line(7).Target().Get(ctx))(t); got.Value != 2.5 {
+		t.Errorf("Target (moved with its group and renamed in it) read %v, want v1's 2.5", got.Value)
+	}
+	must(cur.Line(7).Target().Set(ctx, 3))(t)
+	if _, err := old.Line(7).Target().Get(ctx); !errors.Is(err, runtime.ErrNotFound) {
+		t.Errorf("v1's key after v2's write: %v, want it deleted", err)
+	}
+	if n := must2(c.Get(ctx, []byte("evolve/conveyors/7/target")))(t); len(n) == 0 {
+		t.Error("nothing under the new path")
+	}
+	// Listing sees the new path only: line 7 once its Target moved, not
+	// line 8 whose values are all at the earlier path.
+	must(old.Line(8).Speed().Set(ctx, 1))(t)
+	var lines []uint16
+	for it, err := range cur.ListLines(runtime.ListOptions{}).All(ctx) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		lines = append(lines, it.Params.Line)
+	}
+	if len(lines) != 1 || lines[0] != 7 {
+		t.Errorf("listed lines %v, want [7]", lines)
+	}
+}

@@ -380,3 +380,108 @@ func (s *Store) GetSiteConfigs(ctx context.Context, params []SiteParams, opts ru
 		return h.Config(), nil
 	})
 }
+
+// Line is the handle of the keys and locks under "evolve/conveyors/{line}".
+type Line struct {
+	s       *Store
+	prefix  string
+	earlier string
+}
+
+// Line returns the handle of the keys and locks under
+// "evolve/conveyors/{line}".
+//
+// The group moved from "evolve/lines/{line}" (renamed_from): each key reads its
+// earlier key there while it is absent, and every write deletes it. Listing and
+// watching the group see the new path only.
+func (s *Store) Line(line uint16) *Line {
+	return &Line{
+		earlier: "evolve/lines/" + strconv.FormatUint(uint64(line), 10),
+		prefix:  "evolve/conveyors/" + strconv.FormatUint(uint64(line), 10),
+		s:       s,
+	}
+}
+
+// Speed returns the handle of the key "evolve/conveyors/{line}/speed", holding
+// values of type float64, encoded as MessagePack.
+//
+// The key moved from "evolve/lines/{line}/speed" (renamed_from): while it is
+// absent, reads fall back to that key, and every write deletes it (see
+// runtime.MovedFrom).
+func (g *Line) Speed() *runtime.Key[float64] {
+	return runtime.NewKey[float64](g.s.c, []byte(g.prefix+"/speed"), codec.MsgPack[float64]{}, runtime.MovedFrom([]byte(g.earlier+"/speed")))
+}
+
+// Target returns the handle of the key "evolve/conveyors/{line}/target",
+// holding values of type float64, encoded as MessagePack.
+//
+// The key moved from "evolve/lines/{line}/goal" (renamed_from): while it is
+// absent, reads fall back to that key, and every write deletes it (see
+// runtime.MovedFrom).
+func (g *Line) Target() *runtime.Key[float64] {
+	return runtime.NewKey[float64](g.s.c, []byte(g.prefix+"/target"), codec.MsgPack[float64]{}, runtime.MovedFrom([]byte(g.earlier+"/goal")))
+}
+
+// LineParams are the parameters of a Line, as a listing or a watch reads them
+// back from a key under "evolve/conveyors/{line}".
+type LineParams struct {
+	Line uint16
+}
+
+// lineTemplate is the shape of the keys and locks of a Line.
+var lineTemplate = runtime.NewTemplate(
+	"evolve/conveyors/{line}",
+	runtime.TemplateMember{Name: "Speed", Path: "speed"},
+	runtime.TemplateMember{Name: "Target", Path: "target"},
+)
+
+// parseLine reads the parameter values lineTemplate matched (in path order)
+// into a Line's parameters and handle, refusing what the accessor would.
+func (s *Store) parseLine(v []string) (p LineParams, h *Line, err error) {
+	if p.Line, err = runtime.ParseUintParam[uint16]("line", v[0]); err != nil {
+		return
+	}
+	h = s.Line(p.Line)
+	return
+}
+
+// ListLines lists every Line that has a key or lock under
+// "evolve/conveyors/{line}", each once however many it has; range over All,
+// whose items hold the Line's Params and Handle. Keys under that path whose
+// parameters the accessor would refuse, or that are none of the group's keys
+// and locks, are skipped. opts.From resumes a listing at the Cursor of an
+// earlier one.
+func (s *Store) ListLines(opts runtime.ListOptions) *runtime.GroupListing[LineParams, *Line] {
+	return runtime.ListGroup(s.c, lineTemplate, opts, s.parseLine)
+}
+
+// WatchLines watches every key and lock of every Line (runtime.WatchPattern):
+// first an EventResync per existing key, then each change, with the Line's
+// parameters, handle and the member's name. Instances created by other clients
+// are found at each rescan (opts.Rescan, default runtime.DefaultRescan), those
+// this client writes at once.
+func (s *Store) WatchLines(ctx context.Context, opts runtime.PatternWatchOptions) iter.Seq2[runtime.GroupEvent[LineParams, *Line], error] {
+	return runtime.WatchGroup(ctx, s.c, lineTemplate, opts, s.parseLine)
+}
+
+// GetLineSpeeds reads the Speed key of the Line of each element of params, up
+// to opts.Concurrency at a time: result i is params[i]'s, its Entry the decoded
+// value and version, or its Err why not (runtime.ErrNotFound when the key does
+// not exist). The error is a *runtime.GetManyError when some position failed.
+// Duplicates, retries and timeouts follow runtime.Client.GetMany.
+func (s *Store) GetLineSpeeds(ctx context.Context, params []LineParams, opts runtime.GetManyOptions) ([]runtime.KeyResult[float64], error) {
+	return runtime.GetEach(ctx, params, opts, func(p LineParams) (*runtime.Key[float64], error) {
+		return s.Line(p.Line).Speed(), nil
+	})
+}
+
+// GetLineTargets reads the Target key of the Line of each element of params, up
+// to opts.Concurrency at a time: result i is params[i]'s, its Entry the decoded
+// value and version, or its Err why not (runtime.ErrNotFound when the key does
+// not exist). The error is a *runtime.GetManyError when some position failed.
+// Duplicates, retries and timeouts follow runtime.Client.GetMany.
+func (s *Store) GetLineTargets(ctx context.Context, params []LineParams, opts runtime.GetManyOptions) ([]runtime.KeyResult[float64], error) {
+	return runtime.GetEach(ctx, params, opts, func(p LineParams) (*runtime.Key[float64], error) {
+		return s.Line(p.Line).Target(), nil
+	})
+}
