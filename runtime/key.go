@@ -60,7 +60,9 @@ func PersistWrites() KeyOption { return func(c *keyConfig) { c.persist = true } 
 // renamed_from on a key). While the key is absent, reads fall back to the
 // earlier key (Get, GetEach, and the reads of CompareAndSet, Update and
 // SetIfVersion); every write stores under the current name and then
-// deletes the earlier key, fenced like the write; SetIfAbsent and the zero
+// deletes the earlier key, fenced like the write (when that deletion
+// fails, the write's result comes with its error, which says the value is
+// written); SetIfAbsent and the zero
 // version of SetIfVersion count a value under the earlier name as
 // present; Delete and DeleteIfEqual remove both. Watch watches the current
 // key only. The fallback is not atomic: a program built from the older
