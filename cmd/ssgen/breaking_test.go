@@ -64,7 +64,7 @@ func TestBreakingFormatsJSONAndGitHubActions(t *testing.T) {
 
 	r = runSchemaVerb(t, "breaking", "--against", old, "--format", "github-actions", cur)
 	r.wantCode(t, exitNegative)
-	want := "::error file=" + cur + ",line=20,col=15,title=ssgen breaking%3A key-path-changed::key Thermostat.SetPoint: path changed from thermostats/{id}/setPoint to thermostats/{id}/target; values stored under the old path are orphaned\n"
+	want := "::error file=" + cur + ",line=20,col=15,title=ssgen breaking%3A key-path-changed::key Thermostat.SetPoint: path changed from thermostats/{id}/setPoint to thermostats/{id}/target; values stored under the old path are orphaned (add renamed_from: \"setPoint\" to the key if it moved)\n"
 	if r.stdout != want {
 		t.Fatalf("stdout:\n%s\nwant:\n%s", r.stdout, want)
 	}

@@ -3,10 +3,14 @@ package main
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"time"
+
+	"github.com/ssgen/ssgen/internal/schemaval"
+	"github.com/ssgen/ssgen/runtime"
 )
 
 func init() {
@@ -69,6 +73,14 @@ func runGet(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	defer c.Close()
 	val, ver, err := c.Get(ctx, key)
+	var readFrom string
+	if old := movedFrom(m); old != "" && errors.Is(err, runtime.ErrNotFound) {
+		// A key that moved reads its earlier name while it is absent, as
+		// generated code does.
+		if val, ver, err = c.Get(ctx, []byte(old)); err == nil {
+			readFrom = old
+		}
+	}
 	if err != nil {
 		return opError(showKey(key, *keyHex), err)
 	}
@@ -82,6 +94,7 @@ func runGet(ctx context.Context, env *cliEnv, args []string) error {
 		rec := newRecord(key, *keyHex, m)
 		rec.setValue(d)
 		rec.setVersion(m, ver)
+		rec.ReadFrom = readFrom
 		err = writeJSONLine(env.stdout, rec)
 	case *out == "-":
 		_, err = env.stdout.Write(val)
@@ -100,8 +113,19 @@ func runGet(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	if m != nil && !*asJSON && !*quiet {
 		fmt.Fprintln(env.stderr, facts(m, ver, time.Now()))
+		if readFrom != "" {
+			fmt.Fprintf(env.stderr, "read from its earlier key %q (renamed_from): the key itself is absent\n", readFrom)
+		}
 	}
 	return nil
+}
+
+// movedFrom is the earlier name of the declared key m, or "".
+func movedFrom(m *schemaval.Match) string {
+	if m == nil {
+		return ""
+	}
+	return m.MovedFrom()
 }
 
 // writeLine writes b and a newline in one Write, so a reader sees whole

@@ -135,6 +135,8 @@ type schemaInfo struct {
 	Guard    string         `json:"guard,omitempty"`
 	GuardKey string         `json:"guardKey,omitempty"`
 	Persist  bool           `json:"persist,omitempty"`
+	// Earlier: the key is the declared key's earlier name (renamed_from).
+	Earlier bool `json:"earlier,omitempty"`
 }
 
 func infoOf(m *schemaval.Match) *schemaInfo {
@@ -147,7 +149,7 @@ func infoOf(m *schemaval.Match) *schemaInfo {
 		return in
 	}
 	k := m.Key
-	in.Kind, in.Type, in.Encoding, in.Persist = "key", k.Type.String(), string(k.Encoding), k.Persist
+	in.Kind, in.Type, in.Encoding, in.Persist, in.Earlier = "key", k.Type.String(), string(k.Encoding), k.Persist, m.Earlier
 	if k.TTL > 0 {
 		in.TTL = k.TTL.String()
 	}
@@ -175,6 +177,9 @@ func declaredTTL(m *schemaval.Match) time.Duration {
 func describe(m *schemaval.Match) string {
 	if m.Lock != nil {
 		return "lock " + m.Name()
+	}
+	if m.Earlier {
+		return fmt.Sprintf("%s (%s, %s; its earlier key)", m.Name(), m.Key.Type, m.Key.Encoding)
 	}
 	return fmt.Sprintf("%s (%s, %s)", m.Name(), m.Key.Type, m.Key.Encoding)
 }
@@ -250,18 +255,21 @@ func compactJSON(v any) string {
 // record is one --json line of get, watch or keys, its fields in this
 // order, those that do not apply left out.
 type record struct {
-	Event       string      `json:"event,omitempty"`
-	Found       *bool       `json:"found,omitempty"`
-	Key         *string     `json:"key,omitempty"`
-	KeyHex      string      `json:"keyHex,omitempty"`
-	Value       any         `json:"value,omitempty"` // a nil interface only: a false or null value is kept
-	ValueHex    *string     `json:"valueHex,omitempty"`
-	DecodeError string      `json:"decodeError,omitempty"`
-	Version     string      `json:"version,omitempty"`
-	Written     string      `json:"written,omitempty"`
-	TTL         string      `json:"ttl,omitempty"`
-	Expires     string      `json:"expires,omitempty"`
-	Schema      *schemaInfo `json:"schema,omitempty"`
+	Event       string  `json:"event,omitempty"`
+	Found       *bool   `json:"found,omitempty"`
+	Key         *string `json:"key,omitempty"`
+	KeyHex      string  `json:"keyHex,omitempty"`
+	Value       any     `json:"value,omitempty"` // a nil interface only: a false or null value is kept
+	ValueHex    *string `json:"valueHex,omitempty"`
+	DecodeError string  `json:"decodeError,omitempty"`
+	Version     string  `json:"version,omitempty"`
+	Written     string  `json:"written,omitempty"`
+	TTL         string  `json:"ttl,omitempty"`
+	Expires     string  `json:"expires,omitempty"`
+	// ReadFrom is the key's earlier name (renamed_from) when get read the
+	// value there, the key itself being absent.
+	ReadFrom string      `json:"readFrom,omitempty"`
+	Schema   *schemaInfo `json:"schema,omitempty"`
 }
 
 // newRecord starts a record with the key ("keyHex" when it is not UTF-8,
