@@ -130,7 +130,7 @@ func (s *Server) Ready() error {
 	if x, ok := s.tr.(*external); ok && x.cur.Load() == nil {
 		return fmt.Errorf("%w: not connected to the broker %s (reconnecting)", ErrNotReady, x.hostport)
 	}
-	if s.disk != nil && s.disk.lost.Load() != nil {
+	if s.disk != nil && s.disk.Lost() {
 		// Not the path: a readiness probe may answer anyone.
 		return fmt.Errorf("%w: kept writes are refused: the data file was replaced, deleted or changed by another writer (the log says which); restart the server", ErrNotReady)
 	}

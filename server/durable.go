@@ -4,6 +4,7 @@ import (
 	"fmt"
 
 	"github.com/ssgen/ssgen/server/engine"
+	"github.com/ssgen/ssgen/server/persist"
 )
 
 // openDisk opens the durable store of Options.DataDir, if any, and wires
@@ -15,12 +16,12 @@ func (s *Server) openDisk(cfg *engine.Config) error {
 		}
 		return nil
 	}
-	d, err := openStore(s.opts.DataDir, storeOptions{repair: s.opts.Repair, log: s.log, now: s.opts.Now})
+	d, err := persist.Open(s.opts.DataDir, persist.Options{Repair: s.opts.Repair, Log: s.log, Now: s.opts.Now})
 	if err != nil {
 		return err
 	}
 	s.disk = d
-	s.commit = newGroupCommit(d, s.log, s.opts.Limits.maxInflight(), s.opts.OnCommit)
+	s.commit = persist.NewGroupCommit(d, s.log, s.opts.Limits.maxInflight(), s.opts.OnCommit)
 	cfg.PersistAll = s.opts.PersistAll
 	cfg.Journal = s.commit
 	return nil
@@ -33,16 +34,16 @@ func (s *Server) restore() error {
 	if s.disk == nil {
 		return nil
 	}
-	s.commit.eng = s.eng
+	s.commit.SetEngine(s.eng)
 	var expired []string
-	s.eng.Reserve(s.disk.count)
-	n, err := s.disk.restoreInto(func(recs []engine.Record) {
-		expired = append(expired, s.eng.Restore(recs, s.disk.floor)...)
+	s.eng.Reserve(s.disk.Count())
+	n, err := s.disk.RestoreInto(func(recs []engine.Record) {
+		expired = append(expired, s.eng.Restore(recs, s.disk.Floor())...)
 	})
 	if err != nil {
 		return err
 	}
-	if err := s.disk.deleteKeys(expired); err != nil {
+	if err := s.disk.DeleteKeys(expired); err != nil {
 		// Not fatal: the records keep their passed deadlines, so the next
 		// start drops them again.
 		s.log.Warn("expired records not deleted", "keys", len(expired), "err", err)
@@ -61,7 +62,7 @@ func (s *Server) answer(owner string, out outcome, send func(*outcome)) {
 		send(&out)
 		return
 	}
-	s.commit.hold(owner, out.Wait, func(err error) {
+	s.commit.Hold(owner, out.Wait, func(err error) {
 		if err != nil {
 			out.abandon()
 		}
@@ -85,8 +86,6 @@ func (s *Server) closeDisk() error {
 	if s.disk == nil {
 		return nil
 	}
-	if s.commit.eng != nil {
-		s.commit.close()
-	}
-	return s.disk.close()
+	s.commit.Close()
+	return s.disk.Close()
 }

@@ -1,4 +1,4 @@
-package server
+package persist_test
 
 import (
 	"bytes"
@@ -16,7 +16,9 @@ import (
 	bolt "go.etcd.io/bbolt"
 
 	"github.com/ssgen/ssgen/runtime/hlc"
+	"github.com/ssgen/ssgen/server"
 	"github.com/ssgen/ssgen/server/engine"
+	"github.com/ssgen/ssgen/server/persist"
 )
 
 // damageKeys is how many kept keys the damage tests write: enough for a
@@ -46,7 +48,7 @@ func writeKeptFile(t testing.TB) *keptFile {
 	t.Helper()
 	dir := t.TempDir()
 	clock := engine.NewFakeClock(time.UnixMilli(1696374425000))
-	srv, err := New(Options{Listen: "127.0.0.1:0", DataDir: dir, PersistAll: true, Now: clock.Now, Logger: quietLog})
+	srv, err := server.New(server.Options{Listen: "127.0.0.1:0", DataDir: dir, PersistAll: true, Now: clock.Now, Logger: quietLog})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,29 +69,28 @@ func writeKeptFile(t testing.TB) *keptFile {
 	if err := srv.Close(); err != nil {
 		t.Fatal(err)
 	}
-	kf.bytes, err = os.ReadFile(filepath.Join(dir, StoreFile))
+	kf.bytes, err = os.ReadFile(filepath.Join(dir, server.StoreFile))
 	if err != nil {
 		t.Fatal(err)
 	}
 
 	// Where each value lives: freed pages keep stale copies, so only
 	// the pages a walk of the sound file reaches count.
-	got := salvage(bytes.NewReader(kf.bytes), int64(len(kf.bytes)))
-	if len(got.skipped) > 0 || len(got.recs) != len(kf.values) {
-		t.Fatalf("salvage of a sound file: %d records, skipped %q", len(got.recs), got.skipped)
+	recs, skipped, pages := persist.Salvage(kf.bytes)
+	if len(skipped) > 0 || recs != len(kf.values) {
+		t.Fatalf("salvage of a sound file: %d records, skipped %q", recs, skipped)
 	}
-	m, err := decodeBoltMeta(kf.bytes, 0)
+	kf.pageSize, err = persist.PageSize(kf.bytes)
 	if err != nil {
 		t.Fatal(err)
 	}
-	kf.pageSize = int64(m.pageSize)
-	for id := range got.pages {
-		p, _ := decodeBoltPage(kf.bytes[int64(id)*kf.pageSize:])
-		if p.flags != boltLeafPage {
+	for id := range pages {
+		leaf, overflow := persist.Page(kf.bytes[int64(id)*kf.pageSize:])
+		if !leaf {
 			kf.branches = append(kf.branches, id)
 			continue
 		}
-		pg := kf.bytes[int64(id)*kf.pageSize : int64(id+1+uint64(p.overflow))*kf.pageSize]
+		pg := kf.bytes[int64(id)*kf.pageSize : int64(id+1+uint64(overflow))*kf.pageSize]
 		for k, v := range kf.values {
 			if bytes.Contains(pg, []byte(v)) {
 				kf.page[k] = id
@@ -130,7 +131,7 @@ func (f writerFunc) Write(p []byte) (int, error) { return f(p) }
 func installDataFile(t *testing.T, data []byte) (dir, path string) {
 	t.Helper()
 	dir = t.TempDir()
-	path = filepath.Join(dir, StoreFile)
+	path = filepath.Join(dir, server.StoreFile)
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -138,7 +139,7 @@ func installDataFile(t *testing.T, data []byte) (dir, path string) {
 }
 
 // A data file damaged in each of the ways that used to panic, roll back
-// silently or serve flipped bytes fails New with a one-line *DamageError
+// silently or serve flipped bytes fails New with a one-line *server.DamageError
 // naming the file and the repair; with Repair the server starts, serves
 // every key the damage did not touch, and keeps the damaged file aside.
 func TestDamagedDataFileFailsLoudlyAndRepairSalvagesTheRest(t *testing.T) {
@@ -155,11 +156,11 @@ func TestDamagedDataFileFailsLoudlyAndRepairSalvagesTheRest(t *testing.T) {
 		return lost
 	}
 	newestMeta := func(b []byte) int64 {
-		m0, m1, err0, err1 := readBoltMetas(bytes.NewReader(b), int64(len(b)))
+		tx0, tx1, err0, err1 := persist.MetaTxIDs(bytes.NewReader(b), int64(len(b)))
 		if err0 != nil || err1 != nil {
 			t.Fatal(err0, err1)
 		}
-		if m1.txid > m0.txid {
+		if tx1 > tx0 {
 			return 1
 		}
 		return 0
@@ -241,10 +242,10 @@ func TestDamagedDataFileFailsLoudlyAndRepairSalvagesTheRest(t *testing.T) {
 				}
 			}
 
-			_, err := New(Options{Listen: "127.0.0.1:0", DataDir: dir, Logger: quietLog})
-			var damage *DamageError
-			if !errors.Is(err, ErrStore) || !errors.As(err, &damage) {
-				t.Fatalf("New on a damaged file: %v, want a *DamageError wrapping ErrStore", err)
+			_, err := server.New(server.Options{Listen: "127.0.0.1:0", DataDir: dir, Logger: quietLog})
+			var damage *server.DamageError
+			if !errors.Is(err, server.ErrStore) || !errors.As(err, &damage) {
+				t.Fatalf("New on a damaged file: %v, want a *server.DamageError wrapping server.ErrStore", err)
 			}
 			msg := err.Error()
 			t.Logf("refused: %s", msg)
@@ -261,7 +262,7 @@ func TestDamagedDataFileFailsLoudlyAndRepairSalvagesTheRest(t *testing.T) {
 			}
 
 			logs := &strings.Builder{}
-			srv, err := New(Options{Listen: "127.0.0.1:0", DataDir: dir, Repair: true, Logger: textLogger(logs)})
+			srv, err := server.New(server.Options{Listen: "127.0.0.1:0", DataDir: dir, Repair: true, Logger: textLogger(logs)})
 			if err != nil {
 				t.Fatalf("New with Repair: %v", err)
 			}
@@ -293,8 +294,8 @@ func TestDamagedDataFileFailsLoudlyAndRepairSalvagesTheRest(t *testing.T) {
 			}
 			if strings.Contains(tc.name, "value flipped") {
 				for k := range tc.lost {
-					if !strings.Contains(logs.String(), strings.Trim(displayKey([]byte(k)), `"`)) {
-						t.Errorf("the log does not name the key left out, %s:\n%s", displayKey([]byte(k)), logs)
+					if !strings.Contains(logs.String(), strings.Trim(persist.DisplayKey([]byte(k)), `"`)) {
+						t.Errorf("the log does not name the key left out, %s:\n%s", persist.DisplayKey([]byte(k)), logs)
 					}
 				}
 			}
@@ -308,7 +309,7 @@ func TestDamagedDataFileFailsLoudlyAndRepairSalvagesTheRest(t *testing.T) {
 				t.Fatal(err)
 			}
 			// The repaired file is sound: a start without Repair loads it.
-			srv2, err := New(Options{Listen: "127.0.0.1:0", DataDir: dir, Logger: quietLog})
+			srv2, err := server.New(server.Options{Listen: "127.0.0.1:0", DataDir: dir, Logger: quietLog})
 			if err != nil {
 				t.Fatalf("New after repair: %v", err)
 			}
@@ -320,7 +321,7 @@ func TestDamagedDataFileFailsLoudlyAndRepairSalvagesTheRest(t *testing.T) {
 func TestRepairLeavesASoundFileAlone(t *testing.T) {
 	kf := writeKeptFile(t)
 	dir, path := installDataFile(t, kf.bytes)
-	srv, err := New(Options{Listen: "127.0.0.1:0", DataDir: dir, Repair: true, Logger: quietLog})
+	srv, err := server.New(server.Options{Listen: "127.0.0.1:0", DataDir: dir, Repair: true, Logger: quietLog})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -334,8 +335,8 @@ func TestRepairLeavesASoundFileAlone(t *testing.T) {
 }
 
 func TestRepairNeedsDataDir(t *testing.T) {
-	if _, err := New(Options{Repair: true, Logger: quietLog}); !errors.Is(err, ErrInvalidOptions) {
-		t.Fatalf("New: %v, want ErrInvalidOptions", err)
+	if _, err := server.New(server.Options{Repair: true, Logger: quietLog}); !errors.Is(err, server.ErrInvalidOptions) {
+		t.Fatalf("New: %v, want server.ErrInvalidOptions", err)
 	}
 }
 
@@ -343,11 +344,11 @@ func TestRepairNeedsDataDir(t *testing.T) {
 // aside and starts empty, saying so.
 func TestRepairOfAnUnreadableFileStartsEmptyAndSaysSo(t *testing.T) {
 	dir, path := installDataFile(t, bytes.Repeat([]byte("not a database "), 1000))
-	if _, err := New(Options{Listen: "127.0.0.1:0", DataDir: dir, Logger: quietLog}); !errors.As(err, new(*DamageError)) {
-		t.Fatalf("New: %v, want a *DamageError", err)
+	if _, err := server.New(server.Options{Listen: "127.0.0.1:0", DataDir: dir, Logger: quietLog}); !errors.As(err, new(*server.DamageError)) {
+		t.Fatalf("New: %v, want a *server.DamageError", err)
 	}
 	logs := &strings.Builder{}
-	srv, err := New(Options{Listen: "127.0.0.1:0", DataDir: dir, Repair: true, Logger: textLogger(logs)})
+	srv, err := server.New(server.Options{Listen: "127.0.0.1:0", DataDir: dir, Repair: true, Logger: textLogger(logs)})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -362,7 +363,7 @@ func TestRepairOfAnUnreadableFileStartsEmptyAndSaysSo(t *testing.T) {
 // is loaded and upgraded in place to format 2.
 func TestFormat1FileIsUpgradedInPlace(t *testing.T) {
 	dir := t.TempDir()
-	path := filepath.Join(dir, StoreFile)
+	path := filepath.Join(dir, server.StoreFile)
 	db, err := bolt.Open(path, 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -374,56 +375,52 @@ func TestFormat1FileIsUpgradedInPlace(t *testing.T) {
 		Deadline int64  `msgpack:"dl,omitempty"`
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		meta, _ := tx.CreateBucket(bucketMeta)
-		keys, _ := tx.CreateBucket(bucketKeys)
+		meta, _ := tx.CreateBucket(persist.BucketMeta)
+		keys, _ := tx.CreateBucket(persist.BucketKeys)
 		v, _ := msgpack.Marshal(&v1Record{Value: []byte("old"), Version: "1696374425000:0:n", Fence: "1696374424000:1:lock"})
-		return errors.Join(meta.Put(metaFormat, formatV1), meta.Put(metaClock, []byte("1696374426000:0:n")), keys.Put([]byte("k"), v))
+		return errors.Join(meta.Put(persist.MetaFormat, persist.FormatV1), meta.Put(persist.MetaClock, []byte("1696374426000:0:n")), keys.Put([]byte("k"), v))
 	})
 	if err := errors.Join(err, db.Close()); err != nil {
 		t.Fatal(err)
 	}
-	srv, err := New(Options{Listen: "127.0.0.1:0", DataDir: dir, Logger: quietLog})
+	srv, err := server.New(server.Options{Listen: "127.0.0.1:0", DataDir: dir, Logger: quietLog})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer srv.Close()
 	e, ok := srv.Engine().Lookup([]byte("k"))
 	if !ok || string(e.Value) != "old" || e.Version != mustHLC(t, "1696374425000:0:n") || e.FencingToken != mustHLC(t, "1696374424000:1:lock") {
 		t.Fatalf("k = %+v, %v", e, ok)
 	}
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
 	// Upgraded: format 2, every record and the floor checksummed.
-	recs, floor, err := srv.disk.load()
+	recs, floor, format, err := persist.ReadBack(path)
 	if err != nil || len(recs) != 1 || floor != mustHLC(t, "1696374426000:0:n") {
 		t.Fatalf("load after upgrade: %v %v %v", recs, floor, err)
 	}
-	err = srv.disk.db.View(func(tx *bolt.Tx) error {
-		if f := tx.Bucket(bucketMeta).Get(metaFormat); !bytes.Equal(f, formatValue) {
-			return fmt.Errorf("format %q after upgrade", f)
-		}
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
+	if !bytes.Equal(format, persist.FormatValue) {
+		t.Fatalf("format %q after upgrade", format)
 	}
 }
 
 // A format 1 record that does not decode is refused like any damage.
 func TestFormat1FileWithABadRecordIsRefused(t *testing.T) {
 	dir := t.TempDir()
-	db, err := bolt.Open(filepath.Join(dir, StoreFile), 0o600, nil)
+	db, err := bolt.Open(filepath.Join(dir, server.StoreFile), 0o600, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		meta, _ := tx.CreateBucket(bucketMeta)
-		keys, _ := tx.CreateBucket(bucketKeys)
-		return errors.Join(meta.Put(metaFormat, formatV1), keys.Put([]byte("k"), []byte{0xc1}))
+		meta, _ := tx.CreateBucket(persist.BucketMeta)
+		keys, _ := tx.CreateBucket(persist.BucketKeys)
+		return errors.Join(meta.Put(persist.MetaFormat, persist.FormatV1), keys.Put([]byte("k"), []byte{0xc1}))
 	})
 	if err := errors.Join(err, db.Close()); err != nil {
 		t.Fatal(err)
 	}
-	_, err = New(Options{Listen: "127.0.0.1:0", DataDir: dir, Logger: quietLog})
-	if d := (*DamageError)(nil); !errors.As(err, &d) || string(d.Key) != "k" {
+	_, err = server.New(server.Options{Listen: "127.0.0.1:0", DataDir: dir, Logger: quietLog})
+	if d := (*server.DamageError)(nil); !errors.As(err, &d) || string(d.Key) != "k" {
 		t.Fatalf("New: %v, want a DamageError for key k", err)
 	}
 }

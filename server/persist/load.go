@@ -1,4 +1,4 @@
-package server
+package persist
 
 import (
 	"bytes"
@@ -14,12 +14,12 @@ import (
 )
 
 // A start reads the keys bucket twice: prepare verifies every record
-// (verify) before anything is written or served, then restoreInto reads
+// (verify) before anything is written or served, then RestoreInto reads
 // them again into the engine a chunk at a time. The second pass costs a
 // decode per record, and saves holding the whole store twice (as records,
 // then as the engine's entries) at the peak of the start.
 
-// restoreChunk is how many records restoreInto hands over at a time.
+// restoreChunk is how many records RestoreInto hands over at a time.
 const restoreChunk = 4096
 
 // recordDecoder decodes records one after another, reusing its msgpack
@@ -102,7 +102,7 @@ func (d *recordDecoder) intern(node string) string {
 // format, keeping nothing but the floor, the number of records (s.count)
 // and the records of a format 1 file (for its upgrade). The first record
 // that fails is a DamageError naming its key.
-func (s *durableStore) verify(tx *bolt.Tx, format []byte) (hlc.HLC, []engine.Record, error) {
+func (s *Store) verify(tx *bolt.Tx, format []byte) (hlc.HLC, []engine.Record, error) {
 	v2 := bytes.Equal(format, formatValue)
 	floor, err := decodeFloor(tx.Bucket(bucketMeta).Get(metaClock), v2)
 	if err != nil {
@@ -126,11 +126,11 @@ func (s *durableStore) verify(tx *bolt.Tx, format []byte) (hlc.HLC, []engine.Rec
 	return floor, v1, err
 }
 
-// restoreInto reads the records prepare verified and hands them to
+// RestoreInto reads the records prepare verified and hands them to
 // restore in key order, at most restoreChunk at a time (the slice is
 // reused: restore keeps the records, not the slice). It returns how many
 // there were.
-func (s *durableStore) restoreInto(restore func([]engine.Record)) (int, error) {
+func (s *Store) RestoreInto(restore func([]engine.Record)) (int, error) {
 	chunk := make([]engine.Record, 0, restoreChunk)
 	n := 0
 	flush := func() {

@@ -1,4 +1,4 @@
-package server
+package persist
 
 import (
 	"bytes"
@@ -227,7 +227,7 @@ func salvage(r io.ReaderAt, size int64) salvaged {
 // and puts the new file in its place. At every instant path is either the
 // damaged file or the complete new one, and the damaged bytes are never
 // deleted.
-func repairStore(path string, o storeOptions) error {
+func repairStore(path string, o Options) error {
 	fail := func(err error) error { return fmt.Errorf("%w: repair %s: %v", ErrStore, path, err) }
 	f, err := os.Open(path)
 	if err != nil {
@@ -244,7 +244,7 @@ func repairStore(path string, o storeOptions) error {
 		return fail(fmt.Errorf("format %q is not one this build writes; refusing to rewrite it", got.format))
 	}
 	for _, s := range got.skipped {
-		o.log.Error("repair: left out", "file", path, "what", s)
+		o.Log.Error("repair: left out", "file", path, "what", s)
 	}
 
 	tmp := path + ".repair"
@@ -256,8 +256,8 @@ func repairStore(path string, o storeOptions) error {
 		return fail(err)
 	}
 	now := time.Now
-	if o.now != nil {
-		now = o.now
+	if o.Now != nil {
+		now = o.Now
 	}
 	aside := asideName(path, now())
 	// A hard link keeps the damaged bytes under the new name while path
@@ -274,7 +274,7 @@ func repairStore(path string, o storeOptions) error {
 		return fail(fmt.Errorf("%v (the salvaged file is %s, the damaged one %s)", err, tmp, aside))
 	}
 	syncDir(filepath.Dir(path))
-	o.log.Error("data file repaired: the damaged file is kept aside; keys left out are logged above",
+	o.Log.Error("data file repaired: the damaged file is kept aside; keys left out are logged above",
 		"file", path, "damaged_copy", aside, "keys_kept", len(got.recs), "left_out", len(got.skipped))
 	return nil
 }

@@ -1,4 +1,4 @@
-package server
+package persist
 
 import (
 	"errors"
@@ -10,7 +10,7 @@ import (
 	"github.com/ssgen/ssgen/server/engine"
 )
 
-// groupCommit is the engine's Journal over the durable store: the changes
+// GroupCommit is the engine's Journal over the durable store: the changes
 // the engine appends while a transaction is on disk go together into the
 // next one, so concurrent kept writes share one bbolt transaction and its
 // fsyncs instead of paying one each.
@@ -33,8 +33,8 @@ import (
 //
 // The writer commits transaction n+1 while the releaser publishes the
 // answers of transaction n.
-type groupCommit struct {
-	store *durableStore
+type GroupCommit struct {
+	store *Store
 	eng   *engine.Engine // set before the engine serves
 	log   *slog.Logger
 	// maxHeld is how many answers one requester may have waiting for the
@@ -63,7 +63,7 @@ type groupCommit struct {
 	perOwner map[string]int
 	room     *sync.Cond
 	idle     *sync.Cond // the writer or the releaser stopped
-	stats    PersistStats
+	stats    Stats
 	// hook, set by tests, runs before each transaction: it may block, and
 	// an error fails the transaction as a failed commit would.
 	hook func() error
@@ -108,8 +108,8 @@ type CommitEvent struct {
 	Err      error         // nil when it is durable
 }
 
-// PersistStats are running totals of the data file's group commits.
-type PersistStats struct {
+// Stats are running totals of the data file's group commits.
+type Stats struct {
 	Commits    int64         // transactions committed
 	Failures   int64         // transactions that failed (their writes were answered with the persistence error)
 	Writes     int64         // engine writes committed
@@ -118,8 +118,24 @@ type PersistStats struct {
 	MaxCommit  time.Duration // the longest transaction
 }
 
-func newGroupCommit(store *durableStore, log *slog.Logger, maxHeld int, observe func(CommitEvent)) *groupCommit {
-	c := &groupCommit{store: store, log: log, maxHeld: maxHeld, observe: observe, perOwner: map[string]int{}}
+// SetHook makes hook run before each transaction (fault injection in
+// tests): it may block, and its error fails the transaction as a failed
+// commit would.
+func (c *GroupCommit) SetHook(hook func() error) {
+	c.mu.Lock()
+	c.hook = hook
+	c.mu.Unlock()
+}
+
+// SetEngine names the engine the group commit reports to (Durable,
+// Abandon); it is called once, before the engine serves.
+func (c *GroupCommit) SetEngine(eng *engine.Engine) { c.eng = eng }
+
+// NewGroupCommit returns the group commit of store: the engine's journal
+// (engine.Journal). maxHeld bounds how many answers one requester may
+// have waiting for the disk; observe, if not nil, is told of every commit.
+func NewGroupCommit(store *Store, log *slog.Logger, maxHeld int, observe func(CommitEvent)) *GroupCommit {
+	c := &GroupCommit{store: store, log: log, maxHeld: maxHeld, observe: observe, perOwner: map[string]int{}}
 	c.settled = sync.NewCond(&c.mu)
 	c.room = sync.NewCond(&c.mu)
 	c.idle = sync.NewCond(&c.mu)
@@ -130,7 +146,7 @@ func newGroupCommit(store *durableStore, log *slog.Logger, maxHeld int, observe 
 
 // Append queues one write's changes (engine.Journal); it runs under the
 // engine's lock and never waits for the disk.
-func (c *groupCommit) Append(seq uint64, changes []engine.Change) {
+func (c *GroupCommit) Append(seq uint64, changes []engine.Change) {
 	c.mu.Lock()
 	for _, ch := range changes {
 		c.queue = append(c.queue, queuedChange{seq, ch})
@@ -145,7 +161,7 @@ func (c *groupCommit) Append(seq uint64, changes []engine.Change) {
 }
 
 // Wait blocks until seq is settled (engine.Journal).
-func (c *groupCommit) Wait(seq uint64) error {
+func (c *GroupCommit) Wait(seq uint64) error {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for c.released < seq {
@@ -155,7 +171,7 @@ func (c *groupCommit) Wait(seq uint64) error {
 }
 
 // outcome is the result of a settled number. Under mu.
-func (c *groupCommit) outcome(seq uint64) error {
+func (c *GroupCommit) outcome(seq uint64) error {
 	for i := len(c.failed) - 1; i >= 0; i-- { // the recent ones are asked for
 		if f := c.failed[i]; seq >= f.lo && seq <= f.hi {
 			return errAbandoned
@@ -167,7 +183,7 @@ func (c *groupCommit) outcome(seq uint64) error {
 // fail records abandoned numbers. A span that follows the last one
 // directly (a disk that keeps failing) extends it, so the list grows
 // only when commits fail and succeed in turn. Under mu.
-func (c *groupCommit) fail(s seqSpan) {
+func (c *GroupCommit) fail(s seqSpan) {
 	if n := len(c.failed); n > 0 && c.failed[n-1].hi+1 == s.lo {
 		c.failed[n-1].hi = s.hi
 		return
@@ -175,11 +191,11 @@ func (c *groupCommit) fail(s seqSpan) {
 	c.failed = append(c.failed, s)
 }
 
-// hold calls release once wait is settled, after every answer held
+// Hold calls release once wait is settled, after every answer held
 // earlier for a number up to wait has been released: directly when that
 // is already so, else from the releaser. It blocks while owner has
 // maxHeld answers held (the transport then stops reading that client).
-func (c *groupCommit) hold(owner string, wait uint64, release func(error)) {
+func (c *GroupCommit) Hold(owner string, wait uint64, release func(error)) {
 	c.mu.Lock()
 	for {
 		if wait <= c.released && !c.draining {
@@ -200,7 +216,7 @@ func (c *groupCommit) hold(owner string, wait uint64, release func(error)) {
 
 // write is the writer goroutine: one transaction per round, for
 // everything appended since the last one.
-func (c *groupCommit) write() {
+func (c *GroupCommit) write() {
 	for {
 		c.mu.Lock()
 		for len(c.queue) == 0 && !c.closed {
@@ -277,7 +293,7 @@ func (c *groupCommit) write() {
 }
 
 // record adds one transaction to the totals. Under mu.
-func (c *groupCommit) record(writes, changes int, took time.Duration, err error) {
+func (c *GroupCommit) record(writes, changes int, took time.Duration, err error) {
 	st := &c.stats
 	if err != nil {
 		st.Failures++
@@ -294,7 +310,7 @@ func (c *groupCommit) record(writes, changes int, took time.Duration, err error)
 // order, it settles its numbers, publishes every answer held for them
 // (including those held while it publishes), and then lets the engine
 // stop holding answers for them.
-func (c *groupCommit) release() {
+func (c *GroupCommit) release() {
 	c.mu.Lock()
 	for {
 		for len(c.outcomes) == 0 && !c.closed {
@@ -351,10 +367,13 @@ func (c *groupCommit) release() {
 	c.mu.Unlock()
 }
 
-// close waits until everything appended has been committed (or failed)
+// Close waits until everything appended has been committed (or failed)
 // and every held answer released, and ends the goroutines. Writes
 // appended later still work: each starts them again, until they are idle.
-func (c *groupCommit) close() {
+func (c *GroupCommit) Close() {
+	if c.eng == nil {
+		return // never served: nothing was appended
+	}
 	c.mu.Lock()
 	c.closed = true
 	c.work.Broadcast()
@@ -365,8 +384,8 @@ func (c *groupCommit) close() {
 	c.mu.Unlock()
 }
 
-// totals returns the running totals.
-func (c *groupCommit) totals() PersistStats {
+// Totals returns the running totals.
+func (c *GroupCommit) Totals() Stats {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.stats

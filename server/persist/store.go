@@ -1,4 +1,4 @@
-package server
+package persist
 
 import (
 	"bytes"
@@ -126,11 +126,11 @@ func recordSum(key, value []byte, version, fence string, deadline int64) uint32 
 	return crc32.Update(sum, castagnoli, unsafe.Slice(unsafe.StringData(fence), len(fence)))
 }
 
-// durableStore keeps the engine's durable keys in a bbolt file. Every
+// Store keeps the engine's durable keys in a bbolt file. Every
 // apply is one fsynced bbolt transaction, so a change it accepted survives
 // a crash of the process or of the machine; the group commit
 // (persist_commit.go) gives it the changes of many writes at a time.
-type durableStore struct {
+type Store struct {
 	db   *bolt.DB
 	path string
 	// watch checks around each commit that the file is still the one at
@@ -161,29 +161,29 @@ type durableStore struct {
 	scratch []engine.Change
 }
 
-// storeOptions are the parts of Options the durable store uses.
-type storeOptions struct {
-	repair bool
-	log    *slog.Logger
-	now    func() time.Time // names the damaged file's copy
+// Options are what Open takes from the server's options.
+type Options struct {
+	Repair bool             // salvage a damaged file instead of refusing it
+	Log    *slog.Logger     // where a repair is reported
+	Now    func() time.Time // names the damaged file's copy; nil: time.Now
 }
 
-// openStore opens (creating it and dir if needed) the store in dir, checks
+// Open opens (creating it and dir if needed) the store in dir, checks
 // it and loads every record, verifying each. A file locked by another
 // process fails after a second rather than waiting. A damaged file fails
-// with a *DamageError, or with o.repair is salvaged (repairStore) and the
+// with a *DamageError, or with o.Repair is salvaged (repairStore) and the
 // salvaged file opened in its place.
-func openStore(dir string, o storeOptions) (*durableStore, error) {
+func Open(dir string, o Options) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrStore, err)
 	}
 	path := filepath.Join(dir, StoreFile)
 	s, err := openChecked(path)
 	var damage *DamageError
-	if err == nil || !o.repair || !errors.As(err, &damage) {
+	if err == nil || !o.Repair || !errors.As(err, &damage) {
 		return s, err
 	}
-	o.log.Error("data file damaged, repairing", "file", path, "err", err)
+	o.Log.Error("data file damaged, repairing", "file", path, "err", err)
 	if err := repairStore(path, o); err != nil {
 		return nil, err
 	}
@@ -191,7 +191,7 @@ func openStore(dir string, o storeOptions) (*durableStore, error) {
 }
 
 // openChecked is open plus every check, without repair.
-func openChecked(path string) (*durableStore, error) {
+func openChecked(path string) (*Store, error) {
 	isNew, err := checkDataFile(path)
 	if err != nil {
 		return nil, err
@@ -200,7 +200,7 @@ func openChecked(path string) (*durableStore, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &durableStore{db: db, path: path, isNew: isNew, file: file}
+	s := &Store{db: db, path: path, isNew: isNew, file: file}
 	if err := guarded(path, s.prepare); err != nil {
 		_ = db.Close()
 		return nil, err
@@ -267,7 +267,7 @@ func guarded(path string, fn func() error) (err error) {
 // them only to upgrade a format 1 file), and only then writes: the
 // buckets of a new file, or the upgrade of a format 1 file. Nothing is
 // written to a file that failed a check.
-func (s *durableStore) prepare() error {
+func (s *Store) prepare() error {
 	var format []byte
 	fresh := false
 	err := s.db.View(func(tx *bolt.Tx) error {
@@ -322,7 +322,7 @@ func (s *durableStore) prepare() error {
 
 // upgrade rewrites a verified format 1 file as format 2, in one
 // transaction: a crash meanwhile leaves the format 1 file as it was.
-func (s *durableStore) upgrade() error {
+func (s *Store) upgrade() error {
 	err := s.db.Update(func(tx *bolt.Tx) error {
 		return writeAll(tx.Bucket(bucketMeta), tx.Bucket(bucketKeys), s.loaded, s.floor)
 	})
@@ -415,7 +415,7 @@ func decodeFloor(b []byte, verify bool) (hlc.HLC, error) {
 
 // applyQueued writes a group commit's changes, in order, in one
 // transaction (apply). Only the group commit's writer calls it.
-func (s *durableStore) applyQueued(queued []queuedChange) error {
+func (s *Store) applyQueued(queued []queuedChange) error {
 	flat := s.scratch[:0]
 	for _, q := range queued {
 		flat = append(flat, q.Change)
@@ -430,7 +430,7 @@ func (s *durableStore) applyQueued(queued []queuedChange) error {
 // in the file at the store's path (the watch checks it before and after).
 // The highest version among them raises the stored clock floor in the
 // same transaction, so the floor never lags the records.
-func (s *durableStore) apply(changes []engine.Change) error {
+func (s *Store) apply(changes []engine.Change) error {
 	if lost := s.lost.Load(); lost != nil {
 		return lost
 	}
@@ -455,7 +455,7 @@ func (s *durableStore) apply(changes []engine.Change) error {
 }
 
 // lose stops the store for good with lost (the first cause is kept).
-func (s *durableStore) lose(lost *fileLostError) *fileLostError {
+func (s *Store) lose(lost *fileLostError) *fileLostError {
 	s.lost.CompareAndSwap(nil, lost)
 	return s.lost.Load()
 }
@@ -466,7 +466,7 @@ func (s *durableStore) lose(lost *fileLostError) *fileLostError {
 // changed the file during the transaction (cp over it, say): that is
 // recovered here, in the writer's goroutine, and stops the store (lost)
 // rather than the process.
-func (s *durableStore) commit(changes []engine.Change) (txid uint64, err error) {
+func (s *Store) commit(changes []engine.Change) (txid uint64, err error) {
 	defer debug.SetPanicOnFault(debug.SetPanicOnFault(true))
 	var tx *bolt.Tx
 	defer func() {
@@ -537,8 +537,8 @@ func put(tx *bolt.Tx, changes []engine.Change) error {
 	return nil
 }
 
-// deleteKeys removes records (the ones Restore found expired).
-func (s *durableStore) deleteKeys(keys []string) error {
+// DeleteKeys removes records (the ones Restore found expired).
+func (s *Store) DeleteKeys(keys []string) error {
 	if len(keys) == 0 {
 		return nil
 	}
@@ -549,7 +549,55 @@ func (s *durableStore) deleteKeys(keys []string) error {
 	return s.apply(changes)
 }
 
-func (s *durableStore) close() error {
+// Records reads and verifies every stored record again, and the highest
+// version the store ever accepted (deleted keys included): what is on
+// disk now.
+func (s *Store) Records() ([]engine.Record, hlc.HLC, error) {
+	var recs []engine.Record
+	var floor hlc.HLC
+	err := s.db.View(func(tx *bolt.Tx) error {
+		var err error
+		floor, _, err = s.verify(tx, formatValue)
+		return err
+	})
+	if err == nil {
+		_, err = s.RestoreInto(func(chunk []engine.Record) { recs = append(recs, chunk...) })
+	}
+	if err != nil {
+		return nil, hlc.HLC{}, err
+	}
+	return recs, floor, nil
+}
+
+// Used is how many bytes of the file the last transaction uses (bbolt's
+// high-water page; the rest is room bbolt has allocated ahead).
+func (s *Store) Used() int64 {
+	var n int64
+	_ = s.db.View(func(tx *bolt.Tx) error {
+		n = tx.Size()
+		return nil
+	})
+	return n
+}
+
+// SetInTx makes fn run inside each apply's transaction before its writes,
+// after the first check of the file (fault injection in tests); nil
+// removes it. Set it while no write is under way.
+func (s *Store) SetInTx(fn func()) { s.inTx = fn }
+
+// Count is how many records the file held when it was opened.
+func (s *Store) Count() int { return s.count }
+
+// Floor is the highest version the store ever accepted, deleted keys
+// included, as read when it was opened.
+func (s *Store) Floor() hlc.HLC { return s.floor }
+
+// Lost reports whether the file was found replaced, deleted or changed
+// by another writer: every later kept write is refused.
+func (s *Store) Lost() bool { return s.lost.Load() != nil }
+
+// Close closes the file.
+func (s *Store) Close() error {
 	if s.wedged {
 		// bbolt's map stays (the process is most likely about to end):
 		// the descriptor is closed, which releases the file's lock.

@@ -1,4 +1,4 @@
-package server
+package persist_test
 
 import (
 	"fmt"
@@ -14,7 +14,9 @@ import (
 
 	"github.com/ssgen/ssgen/internal/cputime"
 	"github.com/ssgen/ssgen/runtime/hlc"
+	"github.com/ssgen/ssgen/server"
 	"github.com/ssgen/ssgen/server/engine"
+	"github.com/ssgen/ssgen/server/persist"
 )
 
 // benchStoreKeys is how many keys the start-up benchmarks store:
@@ -37,11 +39,17 @@ func benchStoreKeys(b *testing.B) int {
 // server uses (going through the engine would cost one fsync per key).
 func writeBenchStore(b *testing.B, dir string, n int) {
 	b.Helper()
-	srv, err := New(Options{Listen: "127.0.0.1:0", DataDir: dir, Logger: quietLog})
+	srv, err := server.New(server.Options{Listen: "127.0.0.1:0", DataDir: dir, Logger: quietLog})
 	if err != nil {
 		b.Fatal(err)
 	}
-	db := srv.disk.db
+	if err := srv.Close(); err != nil {
+		b.Fatal(err)
+	}
+	db, err := bolt.Open(filepath.Join(dir, server.StoreFile), 0o600, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
 	value := make([]byte, 100)
 	for i := range value {
 		value[i] = 'a' + byte(i%26)
@@ -50,10 +58,10 @@ func writeBenchStore(b *testing.B, dir string, n int) {
 	const perTx = 100_000
 	for start := 0; start < n; start += perTx {
 		err := db.Update(func(tx *bolt.Tx) error {
-			keys := tx.Bucket(bucketKeys)
+			keys := tx.Bucket(persist.BucketKeys)
 			for i := start; i < min(start+perTx, n); i++ {
 				r := engine.Record{Key: fmt.Sprintf("bench/%08d", i), Value: value, Version: version}
-				v, err := encodeRecord(r)
+				v, err := persist.EncodeRecord(r)
 				if err != nil {
 					return err
 				}
@@ -67,7 +75,7 @@ func writeBenchStore(b *testing.B, dir string, n int) {
 			b.Fatal(err)
 		}
 	}
-	if err := srv.Close(); err != nil {
+	if err := db.Close(); err != nil {
 		b.Fatal(err)
 	}
 }
@@ -82,7 +90,7 @@ func BenchmarkStartup(b *testing.B) {
 	dir := b.TempDir()
 	n := benchStoreKeys(b)
 	writeBenchStore(b, dir, n)
-	if fi, err := os.Stat(filepath.Join(dir, StoreFile)); err == nil {
+	if fi, err := os.Stat(filepath.Join(dir, server.StoreFile)); err == nil {
 		b.ReportMetric(float64(fi.Size())/(1<<20), "file-MiB")
 	}
 	// CPU time as well as wall time: on a shared machine the wall time
@@ -93,7 +101,7 @@ func BenchmarkStartup(b *testing.B) {
 		base := liveHeap()
 		stop := samplePeakHeap()
 		cpu0 := cputime.Process()
-		srv, err := New(Options{Listen: "127.0.0.1:0", DataDir: dir, Logger: quietLog})
+		srv, err := server.New(server.Options{Listen: "127.0.0.1:0", DataDir: dir, Logger: quietLog})
 		cpu += cputime.Process() - cpu0
 		peak = max(peak, stop()-base)
 		if err != nil {
@@ -149,7 +157,7 @@ func samplePeakHeap() func() uint64 {
 func BenchmarkBoltCheck(b *testing.B) {
 	dir := b.TempDir()
 	writeBenchStore(b, dir, benchStoreKeys(b))
-	db, err := bolt.Open(filepath.Join(dir, StoreFile), 0o600, &bolt.Options{ReadOnly: true})
+	db, err := bolt.Open(filepath.Join(dir, server.StoreFile), 0o600, &bolt.Options{ReadOnly: true})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -174,7 +182,7 @@ func BenchmarkEncodeRecord(b *testing.B) {
 		Version: hlc.HLC{Wall: uint64(time.Now().UnixMilli()), Node: "bench"}}
 	b.ReportAllocs()
 	for b.Loop() {
-		if _, err := encodeRecord(r); err != nil {
+		if _, err := persist.EncodeRecord(r); err != nil {
 			b.Fatal(err)
 		}
 	}
