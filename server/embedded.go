@@ -14,6 +14,7 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 
 	"github.com/ssgen/ssgen/internal/protocol"
+	"github.com/ssgen/ssgen/server/access"
 	"github.com/ssgen/ssgen/server/engine"
 )
 
@@ -36,7 +37,7 @@ type embedded struct {
 	broker  *mqtt.Server
 	service *mqtt.Client // inline client that publishes for the service
 	dropped atomic.Int64 // notifications and responses mochi dropped
-	guard   *guard
+	hook    *access.Hook
 	accepts *acceptTracker // the listener, so close can settle accepted connections
 
 	// Limits of connections, sessions and per-client output (Limits).
@@ -72,7 +73,8 @@ func newEmbedded(s *Server) *embedded {
 		// $SYS topics are of no use to a state store; publish them rarely.
 		SysTopicResendInterval: 3600,
 	})
-	e := &embedded{s: s, broker: broker, guard: &guard{sec: s.opts.Security, log: s.log, reserved: s.opts.ReservedClientIDs, session: broker.Clients.Get, connack: broker.SendConnack}}
+	e := &embedded{s: s, broker: broker, hook: access.NewHook(access.HookConfig{Security: s.opts.Security, Log: s.log,
+		Reserved: append([]string{serviceClientID}, s.opts.ReservedClientIDs...), Session: broker.Clients.Get, Connack: broker.SendConnack})}
 	e.service = broker.NewClient(nil, mqtt.LocalListener, serviceClientID, true)
 	e.stats = &counters{}
 	e.lim = newConnLimits(s.opts.Limits)
@@ -82,7 +84,7 @@ func newEmbedded(s *Server) *embedded {
 }
 
 func (e *embedded) start(ctx context.Context) error {
-	if err := e.broker.AddHook(e.guard, nil); err != nil {
+	if err := e.broker.AddHook(e.hook, nil); err != nil {
 		return err
 	}
 	if err := e.broker.AddHook(&serviceHook{e: e}, nil); err != nil {
@@ -162,8 +164,8 @@ func (e *embedded) handle(cl *mqtt.Client, pk packets.Packet) error {
 	}
 	if pol := e.s.opts.Security.Authorization; pol != nil {
 		g := e.grantsOf(cl, pol)
-		in.Authorize = g.refusal
-		in.Readable, in.ReadCost, in.TokenScope = g.mayRead, g.readCost, g.scope
+		in.Authorize = g.Refusal
+		in.Readable, in.ReadCost, in.TokenScope = g.MayRead, g.ReadCost, g.Scope()
 	}
 	for i, u := range pk.Properties.User {
 		in.User[i] = userProp{u.Key, u.Val}
@@ -198,15 +200,15 @@ func (e *embedded) handle(cl *mqtt.Client, pk packets.Packet) error {
 // certificate) is fixed for its life; it is resolved again for another
 // Policy. A client without a tracked connection (the inline client) has
 // it resolved for each request.
-func (e *embedded) grantsOf(cl *mqtt.Client, pol *Policy) *grants {
+func (e *embedded) grantsOf(cl *mqtt.Client, pol *Policy) *access.Grants {
 	tc := netConnOf(cl.Net.Conn)
 	if tc != nil {
-		if g := tc.grants.Load(); g != nil && g.pol == pol {
+		if g := tc.grants.Load(); g != nil && g.Policy() == pol {
 			return g
 		}
 	}
-	id := e.guard.identityOf(cl)
-	g := pol.grantsFor(&id)
+	id := e.hook.IdentityOf(cl)
+	g := pol.GrantsFor(&id)
 	if tc != nil {
 		tc.grants.Store(g)
 	}

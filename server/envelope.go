@@ -7,6 +7,7 @@ import (
 	"github.com/ssgen/ssgen/internal/protocol"
 	"github.com/ssgen/ssgen/runtime/resp3"
 	"github.com/ssgen/ssgen/server/engine"
+	"github.com/ssgen/ssgen/server/internal/logtext"
 )
 
 // The state store's topics.
@@ -147,7 +148,7 @@ func process(eng *engine.Engine, in *inbound) outcome {
 			{protocol.PropProtocolVersion, protocol.ProtocolVersion},
 		}
 		r.Payload = resp3.AppendError(nil, protocol.UnsupportedVersionText+ver)
-		return outcome{Action: actReply, Reason: "unsupported __protVer " + clip(ver, 64), Reply: r}
+		return outcome{Action: actReply, Reason: "unsupported __protVer " + logtext.Clip(ver, 64), Reply: r}
 	}
 	if len(in.CorrelationData) == 0 {
 		return headerMissing(r, protocol.CorrelationDataName, protocol.StatusMsgCorrelationDataMissing)

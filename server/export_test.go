@@ -9,5 +9,5 @@ func SetCommitHook(s *Server, hook func() error) {
 // PolicyWork says how many times p resolved an identity's grants, and the
 // principal glob matching it has done in all (glob.Pattern.Cost units).
 func PolicyWork(p *Policy) (resolves, work int64) {
-	return p.resolves.Load(), p.principalWork.Load()
+	return p.Work()
 }

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/ssgen/ssgen/server/access"
 )
 
 // Accept back-off after an error that is not a closed listener, as
@@ -235,7 +237,7 @@ type trackedConn struct {
 	kickBy atomic.Int64
 	// grants is what the authorization policy grants this connection's
 	// client (embedded.grantsOf).
-	grants atomic.Pointer[grants]
+	grants atomic.Pointer[access.Grants]
 }
 
 func (c *trackedConn) Read(p []byte) (int, error) {

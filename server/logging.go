@@ -2,22 +2,20 @@ package server
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"io"
 	"log/slog"
 	"net"
 	"os"
-	"strconv"
 	"strings"
 	"syscall"
-	"unicode/utf8"
 
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
 
 	"github.com/ssgen/ssgen/internal/protocol"
 	"github.com/ssgen/ssgen/server/engine"
+	"github.com/ssgen/ssgen/server/internal/logtext"
 )
 
 // refusalClass is the reason word of a refusal: authorization, fencing,
@@ -60,15 +58,15 @@ func refusalWhy(storeError string, args [][]byte, req *engine.Request) string {
 	case engine.ErrFencingTokenRequired:
 		return "the key is fenced and the request has no __ft"
 	case engine.ErrFencingTokenLowerVersion:
-		return "the request's __ft " + clip(req.FencingToken, 64) + " is lower than the key's fencing token"
+		return "the request's __ft " + logtext.Clip(req.FencingToken, 64) + " is lower than the key's fencing token"
 	case engine.ErrFencingTokenSkew:
-		return "the request's __ft " + clip(req.FencingToken, 64) + " is too far ahead of the server's clock"
+		return "the request's __ft " + logtext.Clip(req.FencingToken, 64) + " is too far ahead of the server's clock"
 	case engine.ErrMissingTimestamp:
 		return "SET without __ts"
 	case engine.ErrMalformedTimestamp:
-		return "__ts " + clip(req.Timestamp, 64) + ", __ft " + clip(req.FencingToken, 64)
+		return "__ts " + logtext.Clip(req.Timestamp, 64) + ", __ft " + logtext.Clip(req.FencingToken, 64)
 	case engine.ErrTimestampSkew:
-		return "the request's __ts " + clip(req.Timestamp, 64) + " is too far ahead of the server's clock"
+		return "the request's __ts " + logtext.Clip(req.Timestamp, 64) + " is too far ahead of the server's clock"
 	}
 	return ""
 }
@@ -89,14 +87,14 @@ func logAnswer(log *slog.Logger, client string, out *outcome) {
 		attrs := make([]slog.Attr, 0, 6)
 		attrs = append(attrs, slog.String("client", client))
 		if len(out.Args) > 0 {
-			attrs = append(attrs, slog.String("verb", logBytes(out.Args[0], 32)))
+			attrs = append(attrs, slog.String("verb", logtext.Bytes(out.Args[0], 32)))
 		}
 		if len(out.Args) > 1 {
 			name := "key"
 			if string(out.Args[0]) == protocol.VerbScan {
 				name = "pattern"
 			}
-			attrs = append(attrs, slog.String(name, logBytes(out.Args[1], 200)))
+			attrs = append(attrs, slog.String(name, logtext.Bytes(out.Args[1], 200)))
 		}
 		attrs = append(attrs, slog.String("error", strings.TrimPrefix(out.StoreError, protocol.ErrorPrefix)), slog.String("reason", refusalClass(out.StoreError)))
 		if out.Why != "" {
@@ -104,43 +102,6 @@ func logAnswer(log *slog.Logger, client string, out *outcome) {
 		}
 		log.LogAttrs(ctx, slog.LevelDebug, "request refused", attrs...)
 	}
-}
-
-// logBytes shows a key, pattern or verb in a log line: as text when it is
-// text (the handler quotes what needs quoting), else "base64:…"; longer
-// than max bytes, cut there with its length.
-func logBytes(b []byte, max int) string {
-	n := len(b)
-	if n > max {
-		b = cutText(b, max)
-	}
-	s := string(b)
-	if !engine.IsText(b) {
-		s = "base64:" + base64.StdEncoding.EncodeToString(b)
-	}
-	if n > max {
-		s += "…(" + strconv.Itoa(n) + " bytes)"
-	}
-	return s
-}
-
-// cutText is b[:max], shortened by up to three bytes when that keeps
-// text from ending in part of a character.
-func cutText(b []byte, max int) []byte {
-	for i := 0; i < utf8.UTFMax && i <= max; i++ {
-		if utf8.Valid(b[:max-i]) {
-			return b[:max-i]
-		}
-	}
-	return b[:max]
-}
-
-// clip bounds a request-controlled string for a log line.
-func clip(s string, max int) string {
-	if s == "" {
-		return "(none)"
-	}
-	return logBytes([]byte(s), max)
 }
 
 // mochiLog is the embedded broker's logger: it maps mochi's records to

@@ -59,8 +59,8 @@ func New(opts Options) (*Server, error) {
 	if err := opts.Limits.validate(opts.Broker != ""); err != nil {
 		return nil, err
 	}
-	if err := opts.Security.validate(opts.Broker != ""); err != nil {
-		return nil, err
+	if err := opts.Security.Validate(opts.Broker != ""); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidOptions, err)
 	}
 	if opts.PersistAll && opts.DataDir == "" {
 		return nil, fmt.Errorf("%w: PersistAll needs a DataDir", ErrInvalidOptions)

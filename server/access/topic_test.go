@@ -1,4 +1,4 @@
-package server
+package access
 
 import (
 	"encoding/hex"
@@ -13,17 +13,17 @@ import (
 
 func TestSubscribeAllowedProtectsOnlyWhatTheStateStoreWrites(t *testing.T) {
 	const id = "c1" // hex 6331
-	own := NotifyPrefix + "/6331/command/notify/+"
+	own := protocol.NotifyPrefix + "/6331/command/notify/+"
 	for _, tc := range []struct {
 		filter string
 		want   bool
 	}{
 		{own, true},
-		{NotifyPrefix + "/c1/command/notify/+", false}, // the service writes the hex level only
-		{NotifyPrefix + "/6331/#", true},
-		{NotifyPrefix + "/6332/command/notify/+", false},
-		{NotifyPrefix + "/+/command/notify/+", false},
-		{NotifyPrefix + "/#", false},
+		{protocol.NotifyPrefix + "/c1/command/notify/+", false}, // the service writes the hex level only
+		{protocol.NotifyPrefix + "/6331/#", true},
+		{protocol.NotifyPrefix + "/6332/command/notify/+", false},
+		{protocol.NotifyPrefix + "/+/command/notify/+", false},
+		{protocol.NotifyPrefix + "/#", false},
 		{"clients/statestore/#", false},
 		{"clients/statestore/v1/+/6331/command/notify/+", false},
 		{"clients/c1/statestore/v1/x/command/invoke/response", true},
@@ -91,7 +91,7 @@ func TestSubscribeAllowedSpellsOutTheNotificationPrefix(t *testing.T) {
 
 func TestSubscribeCheckAllocatesNothing(t *testing.T) {
 	topic := "clients/c1/statestore/v1/FA9AE35F-2F64-47CD-9BFF-08E2B32A0FE8/command/invoke/response"
-	notify := NotifyTopic("c1", []byte("key"))
+	notify := protocol.NotifyTopic("c1", []byte("key"))
 	if n := testing.AllocsPerRun(100, func() {
 		subscribeAllowed("c1", topic)
 		subscribeAllowed("c1", notify)
@@ -109,12 +109,12 @@ func TestSubscribeAllowedKeepsLookalikeIDsApart(t *testing.T) {
 		client, filter string
 		want           bool
 	}{
-		{victimHex, NotifyTopic(victim, []byte("b/secret")), false},
-		{victimHex, NotifyPrefix + "/" + victimHex + "/command/notify/+", false},
+		{victimHex, protocol.NotifyTopic(victim, []byte("b/secret")), false},
+		{victimHex, protocol.NotifyPrefix + "/" + victimHex + "/command/notify/+", false},
 		{victimHex, "clients/" + victimHex + "/statestore/v1/x/command/invoke/response", false},
 		{victim, "clients/" + victimHex + "/#", true},
 		{"statestore", "clients/statestore/#", false},
-		{"statestore", NotifyPrefix + "/#", false},
+		{"statestore", protocol.NotifyPrefix + "/#", false},
 		{"statestore", "clients/statestore/x", false},
 		{"statestore", "clients/73746174657374" + "6F7265/#", true},
 	} {
@@ -145,8 +145,8 @@ func TestNoTopicIsReadableByTwoClients(t *testing.T) {
 					"clients/" + hexOwner + "/statestore/v1/" + protocol.ServiceID + "/command/invoke/response",
 					"clients/" + owner + "/services/statestore/v1/" + protocol.ServiceID + "/command/invoke/response",
 					"clients/" + hexOwner + "/statestore/v1/" + protocol.ServiceID + "/command/invoke",
-					NotifyTopic(owner, []byte("k")),
-					NotifyPrefix + "/" + owner + "/command/notify/6B",
+					protocol.NotifyTopic(owner, []byte("k")),
+					protocol.NotifyPrefix + "/" + owner + "/command/notify/6B",
 				} {
 					if subscribeAllowed(a, topic) && subscribeAllowed(b, topic) {
 						t.Errorf("%q delivered to both %q and %q", topic, a, b)
@@ -161,9 +161,9 @@ func TestNoTopicIsReadableByTwoClients(t *testing.T) {
 // would break the rule when it fires is emptied, and a message without a
 // topic is delivered to nobody.
 func TestAWillIsCheckedAgainWhenItFires(t *testing.T) {
-	g := &guard{log: slog.New(slog.DiscardHandler)}
+	g := &Hook{log: slog.New(slog.DiscardHandler)}
 	cl := &mqtt.Client{ID: "attacker"}
-	forged := mqtt.Will{TopicName: NotifyTopic("victim", []byte("k")), Payload: []byte("forged"), Retain: true, Qos: 1}
+	forged := mqtt.Will{TopicName: protocol.NotifyTopic("victim", []byte("k")), Payload: []byte("forged"), Retain: true, Qos: 1}
 	got, err := g.OnWill(cl, forged)
 	if err != nil || got.TopicName != "" || got.Payload != nil || got.Retain {
 		t.Fatalf("OnWill = %+v, %v; want an empty will", got, err)

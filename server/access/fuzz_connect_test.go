@@ -1,4 +1,4 @@
-package server
+package access
 
 import (
 	"bytes"
@@ -68,10 +68,10 @@ func FuzzConnect(f *testing.F) {
 	f.Add(connectSeed(f, "attacker", &packets.ConnectParams{WillTopic: "clients/victim-app/resp", WillPayload: []byte("+OK\r\n")}, "", packets.Properties{}))
 	f.Add(connectSeed(f, "statestore", &packets.ConnectParams{WillTopic: "clients/statestore/x"}, "", packets.Properties{}))
 	f.Add(connectSeed(f, "dropper", &packets.ConnectParams{WillTopic: "clients/dropper/gone", WillProperties: packets.Properties{WillDelayInterval: 5}}, "", packets.Properties{}))
-	f.Add(connectSeed(f, "", &packets.ConnectParams{WillTopic: RequestTopic}, "", packets.Properties{}))
+	f.Add(connectSeed(f, "", &packets.ConnectParams{WillTopic: protocol.RequestTopic}, "", packets.Properties{}))
 
 	broker := mqtt.New(&mqtt.Options{Logger: slog.New(slog.DiscardHandler)})
-	g := &guard{
+	g := &Hook{
 		sec: Security{Passwords: Passwords{"alice": []byte("$2a$04$invalidinvalidinvalidinvalidinvalidinvalidinvalidinv")}, AllowAnonymous: true},
 		log: slog.New(slog.DiscardHandler),
 	}
@@ -94,7 +94,7 @@ func FuzzConnect(f *testing.F) {
 			return
 		}
 		_ = g.OnConnectAuthenticate(cl, pk)
-		_ = g.identityOf(cl)
+		_ = g.IdentityOf(cl)
 		if pk.Connect.WillFlag {
 			w, err := g.OnWill(cl, cl.Properties.Will)
 			if err != nil || w.TopicName != pk.Connect.WillTopic {

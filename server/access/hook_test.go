@@ -1,4 +1,4 @@
-package server
+package access
 
 import (
 	"log/slog"
@@ -9,8 +9,8 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 )
 
-func quietGuard(sec Security, session func(string) (*mqtt.Client, bool)) *guard {
-	return &guard{sec: sec, log: slog.New(slog.DiscardHandler), session: session}
+func quietGuard(sec Security, session func(string) (*mqtt.Client, bool)) *Hook {
+	return &Hook{sec: sec, log: slog.New(slog.DiscardHandler), session: session}
 }
 
 func userClient(id, user string) *mqtt.Client {

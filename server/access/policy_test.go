@@ -1,4 +1,4 @@
-package server
+package access
 
 import (
 	"errors"
@@ -40,14 +40,14 @@ func TestPolicyDecidesEachCommandByRuleKind(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	reader := &identity{clientID: "reader-1"}
-	alice := &identity{clientID: "x", username: "alice"}
-	cert := &identity{clientID: "y", certNames: []string{"other", "writer.example"}}
-	admin := &identity{clientID: "admin"}
-	nobody := &identity{clientID: "nobody", username: "bob"}
+	reader := &Identity{clientID: "reader-1"}
+	alice := &Identity{clientID: "x", username: "alice"}
+	cert := &Identity{clientID: "y", certNames: []string{"other", "writer.example"}}
+	admin := &Identity{clientID: "admin"}
+	nobody := &Identity{clientID: "nobody", username: "bob"}
 	for _, tc := range []struct {
 		who  string
-		id   *identity
+		id   *Identity
 		args []string
 		want bool
 	}{
@@ -70,7 +70,7 @@ func TestPolicyDecidesEachCommandByRuleKind(t *testing.T) {
 		{"admin", admin, []string{"SCAN", "*"}, true},
 		{"admin", admin, []string{"SET", "anything", "v"}, true},
 		{"nobody", nobody, []string{"GET", "pub/a"}, false},
-		{"unverified user name", &identity{clientID: "z"}, []string{"SET", "exact", "v"}, false},
+		{"unverified user name", &Identity{clientID: "z"}, []string{"SET", "exact", "v"}, false},
 		{"unknown verb goes to the engine", nobody, []string{"FLUSH"}, true},
 		{"empty key goes to the engine", nobody, []string{"GET", ""}, true},
 		{"missing key goes to the engine", nobody, []string{"GET"}, true},
@@ -109,8 +109,8 @@ func TestGrantsAreResolvedOncePerIdentity(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	alice := &identity{clientID: "x", username: "alice"}
-	g := p.grantsFor(alice)
+	alice := &Identity{clientID: "x", username: "alice"}
+	g := p.GrantsFor(alice)
 	_, work := p.resolves.Load(), p.principalWork.Load()
 	for _, k := range []string{"exact", "\x00\xff", "\x00\x01", "pub/a", "other"} {
 		for _, need := range []access{accessRead, accessWrite} {
@@ -121,23 +121,23 @@ func TestGrantsAreResolvedOncePerIdentity(t *testing.T) {
 	}
 	before := p.principalWork.Load()
 	for range 1000 {
-		g.mayRead([]byte("pub/a"))
-		g.refusal([][]byte{[]byte("GET"), []byte("exact")})
+		g.MayRead([]byte("pub/a"))
+		g.Refusal([][]byte{[]byte("GET"), []byte("exact")})
 	}
 	if p.principalWork.Load() != before || before == work {
 		t.Errorf("principal work %d → %d → %d: grants matched principals again", work, before, p.principalWork.Load())
 	}
-	if got, want := g.refusal([][]byte{[]byte("GET"), []byte("exact")}), `rule 2 names client "x", user "alice" but grants no Read on this key`; got != want {
+	if got, want := g.Refusal([][]byte{[]byte("GET"), []byte("exact")}), `rule 2 names client "x", user "alice" but grants no Read on this key`; got != want {
 		t.Errorf("refusal %q, want %q", got, want)
 	}
-	long := &identity{clientID: "admin", certNames: []string{strings.Repeat("w", MaxIdentityBytes+1) + "writer.example"}}
-	if lg := p.grantsFor(long); len(lg.naming) != 1 || lg.naming[0] != 3 {
+	long := &Identity{clientID: "admin", certNames: []string{strings.Repeat("w", MaxIdentityBytes+1) + "writer.example"}}
+	if lg := p.GrantsFor(long); len(lg.naming) != 1 || lg.naming[0] != 3 {
 		t.Errorf("rules naming a long certificate name: %v, want only rule 3 (by client id)", lg.naming)
 	}
-	if got := p.grantsFor(&identity{clientID: strings.Repeat("é", 100)}).refusal([][]byte{[]byte("GET"), []byte("k")}); len(got) > 200 || !strings.Contains(got, "...") {
+	if got := p.GrantsFor(&Identity{clientID: strings.Repeat("é", 100)}).Refusal([][]byte{[]byte("GET"), []byte("k")}); len(got) > 200 || !strings.Contains(got, "...") {
 		t.Errorf("refusal %q: the client id is not clipped", got)
 	}
-	if c := p.grantsFor(&identity{clientID: "reader-1"}).readCost(100); c < 101 {
+	if c := p.GrantsFor(&Identity{clientID: "reader-1"}).ReadCost(100); c < 101 {
 		t.Errorf("readCost(100) = %d for one read glob, want at least 101", c)
 	}
 }

@@ -1,4 +1,4 @@
-package server
+package access
 
 import (
 	"bytes"
@@ -14,20 +14,21 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 
 	"github.com/ssgen/ssgen/internal/protocol"
+	"github.com/ssgen/ssgen/server/internal/logtext"
 )
 
-// guard is the embedded broker's only authentication and ACL hook (mochi
+// Hook is the embedded broker's only authentication and ACL hook (mochi
 // lets a client in when any hook says yes, so there must be just one). It
 // refuses client ids protocol.ValidClientID refuses and applies one topic
 // rule, which protects what the state store writes: protocol.MayPublish
 // for what a client sends (PUBLISH, and its will at CONNECT and again when
 // the will fires) and subscribeAllowed for what it reads (SUBSCRIBE and
 // every delivery).
-type guard struct {
+type Hook struct {
 	mqtt.HookBase
 	sec Security
 	log *slog.Logger
-	// reserved are Options.ReservedClientIDs: refused like the service's own id.
+	// reserved are the client ids no client may take (HookConfig.Reserved).
 	reserved []string
 	// session finds the client (connected or with a kept session) that
 	// holds an id: the broker's client table.
@@ -44,10 +45,31 @@ type guard struct {
 	claims map[string]claim
 }
 
+// HookConfig is what NewHook builds a Hook from.
+type HookConfig struct {
+	Security Security
+	Log      *slog.Logger
+	// Reserved are client ids no client may take: the service's own, and
+	// Options.ReservedClientIDs (the web console's).
+	Reserved []string
+	// Session finds the client (connected or with a kept session) that
+	// holds an id: the broker's client table. Nil: no take-over checks.
+	Session func(id string) (*mqtt.Client, bool)
+	// Connack sends a refusing CONNACK (mochi sends none for an OnConnect
+	// error); nil sends none.
+	Connack func(cl *mqtt.Client, reason packets.Code, present bool, props *packets.Properties) error
+}
+
+// NewHook returns the hook for c; add it to the broker as its only
+// authentication and ACL hook.
+func NewHook(c HookConfig) *Hook {
+	return &Hook{sec: c.Security, log: c.Log, reserved: c.Reserved, session: c.Session, connack: c.Connack}
+}
+
 // claim is an id that passed mayTakeOver and whose session mochi has not
 // registered yet; it lapses at until if the connection never gets there.
 type claim struct {
-	who   identity
+	who   Identity
 	until time.Time
 }
 
@@ -55,9 +77,9 @@ type claim struct {
 // completes; connections that do complete release it at once.
 const claimTTL = 30 * time.Second
 
-func (*guard) ID() string { return "ssgen-guard" }
+func (*Hook) ID() string { return "ssgen-access" }
 
-func (*guard) Provides(b byte) bool {
+func (*Hook) Provides(b byte) bool {
 	return bytes.Contains([]byte{
 		mqtt.OnConnect, mqtt.OnConnectAuthenticate, mqtt.OnSessionEstablished,
 		mqtt.OnACLCheck, mqtt.OnPublish, mqtt.OnWill,
@@ -84,7 +106,7 @@ func (*guard) Provides(b byte) bool {
 //   - under authorization rules, a client id or user name longer than
 //     MaxIdentityBytes is refused (CONNACK 0x85 or 0x86): the rules'
 //     principal globs are matched against them.
-func (g *guard) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
+func (g *Hook) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
 	if id := pk.Connect.ClientIdentifier; id != "" && !protocol.ValidClientID(id) {
 		g.log.Warn("connection refused: client id not valid", "client", id, "remote", cl.Net.Remote)
 		if g.connack != nil {
@@ -108,7 +130,7 @@ func (g *guard) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
 		}
 		if code != packets.CodeSuccess {
 			g.log.Warn("connection refused: identity too long for the authorization rules",
-				"client", clip(cl.ID, 64), "client_bytes", len(cl.ID), "user_bytes", len(pk.Connect.Username),
+				"client", logtext.Clip(cl.ID, 64), "client_bytes", len(cl.ID), "user_bytes", len(pk.Connect.Username),
 				"limit", MaxIdentityBytes, "remote", cl.Net.Remote)
 			if g.connack != nil {
 				_ = g.connack(cl, code, false, nil)
@@ -147,7 +169,7 @@ func (g *guard) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
 // its id is: the next connection with that id, under another identity,
 // would read it or find one planted for it. Elsewhere, under "clients/"
 // or not, retain is ordinary MQTT, as on the real broker.
-func (g *guard) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
+func (g *Hook) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
 	if pk.FixedHeader.Retain && !cl.Net.Inline && protocol.ServiceOwned(pk.TopicName) {
 		g.log.Warn("publish refused: retained on the state store's topics", "client", cl.ID, "topic", pk.TopicName)
 		return pk, packets.ErrRetainNotSupported
@@ -159,7 +181,7 @@ func (g *guard) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, e
 // passes here too (the id and the rule have not changed); should one ever
 // not, it is emptied: mochi publishes whatever this returns, and a message
 // without a topic is delivered to nobody (see OnACLCheck).
-func (g *guard) OnWill(cl *mqtt.Client, will mqtt.Will) (mqtt.Will, error) {
+func (g *Hook) OnWill(cl *mqtt.Client, will mqtt.Will) (mqtt.Will, error) {
 	if protocol.MayPublish(cl.ID, will.TopicName) {
 		return will, nil
 	}
@@ -173,7 +195,7 @@ func (g *guard) OnWill(cl *mqtt.Client, will mqtt.Will) (mqtt.Will, error) {
 // neither, only when anonymous clients are allowed. Then the client id
 // must be free for this identity (mayTakeOver). A refusal is CONNACK 0x86
 // (bad user name or password), mochi's code for every refusal.
-func (g *guard) OnConnectAuthenticate(cl *mqtt.Client, pk packets.Packet) bool {
+func (g *Hook) OnConnectAuthenticate(cl *mqtt.Client, pk packets.Packet) bool {
 	return g.authenticate(cl, pk) && g.mayTakeOver(cl)
 }
 
@@ -189,21 +211,21 @@ func (g *guard) OnConnectAuthenticate(cl *mqtt.Client, pk packets.Packet) bool {
 // mochi registers the session only after its OnSessionEstablish hooks, so
 // without the claim two identities could both pass for a free id and the
 // later take over the earlier's session.
-func (g *guard) mayTakeOver(cl *mqtt.Client) bool {
-	if cl.ID == serviceClientID || slices.Contains(g.reserved, cl.ID) {
+func (g *Hook) mayTakeOver(cl *mqtt.Client) bool {
+	if slices.Contains(g.reserved, cl.ID) {
 		g.log.Warn("connection refused: reserved client id", "client", cl.ID, "remote", cl.Net.Remote)
 		return false
 	}
 	if g.session == nil {
 		return true
 	}
-	me := g.identityOf(cl)
+	me := g.IdentityOf(cl)
 	now := time.Now()
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	held := false
 	if old, ok := g.session(cl.ID); ok && old != cl {
-		if a := g.identityOf(old); !a.same(&me) {
+		if a := g.IdentityOf(old); !a.same(&me) {
 			held = true
 		}
 	}
@@ -230,13 +252,13 @@ func (g *guard) mayTakeOver(cl *mqtt.Client) bool {
 
 // OnSessionEstablished releases the claim: mochi's client table now holds
 // the id, and mayTakeOver finds it there.
-func (g *guard) OnSessionEstablished(cl *mqtt.Client, _ packets.Packet) {
+func (g *Hook) OnSessionEstablished(cl *mqtt.Client, _ packets.Packet) {
 	g.mu.Lock()
 	delete(g.claims, cl.ID)
 	g.mu.Unlock()
 }
 
-func (g *guard) authenticate(cl *mqtt.Client, pk packets.Packet) bool {
+func (g *Hook) authenticate(cl *mqtt.Client, pk packets.Packet) bool {
 	if g.sec.Passwords != nil && pk.Connect.UsernameFlag {
 		user := string(pk.Connect.Username)
 		if g.sec.Passwords.check(user, pk.Connect.Password) {
@@ -261,7 +283,7 @@ func (g *guard) authenticate(cl *mqtt.Client, pk packets.Packet) bool {
 // (or is delivered) another client's (see subscribeAllowed). The rest of
 // "clients/" is ordinary MQTT: the official SDKs' command executors answer
 // on their invokers' "clients/{invokerId}/…" topics.
-func (g *guard) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
+func (g *Hook) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
 	if write {
 		if !protocol.MayPublish(cl.ID, topic) {
 			g.log.Warn("publish refused: the state store's topics", "client", cl.ID, "topic", topic)
@@ -294,9 +316,9 @@ func verifiedCert(cl *mqtt.Client) bool {
 	return cs != nil && len(cs.VerifiedChains) > 0
 }
 
-// identityOf is what authorization rules may match for cl.
-func (g *guard) identityOf(cl *mqtt.Client) identity {
-	id := identity{clientID: cl.ID}
+// IdentityOf is what authorization rules may match for cl.
+func (g *Hook) IdentityOf(cl *mqtt.Client) Identity {
+	id := Identity{clientID: cl.ID}
 	if g.sec.Passwords != nil {
 		// Only a checked user name is an identity: OnConnectAuthenticate
 		// refused every client whose user name did not match.

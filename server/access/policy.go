@@ -1,4 +1,4 @@
-package server
+package access
 
 import (
 	"bytes"
@@ -143,8 +143,8 @@ func ParsePolicy(data []byte) (*Policy, error) {
 	return p, nil
 }
 
-// identity is who sent a request, as far as the broker verified it.
-type identity struct {
+// Identity is who sent a request, as far as the broker verified it.
+type Identity struct {
 	clientID  string
 	username  string   // empty unless checked against the password file
 	certNames []string // empty unless the certificate was verified
@@ -152,7 +152,7 @@ type identity struct {
 
 // same reports whether two identities are the same principal: equal
 // verified user names and equal certificate names.
-func (id *identity) same(o *identity) bool {
+func (id *Identity) same(o *Identity) bool {
 	if id.username != o.username || len(id.certNames) != len(o.certNames) {
 		return false
 	}
@@ -167,7 +167,7 @@ func (id *identity) same(o *identity) bool {
 // names reports whether r names id, adding the matching cost to work.
 // A name longer than MaxIdentityBytes matches nothing (CONNECT refuses
 // such client ids and user names; see MaxIdentityBytes).
-func (r *rule) names(id *identity, work *int) bool {
+func (r *rule) names(id *Identity, work *int) bool {
 	if anyGlob(r.clientIDs, id.clientID, work) {
 		return true
 	}
@@ -213,7 +213,7 @@ func (rs *resource) covers(key []byte) bool {
 }
 
 // allows reports whether id has need on key.
-func (p *Policy) allows(id *identity, key []byte, need access) bool {
+func (p *Policy) allows(id *Identity, key []byte, need access) bool {
 	work := 0
 	defer func() { p.principalWork.Add(int64(work)) }()
 	for i := range p.rules {
@@ -239,11 +239,11 @@ func (p *Policy) allows(id *identity, key []byte, need access) bool {
 // made every rule's principal globs cost 60 KiB of matching each time.
 const MaxIdentityBytes = 1024
 
-// grants is what a Policy grants one identity: the rules that name it
-// and their resources by access, resolved once (per connection, see
-// embedded.grantsOf) instead of matching every rule's principal globs
+// Grants is what a Policy grants one identity: the rules that name it
+// and their resources by access, resolved once (per connection, by the
+// server) instead of matching every rule's principal globs
 // against the identity for every key a request touches.
-type grants struct {
+type Grants struct {
 	pol    *Policy
 	naming []int // 1-based positions of the rules that name the identity
 	read   []*resource
@@ -258,11 +258,11 @@ type grants struct {
 	scope string
 }
 
-// grantsFor resolves which rules name id. Its cost is one pass of each
+// GrantsFor resolves which rules name id. Its cost is one pass of each
 // rule's principal globs over each of id's names, which MaxIdentityBytes
 // bounds.
-func (p *Policy) grantsFor(id *identity) *grants {
-	g := &grants{pol: p, who: describe(id)}
+func (p *Policy) GrantsFor(id *Identity) *Grants {
+	g := &Grants{pol: p, who: describe(id)}
 	work := 0
 	defer func() { p.resolves.Add(1); p.principalWork.Add(int64(work)) }()
 	for i := range p.rules {
@@ -291,8 +291,15 @@ func (p *Policy) grantsFor(id *identity) *grants {
 	return g
 }
 
+// Policy is the policy g was resolved from.
+func (g *Grants) Policy() *Policy { return g.pol }
+
+// Scope is engine.Request.TokenScope for the identity: the rules that
+// name it.
+func (g *Grants) Scope() string { return g.scope }
+
 // allows reports whether the identity has need on key.
-func (g *grants) allows(key []byte, need access) bool {
+func (g *Grants) allows(key []byte, need access) bool {
 	list := g.read
 	if need == accessWrite {
 		list = g.write
@@ -305,26 +312,26 @@ func (g *grants) allows(key []byte, need access) bool {
 	return false
 }
 
-// mayRead is the SCAN listing rule (engine.Request.Visible).
-func (g *grants) mayRead(key []byte) bool { return g.allows(key, accessRead) }
+// MayRead is the SCAN listing rule (engine.Request.Visible).
+func (g *Grants) MayRead(key []byte) bool { return g.allows(key, accessRead) }
 
-// readCost is what mayRead costs for a key of n bytes, in the units of
+// ReadCost is what MayRead costs for a key of n bytes, in the units of
 // glob.Pattern.Cost (engine.Request.VisibleCost): each read glob costs
 // its Cost(n), each exact key one unit, and every key at least one, so
 // that a SCAN's budget counts examined keys × rules.
-func (g *grants) readCost(n int) int {
+func (g *Grants) ReadCost(n int) int {
 	return max(g.readWords*(n+1)+g.readExact, 1)
 }
 
 // permits decides a decoded request for the identity (see Policy.permits).
-func (g *grants) permits(args [][]byte) bool {
+func (g *Grants) permits(args [][]byte) bool {
 	need, key, check := needOf(args)
 	return !check || g.allows(key, need)
 }
 
-// refusal decides a decoded request as permits does: "" when it is
+// Refusal decides a decoded request as permits does: "" when it is
 // allowed, else why it is not (explain).
-func (g *grants) refusal(args [][]byte) string {
+func (g *Grants) Refusal(args [][]byte) string {
 	need, key, check := needOf(args)
 	if !check || g.allows(key, need) {
 		return ""
@@ -358,14 +365,14 @@ func needOf(args [][]byte) (need access, key []byte, check bool) {
 // permits decides a decoded request. Requests whose verb or key the
 // engine will refuse anyway (unknown verb, too few arguments, empty key)
 // are let through so that the engine's own error comes first.
-func (p *Policy) permits(id *identity, args [][]byte) bool {
-	return p.grantsFor(id).permits(args)
+func (p *Policy) permits(id *Identity, args [][]byte) bool {
+	return p.GrantsFor(id).permits(args)
 }
 
 // explain says why the identity lacks need on a key: which rules name
 // it (by their 1-based position in the file) and that none of them
 // grants that access on the key. It runs only for a refusal.
-func (g *grants) explain(need access) string {
+func (g *Grants) explain(need access) string {
 	what := "Read"
 	if need == accessWrite {
 		what = "Write"
@@ -385,7 +392,7 @@ func (g *grants) explain(need access) string {
 
 // describe names an identity in a refusal's reason, each name quoted and
 // clipped (a reason is kept in logs and the console's trace).
-func describe(id *identity) string {
+func describe(id *Identity) string {
 	who := "client " + quoteClipped(id.clientID)
 	if id.username != "" {
 		who += ", user " + quoteClipped(id.username)
@@ -405,6 +412,13 @@ func quoteClipped(s string) string {
 	return strconv.Quote(strings.ToValidUTF8(s[:most], "")) + "..."
 }
 
+// Work says how many times p resolved an identity's grants (once per
+// connection), and the principal glob matching that took in all, in
+// glob.Pattern.Cost units.
+func (p *Policy) Work() (resolves, work int64) {
+	return p.resolves.Load(), p.principalWork.Load()
+}
+
 // Principal is who a request is made as, in the terms of a Policy's
 // principals: a client id, a user name verified by the password file, and
 // the names of a verified client certificate. Tools that act for someone
@@ -415,18 +429,18 @@ type Principal struct {
 	CertificateNames []string
 }
 
-func (pr Principal) identity() identity {
-	return identity{clientID: pr.ClientID, username: pr.Username, certNames: pr.CertificateNames}
+func (pr Principal) Identity() Identity {
+	return Identity{clientID: pr.ClientID, username: pr.Username, certNames: pr.CertificateNames}
 }
 
 // MayRead reports whether pr may read key (GET, KEYNOTIFY, SCAN listing).
 func (p *Policy) MayRead(pr Principal, key []byte) bool {
-	id := pr.identity()
+	id := pr.Identity()
 	return p.allows(&id, key, accessRead)
 }
 
 // MayWrite reports whether pr may write key (SET, DEL, VDEL).
 func (p *Policy) MayWrite(pr Principal, key []byte) bool {
-	id := pr.identity()
+	id := pr.Identity()
 	return p.allows(&id, key, accessWrite)
 }

@@ -1,8 +1,8 @@
-package server
+package access
 
 import (
 	"crypto/tls"
-	"fmt"
+	"errors"
 )
 
 // Security configures authentication and authorization of the embedded
@@ -48,12 +48,14 @@ func (s Security) anonymousAllowed() bool {
 	return s.AllowAnonymous || s.Passwords == nil && !s.certAuth()
 }
 
-func (s Security) validate(external bool) error {
+// Validate reports what is wrong with s, for the embedded broker or, when
+// external, for a server attached to another broker.
+func (s Security) Validate(external bool) error {
 	if external && s.configured() {
-		return fmt.Errorf("%w: TLS, authentication and authorization apply to the embedded broker only", ErrInvalidOptions)
+		return errors.New("TLS, authentication and authorization apply to the embedded broker only")
 	}
 	if s.TLS != nil && len(s.TLS.Certificates) == 0 && s.TLS.GetCertificate == nil {
-		return fmt.Errorf("%w: TLS config without a server certificate", ErrInvalidOptions)
+		return errors.New("TLS config without a server certificate")
 	}
 	return nil
 }

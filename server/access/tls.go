@@ -1,4 +1,4 @@
-package server
+package access
 
 import (
 	"crypto/tls"
