@@ -115,7 +115,7 @@ var ErrNotReady = errors.New("server: not ready")
 
 // Ready returns nil while the server serves: started, not closed, in
 // external mode connected to its broker, and with a data dir still
-// accepting kept writes (persist_watch.go). Otherwise it returns an error
+// accepting kept writes (server/persist/watch.go). Otherwise it returns an error
 // wrapping ErrNotReady that says why (a readiness probe's answer).
 func (s *Server) Ready() error {
 	s.mu.Lock()

@@ -216,7 +216,7 @@ func remoteIP(c net.Conn) netip.Addr {
 }
 
 // trackedConn reports its first Read or its Close to the tracker, carries
-// the connection's read gate (readgate.go), and enforces what applies
+// the connection's read gate (embedded_readgate.go), and enforces what applies
 // before CONNECT: the deadline set at accept, and (on plain TCP) the size
 // of the first packet. Its SetDeadline is called by mochi's read loop only.
 type trackedConn struct {

@@ -95,7 +95,7 @@ func gateOf(cl *mqtt.Client) *readGate {
 // SetDeadline is the read loop's first step for every packet, after the
 // previous one has been processed: the read goroutine has left the stretch.
 // mochi's first call, once CONNECT has been read and checked, also
-// replaces the CONNECT deadline set at accept (listener.go).
+// replaces the CONNECT deadline set at accept (embedded_listener.go).
 func (c *trackedConn) SetDeadline(t time.Time) error {
 	c.gate.leave()
 	c.connected.Store(true)

@@ -19,7 +19,7 @@ import (
 	"github.com/ssgen/ssgen/server/engine"
 )
 
-// Attacks on the data file of a running server (persist_watch.go): it is
+// Attacks on the data file of a running server (server/persist/watch.go): it is
 // moved away and another put in its place, deleted, or overwritten in
 // place, as a restore script, an operator or a backup tool would. Each
 // time the next kept write is answered with the persistence error, and so

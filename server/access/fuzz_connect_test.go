@@ -48,11 +48,11 @@ func connectSeed(f *testing.F, id string, will *packets.ConnectParams, user stri
 }
 
 // FuzzConnect feeds arbitrary CONNECT bodies (properties, will fields,
-// credentials) through mochi's decoder and validation into the guard, as
+// credentials) through mochi's decoder and validation into the hook, as
 // the embedded broker does, and checks the topic rule on the will: the
-// guard lets a CONNECT in exactly when its will (if any) is one the client
+// hook lets a CONNECT in exactly when its will (if any) is one the client
 // could publish, a will that got in is left alone when it fires, and no
-// input makes the guard panic.
+// input makes the hook panic.
 func FuzzConnect(f *testing.F) {
 	notify := protocol.NotifyTopic("victim-app", []byte("k"))
 	forged := []byte("*4\r\n$6\r\nNOTIFY\r\n$3\r\nSET\r\n$5\r\nVALUE\r\n$6\r\nforged\r\n")

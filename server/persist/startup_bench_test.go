@@ -153,7 +153,7 @@ func samplePeakHeap() func() uint64 {
 
 // BenchmarkBoltCheck measures bbolt's own consistency check (Tx.Check) on
 // the same store, the cost a check at every start would add. (The server
-// does not run it; persist_check.go says why.)
+// does not run it; check.go says why.)
 func BenchmarkBoltCheck(b *testing.B) {
 	dir := b.TempDir()
 	writeBenchStore(b, dir, benchStoreKeys(b))

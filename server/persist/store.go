@@ -129,12 +129,12 @@ func recordSum(key, value []byte, version, fence string, deadline int64) uint32 
 // Store keeps the engine's durable keys in a bbolt file. Every
 // apply is one fsynced bbolt transaction, so a change it accepted survives
 // a crash of the process or of the machine; the group commit
-// (persist_commit.go) gives it the changes of many writes at a time.
+// (commit.go) gives it the changes of many writes at a time.
 type Store struct {
 	db   *bolt.DB
 	path string
 	// watch checks around each commit that the file is still the one at
-	// path, as the store left it (persist_watch.go).
+	// path, as the store left it (watch.go).
 	watch *fileWatch
 	// lost is set for good once the file was found replaced, deleted or
 	// changed by another writer (or bbolt panicked writing it): every
