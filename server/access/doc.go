@@ -2,9 +2,8 @@
 // they may do: TLS (LoadTLS), password authentication (Passwords), the
 // authorization rules of the state store's keys (Policy, in the real
 // broker's BrokerAuthorization format), and the one topic rule that
-// protects what the state store writes (no client publishes on the
-// request or notification topics of another, or subscribes to another's
-// answers).
+// protects what the state store writes (protocol.MayPublish for what a
+// client sends, subscribeAllowed for what it may read).
 //
 // Hook is the embedded broker's only authentication and ACL hook: it
 // checks client ids and identities at CONNECT (a session is taken over
