@@ -278,13 +278,8 @@ var (
 )
 
 func init() {
-	for _, e := range []Error{
-		ErrTimestampSkew, ErrFencingTokenRequired, ErrFencingTokenSkew,
-		ErrFencingTokenLowerVersion, ErrQuotaExceeded, ErrSyntax, ErrNotAuthorized,
-		ErrUnknownCommand, ErrWrongNumberOfArguments, ErrMissingTimestamp,
-		ErrMalformedTimestamp, ErrKeyLengthZero, ErrInvalidToken,
-	} {
-		errPayloads[e] = fixed(resp3.AppendError(nil, string(e)))
+	for _, e := range protocol.Errors {
+		errPayloads[Error(e.Text)] = fixed(resp3.AppendError(nil, e.Text))
 	}
 }
 
