@@ -149,50 +149,41 @@ func (e *embedded) close() error {
 // and the client's Receive Maximum then bounds its requests waiting for
 // the disk, as it bounds unacknowledged ones.)
 func (e *embedded) handle(cl *mqtt.Client, pk packets.Packet) error {
-	var start time.Time
-	if e.s.observing() {
-		start = time.Now()
-	}
-	in := inbound{
-		QoS:             pk.FixedHeader.Qos,
-		Retain:          pk.FixedHeader.Retain,
-		ResponseTopic:   pk.Properties.ResponseTopic,
-		CorrelationData: pk.Properties.CorrelationData,
-		Payload:         pk.Payload,
-		Client:          cl.ID,
-		User:            make([]userProp, len(pk.Properties.User)),
-	}
-	if pol := e.s.opts.Security.Authorization; pol != nil {
-		g := e.grantsOf(cl, pol)
-		in.Authorize = g.Refusal
-		in.Readable, in.ReadCost, in.TokenScope = g.MayRead, g.ReadCost, g.Scope()
-	}
-	for i, u := range pk.Properties.User {
-		in.User[i] = userProp{u.Key, u.Val}
-	}
-	out := process(e.s.eng, &in)
-	if e.s.observing() {
-		defer e.s.observe(start, cl.ID, &out)
-	}
-	switch out.Action {
-	case actDrop:
-		e.s.log.Warn("request dropped", "client", cl.ID, "reason", out.Reason)
-		return packets.CodeSuccessIgnore
-	case actKick:
-		e.s.log.Warn("client disconnected for a forbidden response topic", "client", cl.ID,
-			"reason", out.Reason, "response_topic", in.ResponseTopic)
+	id := pk.PacketID
+	act, held := e.s.serve(cl.ID, func() (inbound, string) {
+		in := inbound{
+			QoS:             pk.FixedHeader.Qos,
+			Retain:          pk.FixedHeader.Retain,
+			ResponseTopic:   pk.Properties.ResponseTopic,
+			CorrelationData: pk.Properties.CorrelationData,
+			Payload:         pk.Payload,
+			Client:          cl.ID,
+			User:            make([]userProp, len(pk.Properties.User)),
+		}
+		if pol := e.s.opts.Security.Authorization; pol != nil {
+			g := e.grantsOf(cl, pol)
+			in.Authorize = g.Refusal
+			in.Readable, in.ReadCost, in.TokenScope = g.MayRead, g.ReadCost, g.Scope()
+		}
+		for i, u := range pk.Properties.User {
+			in.User[i] = userProp{u.Key, u.Val}
+		}
+		return in, ""
+	}, func() {
 		_ = e.broker.DisconnectClient(cl, packets.ErrProtocolViolation)
+	}, func(out outcome, held bool) {
+		// mochi sends no PUBACK for a rejected packet (and leaves the
+		// receive quota alone): an answer that was held sends it.
+		puback := uint16(0)
+		if held {
+			puback = id
+		}
+		e.respond(cl, &out, puback)
+	})
+	if act == actKick || held {
 		return packets.ErrRejectPacket
 	}
-	if out.Wait == 0 {
-		e.respond(cl, &out, 0)
-		return packets.CodeSuccessIgnore
-	}
-	// mochi sends no PUBACK for a rejected packet (and leaves the receive
-	// quota alone): respond sends it.
-	id := pk.PacketID
-	e.s.answer(cl.ID, out, func(out *outcome) { e.respond(cl, out, id) })
-	return packets.ErrRejectPacket
+	return packets.CodeSuccessIgnore
 }
 
 // grantsOf is what pol grants cl, resolved on cl's first request and kept
@@ -221,7 +212,6 @@ func (e *embedded) grantsOf(cl *mqtt.Client, pol *Policy) *access.Grants {
 // goroutine, so it passes cl's read gate as a notification does, and is
 // followed by the request's PUBACK.
 func (e *embedded) respond(cl *mqtt.Client, out *outcome, puback uint16) {
-	logAnswer(e.s.log, cl.ID, out)
 	r := out.Reply
 	resp := packets.Packet{
 		FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: 1},

@@ -7,69 +7,14 @@ import (
 	"log/slog"
 	"net"
 	"os"
-	"strings"
 	"syscall"
 
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
 
 	"github.com/ssgen/ssgen/internal/protocol"
-	"github.com/ssgen/ssgen/server/engine"
 	"github.com/ssgen/ssgen/server/internal/logtext"
 )
-
-// refusalClass is the reason word of a refusal: authorization, fencing,
-// quota, timestamp, syntax, arguments, command, key or persistence.
-func refusalClass(storeError string) string {
-	switch engine.Error(strings.TrimPrefix(storeError, protocol.ErrorPrefix)) {
-	case engine.ErrNotAuthorized:
-		return "authorization"
-	case engine.ErrFencingTokenRequired, engine.ErrFencingTokenLowerVersion, engine.ErrFencingTokenSkew:
-		return "fencing"
-	case engine.ErrMissingTimestamp, engine.ErrMalformedTimestamp, engine.ErrTimestampSkew:
-		return "timestamp"
-	case engine.ErrQuotaExceeded:
-		return "quota"
-	case engine.ErrSyntax:
-		return "syntax"
-	case engine.ErrWrongNumberOfArguments:
-		return "arguments"
-	case engine.ErrUnknownCommand:
-		return "command"
-	case engine.ErrKeyLengthZero:
-		return "key"
-	case engine.ErrPersistence:
-		return "persistence"
-	}
-	return "error"
-}
-
-// refusalWhy says what of the request decided the -ERR answer storeError
-// ("ERR text") to args, which req carried: the access an authorization
-// refusal lacked, the request's stamps; "" when the error says it all.
-func refusalWhy(storeError string, args [][]byte, req *engine.Request) string {
-	switch engine.Error(strings.TrimPrefix(storeError, protocol.ErrorPrefix)) {
-	case engine.ErrNotAuthorized:
-		need := "Write"
-		if len(args) > 0 && (string(args[0]) == protocol.VerbGet || string(args[0]) == protocol.VerbKeyNotify) {
-			need = "Read"
-		}
-		return "no rule grants this client " + need + " on the key"
-	case engine.ErrFencingTokenRequired:
-		return "the key is fenced and the request has no __ft"
-	case engine.ErrFencingTokenLowerVersion:
-		return "the request's __ft " + logtext.Clip(req.FencingToken, 64) + " is lower than the key's fencing token"
-	case engine.ErrFencingTokenSkew:
-		return "the request's __ft " + logtext.Clip(req.FencingToken, 64) + " is too far ahead of the server's clock"
-	case engine.ErrMissingTimestamp:
-		return "SET without __ts"
-	case engine.ErrMalformedTimestamp:
-		return "__ts " + logtext.Clip(req.Timestamp, 64) + ", __ft " + logtext.Clip(req.FencingToken, 64)
-	case engine.ErrTimestampSkew:
-		return "the request's __ts " + logtext.Clip(req.Timestamp, 64) + " is too far ahead of the server's clock"
-	}
-	return ""
-}
 
 // logAnswer reports a refused request: one the envelope rules refused
 // (400, 505) as a warning, the client is broken; one the state store
@@ -79,7 +24,7 @@ func logAnswer(log *slog.Logger, client string, out *outcome) {
 	switch {
 	case out.Reason != "":
 		log.Warn("request refused", "client", client, "reason", out.Reason)
-	case out.StoreError != "":
+	case out.Err != "":
 		ctx := context.Background()
 		if !log.Enabled(ctx, slog.LevelDebug) {
 			return
@@ -96,7 +41,7 @@ func logAnswer(log *slog.Logger, client string, out *outcome) {
 			}
 			attrs = append(attrs, slog.String(name, logtext.Bytes(out.Args[1], 200)))
 		}
-		attrs = append(attrs, slog.String("error", strings.TrimPrefix(out.StoreError, protocol.ErrorPrefix)), slog.String("reason", refusalClass(out.StoreError)))
+		attrs = append(attrs, slog.String("error", string(out.Err)), slog.String("reason", out.Err.Class()))
 		if out.Why != "" {
 			attrs = append(attrs, slog.String("detail", out.Why))
 		}

@@ -84,7 +84,7 @@ func (s *Server) observeEvent(start time.Time, client string, out *outcome, exec
 				ev.Version = p.Value
 			}
 		}
-		ev.Error = strings.TrimPrefix(out.StoreError, protocol.ErrorPrefix)
+		ev.Error = string(out.Err)
 		if ev.Status != protocol.StatusOK {
 			ev.Error = out.Reason
 		}
@@ -153,12 +153,9 @@ func (s *Server) Exec(r ExecRequest) engine.Result {
 	}
 	res := s.eng.Handle(req)
 	if s.observing() {
-		out := outcome{Action: actReply, Args: r.Args, Why: res.Why, Reply: reply{Payload: res.Payload}}
+		out := outcome{Action: actReply, Args: r.Args, Err: res.Err, Why: res.Why, Reply: reply{Payload: res.Payload}}
 		if !res.Version.IsZero() {
 			out.Reply.User = []userProp{{protocol.PropTimestamp, res.Version.String()}}
-		}
-		if len(res.Payload) > 0 && res.Payload[0] == '-' {
-			out.StoreError = strings.TrimSuffix(string(res.Payload[1:]), "\r\n")
 		}
 		s.observeEvent(start, r.Client, &out, true)
 	}

@@ -1,0 +1,59 @@
+package server
+
+import "time"
+
+// serve is the request path both transports share, from a received
+// request to its answer. build makes the inbound of the transport's
+// packet; a reason it returns drops the request without processing it
+// (an external-mode __srcId reserved for the service's tools). serve then
+// runs the envelope rules and the engine (process), tells
+// Options.OnRequest of the request, and carries out the verdict: a drop
+// is logged; a kick is logged and handed to kick, which disconnects the
+// client (nil when the transport cannot: the request is dropped); an answer is
+// logged when refused and published with respond, at once or, when it
+// waits for the disk, once the disk has settled it (held is then true,
+// and respond may run on another goroutine). client names the requester
+// in logs and observations (the embedded broker's client id, else
+// __srcId). It returns the verdict's action and whether the answer was
+// held.
+func (s *Server) serve(client string, build func() (inbound, string), kick func(), respond func(out outcome, held bool)) (act action, held bool) {
+	var start time.Time
+	if s.observing() {
+		start = time.Now()
+	}
+	in, reason := build()
+	var out outcome
+	if reason != "" {
+		out = outcome{Action: actDrop, Reason: reason}
+	} else {
+		out = process(s.eng, &in)
+	}
+	if s.observing() {
+		defer s.observe(start, client, &out)
+	}
+	switch out.Action {
+	case actDrop:
+		s.log.Warn("request dropped", "client", client, "reason", out.Reason)
+		return actDrop, false
+	case actKick:
+		if kick == nil {
+			s.log.Warn("request dropped: forbidden response topic", "client", client,
+				"reason", out.Reason, "response_topic", in.ResponseTopic)
+			return actKick, false
+		}
+		s.log.Warn("client disconnected for a forbidden response topic", "client", client,
+			"reason", out.Reason, "response_topic", in.ResponseTopic)
+		kick()
+		return actKick, false
+	}
+	if out.Wait == 0 {
+		logAnswer(s.log, client, &out)
+		respond(out, false)
+		return actReply, false
+	}
+	s.answer(client, out, func(out *outcome) {
+		logAnswer(s.log, client, out)
+		respond(*out, true)
+	})
+	return actReply, true
+}
