@@ -19,5 +19,6 @@
 // (the file replaced under a running server).
 //
 // Package server opens it for Options.DataDir; its names StoreFile,
-// ErrStore, DamageError, CommitEvent and PersistStats are this package's.
+// ErrStore, DamageError, CommitEvent and PersistStats (Stats here) are
+// this package's.
 package persist
