@@ -9,7 +9,7 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 )
 
-func quietGuard(sec Security, session func(string) (*mqtt.Client, bool)) *Hook {
+func quietHook(sec Security, session func(string) (*mqtt.Client, bool)) *Hook {
 	return &Hook{sec: sec, log: slog.New(slog.DiscardHandler), session: session}
 }
 
@@ -26,7 +26,7 @@ func userClient(id, user string) *mqtt.Client {
 // window.
 func TestTakeOverCheckAndClaimAreOneStep(t *testing.T) {
 	registered := map[string]*mqtt.Client{}
-	g := quietGuard(Security{Passwords: Passwords{}}, func(id string) (*mqtt.Client, bool) {
+	g := quietHook(Security{Passwords: Passwords{}}, func(id string) (*mqtt.Client, bool) {
 		cl, ok := registered[id]
 		return cl, ok
 	})
@@ -52,7 +52,7 @@ func TestTakeOverCheckAndClaimAreOneStep(t *testing.T) {
 
 // Found by the attacker's review: mochi's assigned ids are sequential.
 func TestAssignedClientIDsAreRandom(t *testing.T) {
-	g := quietGuard(Security{}, nil)
+	g := quietHook(Security{}, nil)
 	seen := map[string]bool{}
 	for range 100 {
 		cl := &mqtt.Client{ID: "predictable"}
@@ -74,7 +74,7 @@ func TestAssignedClientIDsAreRandom(t *testing.T) {
 // Found by the attacker's review: a will delayed past a session that ends
 // at disconnect waited under the bare id, for anyone to cancel.
 func TestAWillDelayEndsWithTheSession(t *testing.T) {
-	g := quietGuard(Security{}, nil)
+	g := quietHook(Security{}, nil)
 	for _, expiry := range []uint32{0, 3, 60} {
 		cl := &mqtt.Client{ID: "c1"}
 		cl.Properties.Will = mqtt.Will{TopicName: "status/c1", WillDelayInterval: 10}
@@ -90,7 +90,7 @@ func TestAWillDelayEndsWithTheSession(t *testing.T) {
 }
 
 func TestRetainIsRefusedOnTheStateStoresTopics(t *testing.T) {
-	g := quietGuard(Security{}, nil)
+	g := quietHook(Security{}, nil)
 	cl := &mqtt.Client{ID: "c1"}
 	for _, tc := range []struct {
 		topic  string
