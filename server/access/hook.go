@@ -112,11 +112,11 @@ func (*Hook) Provides(b byte) bool {
 //   - under authorization rules, a client id or user name longer than
 //     MaxIdentityBytes is refused (CONNACK 0x85 or 0x86): the rules'
 //     principal globs are matched against them.
-func (g *Hook) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
+func (h *Hook) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
 	if id := pk.Connect.ClientIdentifier; id != "" && !protocol.ValidClientID(id) {
-		g.log.Warn("connection refused: client id not valid", "client", id, "remote", cl.Net.Remote)
-		if g.connack != nil {
-			_ = g.connack(cl, packets.ErrClientIdentifierNotValid, false, nil)
+		h.log.Warn("connection refused: client id not valid", "client", id, "remote", cl.Net.Remote)
+		if h.connack != nil {
+			_ = h.connack(cl, packets.ErrClientIdentifierNotValid, false, nil)
 		}
 		return packets.ErrClientIdentifierNotValid
 	}
@@ -126,7 +126,7 @@ func (g *Hook) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
 		cl.ID = "ssgen-" + hex.EncodeToString(b[:])
 		cl.Properties.Props.AssignedClientID = cl.ID
 	}
-	if g.sec.Authorization != nil {
+	if h.sec.Authorization != nil {
 		code := packets.CodeSuccess
 		switch {
 		case len(cl.ID) > MaxIdentityBytes:
@@ -135,11 +135,11 @@ func (g *Hook) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
 			code = packets.ErrBadUsernameOrPassword
 		}
 		if code != packets.CodeSuccess {
-			g.log.Warn("connection refused: identity too long for the authorization rules",
+			h.log.Warn("connection refused: identity too long for the authorization rules",
 				"client", logtext.Clip(cl.ID, 64), "client_bytes", len(cl.ID), "user_bytes", len(pk.Connect.Username),
 				"limit", MaxIdentityBytes, "remote", cl.Net.Remote)
-			if g.connack != nil {
-				_ = g.connack(cl, code, false, nil)
+			if h.connack != nil {
+				_ = h.connack(cl, code, false, nil)
 			}
 			return code
 		}
@@ -160,10 +160,10 @@ func (g *Hook) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
 		}
 		return nil
 	}
-	g.log.Warn("connection refused: will", "client", cl.ID, "topic", pk.Connect.WillTopic,
+	h.log.Warn("connection refused: will", "client", cl.ID, "topic", pk.Connect.WillTopic,
 		"retain", pk.Connect.WillRetain, "reason", code.Reason, "remote", cl.Net.Remote)
-	if g.connack != nil {
-		_ = g.connack(cl, code, false, nil)
+	if h.connack != nil {
+		_ = h.connack(cl, code, false, nil)
 	}
 	return code
 }
@@ -175,9 +175,9 @@ func (g *Hook) OnConnect(cl *mqtt.Client, pk packets.Packet) error {
 // its id is: the next connection with that id, under another identity,
 // would read it or find one planted for it. Elsewhere, under "clients/"
 // or not, retain is ordinary MQTT, as on the real broker.
-func (g *Hook) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
+func (h *Hook) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, error) {
 	if pk.FixedHeader.Retain && !cl.Net.Inline && protocol.ServiceOwned(pk.TopicName) {
-		g.log.Warn("publish refused: retained on the state store's topics", "client", cl.ID, "topic", pk.TopicName)
+		h.log.Warn("publish refused: retained on the state store's topics", "client", cl.ID, "topic", pk.TopicName)
 		return pk, packets.ErrRetainNotSupported
 	}
 	return pk, nil
@@ -187,11 +187,11 @@ func (g *Hook) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Packet, er
 // passes here too (the id and the rule have not changed); should one ever
 // not, it is emptied: mochi publishes whatever this returns, and a message
 // without a topic is delivered to nobody (see OnACLCheck).
-func (g *Hook) OnWill(cl *mqtt.Client, will mqtt.Will) (mqtt.Will, error) {
+func (h *Hook) OnWill(cl *mqtt.Client, will mqtt.Will) (mqtt.Will, error) {
 	if protocol.MayPublish(cl.ID, will.TopicName) {
 		return will, nil
 	}
-	g.log.Warn("will dropped: topic in the state store's topics", "client", cl.ID, "topic", will.TopicName)
+	h.log.Warn("will dropped: topic in the state store's topics", "client", cl.ID, "topic", will.TopicName)
 	return mqtt.Will{}, nil
 }
 
@@ -201,8 +201,8 @@ func (g *Hook) OnWill(cl *mqtt.Client, will mqtt.Will) (mqtt.Will, error) {
 // neither, only when anonymous clients are allowed. Then the client id
 // must be free for this identity (mayTakeOver). A refusal is CONNACK 0x86
 // (bad user name or password), mochi's code for every refusal.
-func (g *Hook) OnConnectAuthenticate(cl *mqtt.Client, pk packets.Packet) bool {
-	return g.authenticate(cl, pk) && g.mayTakeOver(cl)
+func (h *Hook) OnConnectAuthenticate(cl *mqtt.Client, pk packets.Packet) bool {
+	return h.authenticate(cl, pk) && h.mayTakeOver(cl)
 }
 
 // mayTakeOver refuses a connection that would take over the session of a
@@ -213,73 +213,73 @@ func (g *Hook) OnConnectAuthenticate(cl *mqtt.Client, pk packets.Packet) bool {
 // The service's own id, and the ids of its tools (Options.ReservedClientIDs:
 // the web console's), are never available.
 //
-// The check and the claim of the id are one step under g.mu (see claims):
+// The check and the claim of the id are one step under h.mu (see claims):
 // mochi registers the session only after its OnSessionEstablish hooks, so
 // without the claim two identities could both pass for a free id and the
 // later take over the earlier's session.
-func (g *Hook) mayTakeOver(cl *mqtt.Client) bool {
-	if slices.Contains(g.reserved, cl.ID) {
-		g.log.Warn("connection refused: reserved client id", "client", cl.ID, "remote", cl.Net.Remote)
+func (h *Hook) mayTakeOver(cl *mqtt.Client) bool {
+	if slices.Contains(h.reserved, cl.ID) {
+		h.log.Warn("connection refused: reserved client id", "client", cl.ID, "remote", cl.Net.Remote)
 		return false
 	}
-	if g.session == nil {
+	if h.session == nil {
 		return true
 	}
-	me := g.IdentityOf(cl)
+	me := h.IdentityOf(cl)
 	now := time.Now()
-	g.mu.Lock()
-	defer g.mu.Unlock()
+	h.mu.Lock()
+	defer h.mu.Unlock()
 	held := false
-	if old, ok := g.session(cl.ID); ok && old != cl {
-		if a := g.IdentityOf(old); !a.same(&me) {
+	if old, ok := h.session(cl.ID); ok && old != cl {
+		if a := h.IdentityOf(old); !a.same(&me) {
 			held = true
 		}
 	}
-	if c, ok := g.claims[cl.ID]; ok && now.Before(c.until) && !c.who.same(&me) {
+	if c, ok := h.claims[cl.ID]; ok && now.Before(c.until) && !c.who.same(&me) {
 		held = true
 	}
 	if held {
-		g.log.Warn("connection refused: client id held by another identity", "client", cl.ID, "remote", cl.Net.Remote)
+		h.log.Warn("connection refused: client id held by another identity", "client", cl.ID, "remote", cl.Net.Remote)
 		return false
 	}
-	if g.claims == nil {
-		g.claims = map[string]claim{}
+	if h.claims == nil {
+		h.claims = map[string]claim{}
 	}
-	if len(g.claims) >= 1024 {
-		for id, c := range g.claims {
+	if len(h.claims) >= 1024 {
+		for id, c := range h.claims {
 			if !now.Before(c.until) {
-				delete(g.claims, id)
+				delete(h.claims, id)
 			}
 		}
 	}
-	g.claims[cl.ID] = claim{who: me, until: now.Add(claimTTL)}
+	h.claims[cl.ID] = claim{who: me, until: now.Add(claimTTL)}
 	return true
 }
 
 // OnSessionEstablished releases the claim: mochi's client table now holds
 // the id, and mayTakeOver finds it there.
-func (g *Hook) OnSessionEstablished(cl *mqtt.Client, _ packets.Packet) {
-	g.mu.Lock()
-	delete(g.claims, cl.ID)
-	g.mu.Unlock()
+func (h *Hook) OnSessionEstablished(cl *mqtt.Client, _ packets.Packet) {
+	h.mu.Lock()
+	delete(h.claims, cl.ID)
+	h.mu.Unlock()
 }
 
-func (g *Hook) authenticate(cl *mqtt.Client, pk packets.Packet) bool {
-	if g.sec.Passwords != nil && pk.Connect.UsernameFlag {
+func (h *Hook) authenticate(cl *mqtt.Client, pk packets.Packet) bool {
+	if h.sec.Passwords != nil && pk.Connect.UsernameFlag {
 		user := string(pk.Connect.Username)
-		if g.sec.Passwords.check(user, pk.Connect.Password) {
+		if h.sec.Passwords.check(user, pk.Connect.Password) {
 			return true
 		}
-		g.log.Warn("connection refused: wrong user name or password", "client", cl.ID, "user", user, "remote", cl.Net.Remote)
+		h.log.Warn("connection refused: wrong user name or password", "client", cl.ID, "user", user, "remote", cl.Net.Remote)
 		return false
 	}
-	if g.sec.certAuth() && verifiedCert(cl) {
+	if h.sec.certAuth() && verifiedCert(cl) {
 		return true
 	}
-	if g.sec.anonymousAllowed() {
+	if h.sec.anonymousAllowed() {
 		return true
 	}
-	g.log.Warn("connection refused: no credentials", "client", cl.ID, "remote", cl.Net.Remote)
+	h.log.Warn("connection refused: no credentials", "client", cl.ID, "remote", cl.Net.Remote)
 	return false
 }
 
@@ -289,10 +289,10 @@ func (g *Hook) authenticate(cl *mqtt.Client, pk packets.Packet) bool {
 // (or is delivered) another client's (see subscribeAllowed). The rest of
 // "clients/" is ordinary MQTT: the official SDKs' command executors answer
 // on their invokers' "clients/{invokerId}/…" topics.
-func (g *Hook) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
+func (h *Hook) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
 	if write {
 		if !protocol.MayPublish(cl.ID, topic) {
-			g.log.Warn("publish refused: the state store's topics", "client", cl.ID, "topic", topic)
+			h.log.Warn("publish refused: the state store's topics", "client", cl.ID, "topic", topic)
 			return false
 		}
 		return true
@@ -301,7 +301,7 @@ func (g *Hook) OnACLCheck(cl *mqtt.Client, topic string, write bool) bool {
 		return false // only an emptied will has no topic
 	}
 	if !subscribeAllowed(cl.ID, topic) {
-		g.log.Warn("subscription refused: the state store's topics for another client", "client", cl.ID, "filter", topic)
+		h.log.Warn("subscription refused: the state store's topics for another client", "client", cl.ID, "filter", topic)
 		return false
 	}
 	return true
@@ -323,14 +323,14 @@ func verifiedCert(cl *mqtt.Client) bool {
 }
 
 // IdentityOf is what authorization rules may match for cl.
-func (g *Hook) IdentityOf(cl *mqtt.Client) Identity {
+func (h *Hook) IdentityOf(cl *mqtt.Client) Identity {
 	id := Identity{clientID: cl.ID}
-	if g.sec.Passwords != nil {
+	if h.sec.Passwords != nil {
 		// Only a checked user name is an identity: OnConnectAuthenticate
 		// refused every client whose user name did not match.
 		id.username = string(cl.Properties.Username)
 	}
-	if g.sec.certAuth() {
+	if h.sec.certAuth() {
 		id.certNames = certNames(tlsState(cl))
 	}
 	return id
