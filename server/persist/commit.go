@@ -132,9 +132,13 @@ func (c *GroupCommit) SetHook(hook func() error) {
 func (c *GroupCommit) SetEngine(eng *engine.Engine) { c.eng = eng }
 
 // NewGroupCommit returns the group commit of store: the engine's journal
-// (engine.Journal). maxHeld bounds how many answers one requester may
-// have waiting for the disk; observe, if not nil, is told of every commit.
+// (engine.Journal). log (nil: slog.Default()) gets failed commits; maxHeld
+// bounds how many answers one requester may have waiting for the disk;
+// observe, if not nil, is told of every commit.
 func NewGroupCommit(store *Store, log *slog.Logger, maxHeld int, observe func(CommitEvent)) *GroupCommit {
+	if log == nil {
+		log = slog.Default()
+	}
 	c := &GroupCommit{store: store, log: log, maxHeld: maxHeld, observe: observe, perOwner: map[string]int{}}
 	c.settled = sync.NewCond(&c.mu)
 	c.room = sync.NewCond(&c.mu)

@@ -164,7 +164,7 @@ type Store struct {
 // Options are what Open takes from the server's options.
 type Options struct {
 	Repair bool             // salvage a damaged file instead of refusing it
-	Log    *slog.Logger     // where a repair is reported
+	Log    *slog.Logger     // where a repair is reported; nil: slog.Default()
 	Now    func() time.Time // names the damaged file's copy; nil: time.Now
 }
 
@@ -174,6 +174,9 @@ type Options struct {
 // with a *DamageError, or with o.Repair is salvaged (repairStore) and the
 // salvaged file opened in its place.
 func Open(dir string, o Options) (*Store, error) {
+	if o.Log == nil {
+		o.Log = slog.Default()
+	}
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrStore, err)
 	}
