@@ -133,13 +133,14 @@ func (c *GroupCommit) SetEngine(eng *engine.Engine) { c.eng = eng }
 
 // NewGroupCommit returns the group commit of store: the engine's journal
 // (engine.Journal). log (nil: slog.Default()) gets failed commits; maxHeld
-// bounds how many answers one requester may have waiting for the disk;
+// bounds how many answers one requester may have waiting for the disk
+// (at least one);
 // observe, if not nil, is told of every commit.
 func NewGroupCommit(store *Store, log *slog.Logger, maxHeld int, observe func(CommitEvent)) *GroupCommit {
 	if log == nil {
 		log = slog.Default()
 	}
-	c := &GroupCommit{store: store, log: log, maxHeld: maxHeld, observe: observe, perOwner: map[string]int{}}
+	c := &GroupCommit{store: store, log: log, maxHeld: max(maxHeld, 1), observe: observe, perOwner: map[string]int{}}
 	c.settled = sync.NewCond(&c.mu)
 	c.room = sync.NewCond(&c.mu)
 	c.idle = sync.NewCond(&c.mu)
