@@ -133,9 +133,8 @@ func (c *GroupCommit) SetEngine(eng *engine.Engine) { c.eng = eng }
 
 // NewGroupCommit returns the group commit of store: the engine's journal
 // (engine.Journal). log (nil: slog.Default()) gets failed commits; maxHeld
-// bounds how many answers one requester may have waiting for the disk
-// (at least one);
-// observe, if not nil, is told of every commit.
+// (at least one) bounds how many answers one requester may have waiting
+// for the disk; observe, if not nil, is told of every commit.
 func NewGroupCommit(store *Store, log *slog.Logger, maxHeld int, observe func(CommitEvent)) *GroupCommit {
 	if log == nil {
 		log = slog.Default()
