@@ -18,7 +18,6 @@ import (
 
 	"github.com/ssgen/ssgen/internal/glob"
 	"github.com/ssgen/ssgen/internal/protocol"
-	"github.com/ssgen/ssgen/runtime/resp3"
 )
 
 // Chaos rules (Options.Chaos, ssgen serve --chaos FILE): state store
@@ -136,7 +135,6 @@ type chaosRule struct {
 	key    *glob.Pattern
 	client *glob.Pattern
 	p      float64
-	reply  []byte // ChaosError's -ERR payload
 	left   atomic.Int64
 	fired  atomic.Int64
 }
@@ -183,7 +181,6 @@ func compileChaos(rules []ChaosRule) (*chaosSet, error) {
 			if r.Error == "" || len(r.Error) > maxChaosErrorBytes || strings.ContainsAny(r.Error, "\r\n") {
 				return nil, bad("error: the -ERR text, 1 to %d bytes on one line", maxChaosErrorBytes)
 			}
-			c.reply = resp3.AppendError(nil, r.Error)
 		case ChaosDrop, ChaosDisconnect:
 		case ChaosDelay:
 			if r.Delay <= 0 || time.Duration(r.Delay) > MaxChaosDelay {
@@ -219,7 +216,6 @@ func compileChaos(rules []ChaosRule) (*chaosSet, error) {
 type chaosHit struct {
 	rule   *chaosRule
 	effect string
-	reply  []byte
 	delay  time.Duration
 	// why is the reason in the trace and the log.
 	why string
@@ -249,7 +245,7 @@ func (s *chaosSet) match(client string, args [][]byte) *chaosHit {
 			continue
 		}
 		r.fired.Add(1)
-		h := &chaosHit{rule: r, effect: r.Effect, reply: r.reply, delay: time.Duration(r.Delay)}
+		h := &chaosHit{rule: r, effect: r.Effect, delay: time.Duration(r.Delay)}
 		switch r.Effect {
 		case ChaosError:
 			h.why = "injected by chaos rule " + quoteValue(r.name) + ": -ERR answered, the request not run"

@@ -15,7 +15,7 @@ import (
 // faultHook injects the faults a client's packets ask for
 // (Options.FaultInjection; the vocabulary is in faults.go). It is added
 // to the embedded broker only when fault injection is on, after the
-// guard (client ids, wills, retained requests are checked first) and
+// access hook (client ids, wills, retained requests are checked first) and
 // before the service (a rejected or disconnected request is never
 // decided).
 //

@@ -19,7 +19,7 @@ import (
 	"github.com/ssgen/ssgen/server/engine"
 )
 
-// Attacks on the data file of a running server (persist_watch.go): it is
+// Attacks on the data file of a running server (server/persist/watch.go): it is
 // moved away and another put in its place, deleted, or overwritten in
 // place, as a restore script, an operator or a backup tool would. Each
 // time the next kept write is answered with the persistence error, and so
@@ -240,7 +240,7 @@ func fileKeys(t *testing.T, path string) []string {
 	defer db.Close()
 	var keys []string
 	err = db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketKeys).ForEach(func(k, _ []byte) error {
+		return tx.Bucket([]byte("keys")).ForEach(func(k, _ []byte) error {
 			keys = append(keys, string(k))
 			return nil
 		})
@@ -280,12 +280,12 @@ func TestDataFileChangedDuringACommitIsAPersistenceFailure(t *testing.T) {
 			}
 			path := filepath.Join(n.dir, StoreFile)
 			n.mustOK(true, "", "SET", "kept", "1")
-			n.srv.disk.inTx = func() {
-				n.srv.disk.inTx = nil
+			n.srv.disk.SetInTx(func() {
+				n.srv.disk.SetInTx(nil)
 				if err := tc.change(path); err != nil {
 					t.Error(err)
 				}
-			}
+			})
 			if res := n.do(true, "", "SET", "after", "1"); string(res.Payload) != persistenceFailure {
 				t.Fatalf("SET during the change: %q", res.Payload)
 			}

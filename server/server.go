@@ -11,6 +11,7 @@ import (
 
 	"github.com/ssgen/ssgen/internal/logclip"
 	"github.com/ssgen/ssgen/server/engine"
+	"github.com/ssgen/ssgen/server/persist"
 )
 
 // transport is one way of putting the engine on MQTT.
@@ -36,8 +37,8 @@ type Server struct {
 	eng    *engine.Engine
 	fan    *serializer[engine.Notification]
 	tr     transport
-	disk   *durableStore // nil without Options.DataDir
-	commit *groupCommit  // the engine's journal over disk; nil without it
+	disk   *persist.Store       // nil without Options.DataDir
+	commit *persist.GroupCommit // the engine's journal over disk; nil without it
 
 	// Notifications handed to the broker, and dropped before that (see
 	// Stats).
@@ -61,8 +62,8 @@ func New(opts Options) (*Server, error) {
 	if err := opts.Limits.validate(opts.Broker != ""); err != nil {
 		return nil, err
 	}
-	if err := opts.Security.validate(opts.Broker != ""); err != nil {
-		return nil, err
+	if err := opts.Security.Validate(opts.Broker != ""); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidOptions, err)
 	}
 	if opts.FaultInjection && opts.Broker != "" {
 		return nil, fmt.Errorf("%w: FaultInjection needs the embedded broker", ErrInvalidOptions)
@@ -260,7 +261,7 @@ type Stats struct {
 func (s *Server) Stats() Stats {
 	var persist PersistStats
 	if s.commit != nil {
-		persist = s.commit.totals()
+		persist = s.commit.Totals()
 	}
 	e, ok := s.tr.(*embedded)
 	if !ok {
