@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ssgen/ssgen/internal/golden"
+	"github.com/ssgen/ssgen/internal/testkit/golden"
 	"github.com/ssgen/ssgen/schema"
 	"github.com/ssgen/ssgen/templates"
 )
@@ -34,7 +34,7 @@ func goldenCases(t *testing.T) []goldenCase {
 			out = append(out, goldenCase{e.Name(), dir})
 		}
 	}
-	out = append(out, goldenCase{"e2e", filepath.Join("internal", "e2e")})
+	out = append(out, goldenCase{"e2e", filepath.Join("..", "internal", "tests", "e2e")})
 	return out
 }
 

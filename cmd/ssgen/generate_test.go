@@ -249,7 +249,7 @@ func TestGenerateDefaultsToSSGenYAMLInTheWorkingDirectory(t *testing.T) {
 // golden test through package templates; the verb must agree with it
 // byte for byte, as its go:generate line promises.
 func TestCheckAgreesWithTheCommittedGeneratedPackage(t *testing.T) {
-	schemaFile := filepath.Join("..", "..", "templates", "internal", "e2e", "ssgen.yaml")
+	schemaFile := filepath.Join("..", "..", "internal", "tests", "e2e", "ssgen.yaml")
 	r := runGen(t, "check", "--schema", schemaFile)
 	r.want(t, exitOK)
 }

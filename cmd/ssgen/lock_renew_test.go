@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ssgen/ssgen/internal/faultproxy"
+	"github.com/ssgen/ssgen/internal/testkit/faultproxy"
 	"github.com/ssgen/ssgen/server"
 	"github.com/ssgen/ssgen/server/servertest"
 )

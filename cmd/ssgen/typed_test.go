@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/ssgen/ssgen/internal/schemaval"
-	"github.com/ssgen/ssgen/internal/schemaval/kinds"
-	"github.com/ssgen/ssgen/internal/schemaval/kinds/units"
+	"github.com/ssgen/ssgen/internal/testkit/kinds"
+	"github.com/ssgen/ssgen/internal/testkit/kinds/units"
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/runtime/hlc"
 	"github.com/ssgen/ssgen/schema"
@@ -23,7 +23,7 @@ import (
 
 // kindsFile is the schema of the generated fixture package kinds: every
 // value kind in every encoding that holds it.
-var kindsFile = filepath.Join("..", "..", "internal", "schemaval", "kinds", "ssgen.yaml")
+var kindsFile = filepath.Join("..", "..", "internal", "testkit", "kinds", "ssgen.yaml")
 
 // typedStore starts a store and returns its URL and a client of the
 // generated kinds package on it.

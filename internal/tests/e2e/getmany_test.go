@@ -4,11 +4,11 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/ssgen/ssgen/internal/brokertest"
+	"github.com/ssgen/ssgen/internal/testkit/brokertest"
+	"github.com/ssgen/ssgen/internal/tests/e2e"
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/runtime/codec"
 	"github.com/ssgen/ssgen/server/servertest"
-	"github.com/ssgen/ssgen/templates/internal/e2e"
 )
 
 // forEachStore runs f against the embedded server and against an

@@ -17,7 +17,7 @@ import (
 	"strconv"
 	"time"
 
-	units "github.com/ssgen/ssgen/internal/schemaval/kinds/units"
+	units "github.com/ssgen/ssgen/internal/testkit/kinds/units"
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/runtime/codec"
 	"github.com/vmihailenco/msgpack/v5"

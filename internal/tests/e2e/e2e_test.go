@@ -9,11 +9,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ssgen/ssgen/internal/tests/e2e"
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/server"
 	"github.com/ssgen/ssgen/server/engine"
 	"github.com/ssgen/ssgen/server/servertest"
-	"github.com/ssgen/ssgen/templates/internal/e2e"
 )
 
 // backend is a running embedded state store and its fake clock.

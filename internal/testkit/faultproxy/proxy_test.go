@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ssgen/ssgen/internal/faultproxy"
+	"github.com/ssgen/ssgen/internal/testkit/faultproxy"
 )
 
 // echo serves a line echo on loopback until the test ends.

@@ -14,7 +14,7 @@ import (
 )
 
 // root is the repository's top directory, from this package's.
-const root = "../.."
+const root = "../../.."
 
 var (
 	// mdLink is an inline Markdown link or image: [text](target "title").

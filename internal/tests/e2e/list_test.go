@@ -7,9 +7,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ssgen/ssgen/internal/tests/e2e"
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/server/engine"
-	"github.com/ssgen/ssgen/templates/internal/e2e"
 )
 
 func (b *backend) put(t *testing.T, keys ...string) {

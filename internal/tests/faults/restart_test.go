@@ -8,8 +8,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ssgen/ssgen/internal/brokertest"
-	"github.com/ssgen/ssgen/internal/faultproxy"
+	"github.com/ssgen/ssgen/internal/testkit/brokertest"
+	"github.com/ssgen/ssgen/internal/testkit/faultproxy"
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/server/servertest"
 )

@@ -5,10 +5,10 @@ import (
 	"fmt"
 	"testing"
 
+	"github.com/ssgen/ssgen/internal/tests/e2e"
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/server/engine"
 	"github.com/ssgen/ssgen/server/servertest"
-	"github.com/ssgen/ssgen/templates/internal/e2e"
 )
 
 // BenchmarkListThermostats100k lists 100,000 thermostats (one key each)
