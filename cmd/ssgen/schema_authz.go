@@ -36,21 +36,16 @@ func runAuthz(_ context.Context, env *cliEnv, args []string) error {
 	name := fs.String("name", "", "metadata.name of the BrokerAuthorization (default ssgen-PACKAGE)")
 	namespace := fs.String("namespace", "azure-iot-operations", "metadata.namespace of the BrokerAuthorization")
 	out := fs.String("o", "", "write to `FILE` instead of stdout")
-	pos, help, err := interleavedArgs(fs, args)
-	if help || err != nil {
+	in, err := openSchema(env, fs, args, nil, func() error {
+		if *format != "broker" && *format != "serve" {
+			return usageErrorf("--format %q: want broker or serve", *format)
+		}
+		return nil
+	})
+	if in == nil {
 		return err
 	}
-	file, err := schemaArg(fs, pos)
-	if err != nil {
-		return err
-	}
-	if *format != "broker" && *format != "serve" {
-		return usageErrorf("--format %q: want broker or serve", *format)
-	}
-	s, err := loadSchema(env, file)
-	if err != nil {
-		return err
-	}
+	file, s := in.file, in.schema
 	if len(s.Roles) == 0 {
 		return nothingToPrint("%s declares no roles, so there are no rules to print: add roles (see docs/schema.md)", file)
 	}

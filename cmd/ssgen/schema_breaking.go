@@ -34,26 +34,21 @@ func runBreaking(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlagSet(env, "breaking", breakingUsage)
 	against := fs.String("against", "", "the older schema: a `FILE or GIT-REF` (required)")
 	format := fs.String("format", "text", "output `format`: text, json or github-actions")
-	pos, help, err := interleavedArgs(fs, args)
-	if help || err != nil {
+	in, err := openSchema(env, fs, args, format, func() error {
+		if *against == "" {
+			return usageErrorf("--against is required (see ssgen breaking --help)")
+		}
+		switch *format {
+		case "text", "json", "github-actions":
+		default:
+			return usageErrorf("--format %q: want text, json or github-actions", *format)
+		}
+		return nil
+	})
+	if in == nil {
 		return err
 	}
-	file, err := schemaArg(fs, pos)
-	if err != nil {
-		return err
-	}
-	if *against == "" {
-		return usageErrorf("--against is required (see ssgen breaking --help)")
-	}
-	switch *format {
-	case "text", "json", "github-actions":
-	default:
-		return usageErrorf("--format %q: want text, json or github-actions", *format)
-	}
-	newS, err := loadSchemaFormat(env, file, *format)
-	if err != nil {
-		return err
-	}
+	file, newS := in.file, in.schema
 	oldName, oldSrc, err := readAgainst(ctx, *against, file)
 	if errors.Is(err, errNotInRevision) {
 		// A schema that is new in this change cannot break anything; the

@@ -14,17 +14,10 @@ func init() {
 func runDoc(_ context.Context, env *cliEnv, args []string) error {
 	fs := newFlagSet(env, "doc", "[-o FILE] [schema file, default ssgen.yaml]\n\nPrints a Markdown reference of the schema: a Mermaid diagram of the key tree\n(groups, keys, locks and which lock guards which key; GitHub renders it), every\nkey with its full path, parameters, type, encoding, TTL, guard and persistence,\nthe locks, the groups, the roles, and the types with their docs.")
 	out := fs.String("o", "", "write to `FILE` instead of stdout")
-	pos, help, err := interleavedArgs(fs, args)
-	if help || err != nil {
+	in, err := openSchema(env, fs, args, nil, nil)
+	if in == nil {
 		return err
 	}
-	file, err := schemaArg(fs, pos)
-	if err != nil {
-		return err
-	}
-	s, err := loadSchema(env, file)
-	if err != nil {
-		return err
-	}
+	s := in.schema
 	return writeOutput(env, *out, func(w io.Writer) error { return schema.WriteMarkdown(w, s) })
 }

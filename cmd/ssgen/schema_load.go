@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -11,28 +10,8 @@ import (
 	"github.com/ssgen/ssgen/schema"
 )
 
-func init() {
-	register(verb{name: "schema", summary: "print the JSON Schema of ssgen.yaml, for editors", run: runSchema})
-}
-
 // defaultSchemaFile is the schema every schema verb reads when given none.
 const defaultSchemaFile = "ssgen.yaml"
-
-func runSchema(_ context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet(env, "schema", "[-o FILE]\n\nPrints the JSON Schema (draft 2020-12) of the ssgen.yaml format. Point an editor at it\nwith a first line \"# yaml-language-server: $schema="+schema.JSONSchemaURL+"\"\nor at a local copy written with -o.")
-	out := fs.String("o", "", "write to `FILE` instead of stdout")
-	pos, help, err := interleavedArgs(fs, args)
-	if help || err != nil {
-		return err
-	}
-	if len(pos) > 0 {
-		return usageErrorf("want no arguments, got %d (see ssgen schema --help)", len(pos))
-	}
-	return writeOutput(env, *out, func(w io.Writer) error {
-		_, err := w.Write(schema.JSONSchema)
-		return err
-	})
-}
 
 // interleavedArgs parses flags placed before, between or after the
 // positional arguments (`ssgen breaking ssgen.yaml --against main`), and
@@ -107,4 +86,42 @@ func schemaError(env *cliEnv, err error) error {
 		return &exitError{code: exitUsage, err: &reportedError{err}}
 	}
 	return &exitError{code: exitUsage, err: err}
+}
+
+// schemaInput is what the opening of a verb that reads one schema yields.
+type schemaInput struct {
+	file   string // as named on the command line, or defaultSchemaFile
+	schema *schema.Schema
+}
+
+// openSchema is the opening of the verbs that read one schema (doc, authz,
+// persistence, breaking). It parses args with fs, flags placed anywhere
+// around the one positional argument, the schema file; runs check, when
+// not nil, on the flags; and loads the schema, its problems printed the
+// way *format says (formatGitHub: as annotations; nil or anything else:
+// one per line on stderr). It returns nil when the verb is done: its help
+// was printed, or err says what failed.
+func openSchema(env *cliEnv, fs *flag.FlagSet, args []string, format *string, check func() error) (*schemaInput, error) {
+	pos, help, err := interleavedArgs(fs, args)
+	if help || err != nil {
+		return nil, err
+	}
+	file, err := schemaArg(fs, pos)
+	if err != nil {
+		return nil, err
+	}
+	if check != nil {
+		if err := check(); err != nil {
+			return nil, err
+		}
+	}
+	f := "text"
+	if format != nil {
+		f = *format
+	}
+	s, err := loadSchemaFormat(env, file, f)
+	if err != nil {
+		return nil, err
+	}
+	return &schemaInput{file: file, schema: s}, nil
 }

@@ -25,18 +25,11 @@ your broker configuration (persistence needs maxSize there too).`
 func runPersistence(_ context.Context, env *cliEnv, args []string) error {
 	fs := newFlagSet(env, "persistence", persistenceUsage)
 	out := fs.String("o", "", "write to `FILE` instead of stdout")
-	pos, help, err := interleavedArgs(fs, args)
-	if help || err != nil {
+	in, err := openSchema(env, fs, args, nil, nil)
+	if in == nil {
 		return err
 	}
-	file, err := schemaArg(fs, pos)
-	if err != nil {
-		return err
-	}
-	s, err := loadSchema(env, file)
-	if err != nil {
-		return err
-	}
+	file, s := in.file, in.schema
 	res := policy.PersistResources(s)
 	if len(res) == 0 {
 		return nothingToPrint("no key of %s has persist: true, so there are no settings to print (see docs/schema.md)", file)
