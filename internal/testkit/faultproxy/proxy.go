@@ -32,7 +32,6 @@ type Proxy struct {
 	closed bool
 
 	accepted atomic.Int64
-	cuts     atomic.Int64
 	dropped  atomic.Int64
 	wg       sync.WaitGroup
 }
@@ -80,15 +79,9 @@ func Start(t testing.TB, target string) *Proxy {
 // Addr is the proxy's host:port, to dial instead of the target.
 func (p *Proxy) Addr() string { return p.ln.Addr().String() }
 
-// Port is the proxy's port.
-func (p *Proxy) Port() int { return p.ln.Addr().(*net.TCPAddr).Port }
-
 // Accepted counts the connections accepted so far, refused ones included:
 // it is the number of connection attempts a client made.
 func (p *Proxy) Accepted() int64 { return p.accepted.Load() }
-
-// Cuts counts the connections ended by Cut, Restore or Close.
-func (p *Proxy) Cuts() int64 { return p.cuts.Load() }
 
 // Swallowed counts the bytes dropped by Blackhole and SwallowReplies.
 func (p *Proxy) Swallowed() int64 { return p.dropped.Load() }
@@ -169,12 +162,8 @@ func (p *Proxy) Cut() int {
 
 func (p *Proxy) cut(l *link) {
 	p.mu.Lock()
-	_, ok := p.links[l]
 	delete(p.links, l)
 	p.mu.Unlock()
-	if ok {
-		p.cuts.Add(1)
-	}
 	l.close()
 }
 
