@@ -91,16 +91,6 @@ func (c Change) MarshalJSON() ([]byte, error) {
 	}{c.Rule, c.Severity, c.Pos.Filename, c.Pos.Line, c.Pos.Col, c.Msg})
 }
 
-// HasErrors reports whether any change is of SeverityError.
-func HasErrors(changes []Change) bool {
-	for _, c := range changes {
-		if c.Severity == SeverityError {
-			return true
-		}
-	}
-	return false
-}
-
 // Compare lists the changes from old to new that break stored data or
 // callers, or change who may do what. Adding keys, locks, types, optional
 // fields, enum values and TTLs is not a change. The changes come in file

@@ -13,7 +13,7 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 
 	"github.com/ssgen/ssgen/internal/protocol"
-	"github.com/ssgen/ssgen/internal/testwait"
+	"github.com/ssgen/ssgen/internal/testkit/testwait"
 )
 
 func userProps(kv ...string) []packets.UserProperty {

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ssgen/ssgen/internal/golden"
+	"github.com/ssgen/ssgen/internal/testkit/golden"
 	"github.com/ssgen/ssgen/schema"
 	"github.com/ssgen/ssgen/templates"
 )
@@ -35,10 +35,10 @@ func goldenCases(t *testing.T) []goldenCase {
 		}
 	}
 	out = append(out,
-		goldenCase{"e2e", filepath.Join("internal", "e2e")},
+		goldenCase{"e2e", filepath.Join("..", "internal", "tests", "e2e")},
 		// Two versions of one schema, every evolution declaration in v2.
-		goldenCase{"evolve-v1", filepath.Join("internal", "e2e", "evolve", "v1")},
-		goldenCase{"evolve-v2", filepath.Join("internal", "e2e", "evolve", "v2")},
+		goldenCase{"evolve-v1", filepath.Join("..", "internal", "tests", "e2e", "evolve", "v1")},
+		goldenCase{"evolve-v2", filepath.Join("..", "internal", "tests", "e2e", "evolve", "v2")},
 	)
 	return out
 }
