@@ -13,11 +13,11 @@ import (
 	"time"
 
 	"github.com/ssgen/ssgen/internal/schemaval"
+	v1 "github.com/ssgen/ssgen/internal/tests/e2e/evolve/v1"
+	v2 "github.com/ssgen/ssgen/internal/tests/e2e/evolve/v2"
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/schema"
 	"github.com/ssgen/ssgen/server/servertest"
-	v1 "github.com/ssgen/ssgen/internal/tests/e2e/evolve/v1"
-	v2 "github.com/ssgen/ssgen/internal/tests/e2e/evolve/v2"
 )
 
 func dial(t *testing.T, url string) *runtime.Client {

@@ -8,10 +8,10 @@ import (
 	"github.com/vmihailenco/msgpack/v5"
 
 	"github.com/ssgen/ssgen/internal/schemaval"
-	"github.com/ssgen/ssgen/runtime/codec"
-	"github.com/ssgen/ssgen/schema"
 	v1 "github.com/ssgen/ssgen/internal/tests/e2e/evolve/v1"
 	v2 "github.com/ssgen/ssgen/internal/tests/e2e/evolve/v2"
+	"github.com/ssgen/ssgen/runtime/codec"
+	"github.com/ssgen/ssgen/schema"
 )
 
 // FuzzSchemavalReadsEvolvedValuesAsGeneratedCode feeds stored bytes to the

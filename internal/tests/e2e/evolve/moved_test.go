@@ -5,10 +5,10 @@ import (
 	"errors"
 	"testing"
 
-	"github.com/ssgen/ssgen/runtime"
-	"github.com/ssgen/ssgen/server/servertest"
 	v1 "github.com/ssgen/ssgen/internal/tests/e2e/evolve/v1"
 	v2 "github.com/ssgen/ssgen/internal/tests/e2e/evolve/v2"
+	"github.com/ssgen/ssgen/runtime"
+	"github.com/ssgen/ssgen/server/servertest"
 )
 
 func site1(t *testing.T, s *v1.Store, id string) *v1.Site {
