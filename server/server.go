@@ -183,7 +183,6 @@ const externalIdentityWarning = "external mode: the requester is whoever __srcId
 	"any client of the broker can be answered in another's response topic, register KEYNOTIFY for it or stop its registrations. " +
 	"Use the embedded broker, or one broker per tenant, where clients must be kept apart"
 
-
 // Addr is the host:port the server serves on: the embedded listener's
 // bound address, or the external broker's address.
 func (s *Server) Addr() string { return s.tr.addr() }
