@@ -122,16 +122,36 @@ func TestScanRefusesTokensNotIssuedForTheRequest(t *testing.T) {
 }
 
 // Tokens are deterministic (a position gives one token), so a client that
-// pages again from the start sees the same tokens; their length tells a
-// key's length only to within tokenPad bytes.
+// pages again from the start sees the same tokens. Issue #25 (F3): their
+// length told a hidden key's length to within 64 bytes (123 characters
+// for a 12-byte key, 550 for a 306-byte one); now every key of up to
+// about 1 KiB gives a token of one length, and a longer one its length
+// to within a factor of two.
 func TestScanTokenSizes(t *testing.T) {
 	s := newTokenSealer()
 	if a, b := s.seal("c", []byte("*"), "k"), s.seal("c", []byte("*"), "k"); a != b {
 		t.Fatalf("two tokens for one position: %q, %q", a, b)
 	}
-	short, long := s.seal("c", []byte("*"), "k"), s.seal("c", []byte("*"), strings.Repeat("k", tokenPad-binaryLenBound))
-	if len(short) != len(long) {
-		t.Fatalf("keys of 1 and %d bytes give tokens of %d and %d bytes", tokenPad-binaryLenBound, len(short), len(long))
+	size := func(n int) int { return len(s.seal("c", []byte("*"), strings.Repeat("k", n))) }
+	for _, n := range []int{1, 12, 306, tokenMinPlain - binaryLenBound} {
+		if size(n) != size(1) {
+			t.Errorf("keys of 1 and %d bytes give tokens of %d and %d bytes", n, size(1), size(n))
+		}
+	}
+	for _, tc := range []struct{ a, b int }{
+		{tokenMinPlain - binaryLenBound + 1, 2*tokenMinPlain - binaryLenBound},
+		{3 * tokenMinPlain, 4*tokenMinPlain - binaryLenBound},
+		{tokenStepPlain + 1, 2*tokenStepPlain - binaryLenBound},
+	} {
+		if size(tc.a) != size(tc.b) {
+			t.Errorf("keys of %d and %d bytes give tokens of %d and %d bytes", tc.a, tc.b, size(tc.a), size(tc.b))
+		}
+	}
+	for _, n := range []int{1, 1500, 5000, tokenStepPlain + 1} {
+		tok := s.seal("c", []byte("*"), strings.Repeat("k", n))
+		if k, ok := s.open("c", []byte("*"), []byte(tok)); !ok || len(k) != n {
+			t.Errorf("token of a %d-byte key: opened %v, %d bytes", n, ok, len(k))
+		}
 	}
 }
 
