@@ -186,3 +186,41 @@ func FuzzScanToken(f *testing.F) {
 		}
 	})
 }
+
+// Issue #25 (F3), a known limit stated in docs/security.md: a request
+// examines at most a budget of keys, hidden ones included, so a pattern
+// whose range holds more hidden keys than that gets an empty page with a
+// token, where fewer get the final empty page. The client learns about
+// how many hidden keys lie in the range, and no name.
+func TestScanEmptyPageWithATokenCountsHiddenKeysInBudgets(t *testing.T) {
+	for _, tc := range []struct {
+		hidden, pages int
+	}{{4, 1}, {5, 2}, {9, 3}} {
+		h := newHarness(t, Config{})
+		h.eng.scanLim.examine = 4
+		for i := range tc.hidden {
+			h.eng.Put(fmt.Appendf(nil, "s/%02d", i), nil, PutOptions{})
+		}
+		a := []string{"SCAN", "s/*"}
+		pages := 0
+		for range 10 {
+			req := h.request(step{args: a})
+			req.Visible = func([]byte) bool { return false }
+			v, err := resp3.ParseResponse(h.eng.Handle(req).Payload)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pages++
+			if len(v.Elems[0].Elems) != 0 {
+				t.Fatalf("a hidden key was listed: %q", v.Elems[0].Elems[0].Str)
+			}
+			if len(v.Elems) == 1 {
+				break
+			}
+			a = []string{"SCAN", "s/*", string(v.Elems[1].Str)}
+		}
+		if pages != tc.pages {
+			t.Errorf("%d hidden keys, budget 4: %d pages, want %d", tc.hidden, pages, tc.pages)
+		}
+	}
+}
