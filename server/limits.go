@@ -55,6 +55,18 @@ const (
 	// 10,000 is well above what one process watches one key at a time
 	// (ssgen's pattern watches stop at 4,096 keys by default).
 	DefaultMaxWatchesPerClient = 10000
+	// DefaultMaxWatchBytesPerClient bounds the sum of the lengths of the
+	// keys one client watches: a registration holds its own copy of its
+	// key, which neither --max-bytes nor --max-keys counts. 4 MiB is 4,096
+	// keys (a pattern watch's default) of 1 KiB each.
+	DefaultMaxWatchBytesPerClient = 4 << 20
+	// DefaultMaxWatches and DefaultMaxWatchBytes bound the registrations
+	// of all clients together (about 0.6 KiB of bookkeeping each besides
+	// the key) and the sum of their keys' lengths: this is what bounds
+	// them where client ids are not verified (external mode, where every
+	// request may name a new __srcId) or connections are many.
+	DefaultMaxWatches    = 250000
+	DefaultMaxWatchBytes = 64 << 20
 )
 
 // Limits bound what one request or one client may use. Zero values mean
@@ -74,6 +86,16 @@ type Limits struct {
 	// DefaultMaxWatchesPerClient when 0; a negative value is unlimited.
 	// One more is answered "-ERR the quota has been exceeded".
 	MaxWatchesPerClient int
+	// MaxWatchBytesPerClient bounds the sum of the lengths of the keys one
+	// client watches; MaxWatches and MaxWatchBytes bound the registrations
+	// of all clients together and the sum of their keys' lengths. Each
+	// takes its default (DefaultMaxWatchBytesPerClient, DefaultMaxWatches,
+	// DefaultMaxWatchBytes) when 0 and is unlimited when negative; a
+	// registration over one is answered "-ERR the quota has been
+	// exceeded", renewing one a client holds always passes.
+	MaxWatchBytesPerClient int64
+	MaxWatches             int
+	MaxWatchBytes          int64
 	// MaxPacketBytes (embedded only) is the largest MQTT packet the broker
 	// reads, DefaultMaxPacketBytes when 0; it is advertised in CONNACK as
 	// Maximum Packet Size. A larger packet is never read into memory: the
@@ -138,6 +160,19 @@ func (l Limits) maxWatches() int {
 	}
 	return l.MaxWatchesPerClient
 }
+
+// watchQuota is a watch limit for the engine: def when 0, 0 (unlimited)
+// when negative.
+func watchQuota[T int | int64](v, def T) T {
+	switch {
+	case v < 0:
+		return 0
+	case v == 0:
+		return def
+	}
+	return v
+}
+
 func (l Limits) maxClientOutputBytes() int64 {
 	return or(l.MaxClientOutputBytes, DefaultMaxClientOutputBytes)
 }

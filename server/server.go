@@ -117,6 +117,10 @@ func New(opts Options) (*Server, error) {
 		MaxValueBytes:       opts.Limits.MaxValueBytes,
 		MaxWatchesPerClient: opts.Limits.maxWatches(),
 
+		MaxWatchBytesPerClient: watchQuota(opts.Limits.MaxWatchBytesPerClient, DefaultMaxWatchBytesPerClient),
+		MaxWatches:             watchQuota(opts.Limits.MaxWatches, DefaultMaxWatches),
+		MaxWatchBytes:          watchQuota(opts.Limits.MaxWatchBytes, DefaultMaxWatchBytes),
+
 		OnChange: opts.OnKeyChange,
 		OnNotify: func(n engine.Notification) {
 			if s.tr.queued(n) {
@@ -165,8 +169,19 @@ func (s *Server) Start() error {
 		s.eng.Run(ctx)
 	}()
 	s.log.Info("state store serving", "url", s.URL())
+	if _, ok := s.tr.(*external); ok {
+		// Issue #25 (F1): no broker tells its subscribers who published a
+		// message, so the requester is whoever __srcId names.
+		s.log.Warn(externalIdentityWarning)
+	}
 	return nil
 }
+
+// externalIdentityWarning is logged when a server starts in external
+// mode: it cannot verify who sent a request (docs/security.md#external-mode).
+const externalIdentityWarning = "external mode: the requester is whoever __srcId names, which no broker verifies; " +
+	"any client of the broker can be answered in another's response topic, register KEYNOTIFY for it or stop its registrations. " +
+	"Use the embedded broker, or one broker per tenant, where clients must be kept apart"
 
 // Addr is the host:port the server serves on: the embedded listener's
 // bound address, or the external broker's address.

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"net/url"
@@ -10,6 +11,8 @@ import (
 	"time"
 
 	"github.com/eclipse/paho.golang/packets"
+
+	"github.com/ssgen/ssgen/runtime"
 )
 
 // The connection limit flags reach the server: with --max-conns-per-ip 1
@@ -71,4 +74,45 @@ func TestServeRejectsBadConnectionLimitFlags(t *testing.T) {
 			t.Errorf("%q: exit %d, want %d; stderr: %s", args, code, exitUsage, stderr.String())
 		}
 	}
+}
+
+// The watch byte quotas reach the server (issue #25): with
+// --max-watch-bytes 8 a client may watch 8 bytes of keys, and with
+// --max-watches-total 2 the server holds two registrations in all.
+func TestServeWatchByteAndTotalFlags(t *testing.T) {
+	sp := backgroundServe(t, "serve", "--listen", "127.0.0.1:0",
+		"--max-watch-bytes", "8", "--max-watches-total", "2", "--max-watch-bytes-total", "100")
+	lines := sp.lines
+	if !lines.Scan() {
+		t.Fatalf("no URL printed; stderr:\n%s", sp.stderr)
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 10*time.Second)
+	defer cancel()
+	dial := func(id string) *runtime.Client {
+		cfg, err := runtime.FromURL(lines.Text())
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.ClientID = id
+		c, err := runtime.Dial(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { _ = c.Close() })
+		return c
+	}
+	a, b := dial("watch-a"), dial("watch-b")
+	if err := a.KeyNotify(ctx, []byte("1234")); err != nil {
+		t.Fatal(err)
+	}
+	if err := a.KeyNotify(ctx, []byte("56789")); !errors.Is(err, runtime.ErrQuotaExceeded) {
+		t.Fatalf("9 bytes of keys: %v, want ErrQuotaExceeded", err)
+	}
+	if err := b.KeyNotify(ctx, []byte("56789")); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.KeyNotify(ctx, []byte("x")); !errors.Is(err, runtime.ErrQuotaExceeded) {
+		t.Fatalf("a third registration: %v, want ErrQuotaExceeded", err)
+	}
+	sp.stop()
 }

@@ -387,7 +387,7 @@ func TestMetrics(t *testing.T) {
 		`ssgen_requests_total{result="error",verb="GET"} 1`,
 		`ssgen_request_errors_total{error="wrong_arguments",verb="GET"} 1`,
 		`ssgen_request_duration_seconds_count{verb="SET"} 1`,
-		"ssgen_keys 1\n", "ssgen_key_bytes 2\n", "ssgen_watches 1\n",
+		"ssgen_keys 1\n", "ssgen_key_bytes 2\n", "ssgen_watches 1\n", "ssgen_watch_bytes 1\n",
 		"ssgen_notifications_sent_total 0\n", "ssgen_connected_clients 0\n",
 		"ssgen_persist_commit_duration_seconds_count 0\n", "go_goroutines",
 	} {

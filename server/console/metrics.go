@@ -82,6 +82,7 @@ func newMetrics(srv *server.Server, sse func() int) *metrics {
 		gauge("ssgen_keys", "Live keys in the store.", func() float64 { return float64(eng.Len()) }),
 		gauge("ssgen_key_bytes", "Sum of key and value bytes over live keys (the quota's measure).", func() float64 { return float64(eng.Bytes()) }),
 		gauge("ssgen_watches", "KEYNOTIFY registrations, all clients together.", func() float64 { return float64(eng.WatchCount()) }),
+		gauge("ssgen_watch_bytes", "Sum of the lengths of the keys of all KEYNOTIFY registrations (what --max-watch-bytes-total bounds).", func() float64 { return float64(eng.WatchBytes()) }),
 		counter("ssgen_notifications_sent_total", "KEYNOTIFY notifications handed to the broker.", func() float64 { return float64(srv.Stats().NotificationsSent) }),
 		counter("ssgen_notifications_dropped_total", "KEYNOTIFY notifications the embedded broker could not queue for their client.", func() float64 { return float64(srv.Stats().NotificationsDropped) }),
 		counter("ssgen_messages_dropped_total", "Responses and notifications the embedded broker could not queue (full outbound queue or in-flight table).", func() float64 { return float64(srv.Stats().Dropped) }),

@@ -5,7 +5,10 @@ import (
 	"html/template"
 	"net/http"
 	"path"
+	"strings"
 	"time"
+
+	"github.com/ssgen/ssgen/internal/textsafe"
 )
 
 //go:embed assets
@@ -18,7 +21,28 @@ var pageTemplate = template.Must(template.New("index.html").Funcs(template.FuncM
 		}
 		return (time.Duration(ms) * time.Millisecond).Round(time.Millisecond).String()
 	},
+	"shown": shown,
 }).ParseFS(assets, "assets/index.html"))
+
+// shown is client text as the console displays it: the characters a
+// reader cannot see or that reorder a line (textsafe.Hidden: bidi
+// controls such as U+202E, other controls, the byte order mark) as the
+// visible escape \uXXXX, so that "evil\u202Enimda" cannot pass for
+// another name (issue #25). console.js's shown does the same.
+func shown(s string) string {
+	if !strings.ContainsFunc(s, textsafe.Hidden) {
+		return s
+	}
+	var b strings.Builder
+	for _, r := range s {
+		if textsafe.Hidden(r) {
+			b.WriteString(textsafe.Escape(r))
+		} else {
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
 
 type pageData struct {
 	CSRF     string

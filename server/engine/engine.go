@@ -37,6 +37,15 @@ type Config struct {
 	MaxKeyBytes         int
 	MaxValueBytes       int
 	MaxWatchesPerClient int
+	// MaxWatchBytesPerClient bounds the sum of the lengths of the keys one
+	// client is registered for; MaxWatches and MaxWatchBytes bound the
+	// registrations of all clients together and the sum of their keys'
+	// lengths (each registration holds its own copy of its key). 0 =
+	// unlimited; a registration over any is answered ErrQuotaExceeded.
+	// Renewing one a client holds always passes.
+	MaxWatchBytesPerClient int64
+	MaxWatches             int
+	MaxWatchBytes          int64
 	// OnNotify receives every notification, in the order the changes
 	// happened, synchronously while the engine holds its lock: it must not
 	// block and must not call back into the engine.
@@ -190,11 +199,14 @@ func New(cfg Config) *Engine {
 		// choose between the __ts and __ft messages); the clock's own bound
 		// is set wider so that escaping a counter overflow (see tick) is
 		// never refused.
-		clock:      hlc.NewClock(cfg.NodeID, hlc.WithNow(cfg.Now), hlc.WithMaxDrift(2*cfg.MaxDrift+time.Second)),
-		accept:     acceptWindow(cfg.MaxDrift),
-		maxKeys:    cfg.MaxKeys,
-		maxBytes:   cfg.MaxBytes,
-		lim:        limits{key: cfg.MaxKeyBytes, value: cfg.MaxValueBytes, watches: cfg.MaxWatchesPerClient},
+		clock:    hlc.NewClock(cfg.NodeID, hlc.WithNow(cfg.Now), hlc.WithMaxDrift(2*cfg.MaxDrift+time.Second)),
+		accept:   acceptWindow(cfg.MaxDrift),
+		maxKeys:  cfg.MaxKeys,
+		maxBytes: cfg.MaxBytes,
+		lim: limits{
+			key: cfg.MaxKeyBytes, value: cfg.MaxValueBytes, watches: cfg.MaxWatchesPerClient,
+			watchBytes: cfg.MaxWatchBytesPerClient, allWatches: cfg.MaxWatches, allWatchBytes: cfg.MaxWatchBytes,
+		},
 		onNotify:   cfg.OnNotify,
 		journal:    cfg.Journal,
 		onChange:   cfg.OnChange,

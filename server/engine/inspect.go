@@ -165,11 +165,15 @@ func (e *Engine) Watchers(key []byte) []string {
 func (e *Engine) WatchCount() int {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	n := 0
-	for _, keys := range e.watch.byClient {
-		n += len(keys)
-	}
-	return n
+	return e.watch.total
+}
+
+// WatchBytes returns the sum of the lengths of the keys of all KEYNOTIFY
+// registrations (what Config.MaxWatchBytes bounds).
+func (e *Engine) WatchBytes() int64 {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.watch.totalBytes
 }
 
 // Watching returns how many keys client is registered for, and up to max

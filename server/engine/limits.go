@@ -5,6 +5,13 @@ package engine
 // error, the only one of the contract that means "too much".
 type limits struct {
 	key, value, watches int
+	// watchBytes bounds the key bytes of one client's registrations;
+	// allWatches and allWatchBytes bound the registrations of all clients
+	// together, which is what bounds a transport whose client ids are
+	// not verified (every request may name a new one).
+	watchBytes    int64
+	allWatches    int
+	allWatchBytes int64
 }
 
 // keyArg validates a key argument: not empty, then not longer than the
@@ -22,12 +29,17 @@ func (l limits) keyArg(b []byte) Error {
 // mayWatch reports whether client may register key: a registration it
 // already holds is always renewable, a new one needs room under the limit.
 func (l limits) mayWatch(w *watchers, client, key string) bool {
-	if l.watches <= 0 {
-		return true
-	}
 	keys := w.byClient[client]
 	if _, ok := keys[key]; ok {
 		return true
 	}
-	return len(keys) < l.watches
+	n := int64(len(key))
+	switch {
+	case l.watches > 0 && len(keys) >= l.watches,
+		l.watchBytes > 0 && w.clientBytes[client]+n > l.watchBytes,
+		l.allWatches > 0 && w.total >= l.allWatches,
+		l.allWatchBytes > 0 && w.totalBytes+n > l.allWatchBytes:
+		return false
+	}
+	return true
 }

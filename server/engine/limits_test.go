@@ -36,7 +36,59 @@ func TestLimits(t *testing.T) {
 			{args: args("KEYNOTIFY a STOP"), want: ok, wantTS: true},
 			{args: args("KEYNOTIFY c"), want: ok, wantTS: true},
 		}},
+		// Issue #25 (F2): the watch quota counted registrations, not bytes,
+		// so long keys held memory no other limit saw.
+		{name: "MaxWatchBytesPerClient counts the watched keys' bytes", cfg: Config{MaxWatchBytesPerClient: 6}, steps: []step{
+			{args: args("KEYNOTIFY aaa"), want: ok, wantTS: true},
+			{args: args("KEYNOTIFY bbbb"), want: quota},
+			{args: args("KEYNOTIFY bbb"), want: ok, wantTS: true},
+			{args: args("KEYNOTIFY aaa"), want: ok, wantTS: true},
+			{args: args("KEYNOTIFY c"), want: quota},
+			{client: "Other", args: args("KEYNOTIFY cccccc"), want: ok, wantTS: true},
+			{args: args("KEYNOTIFY aaa STOP"), want: ok, wantTS: true},
+			{args: args("KEYNOTIFY ccc"), want: ok, wantTS: true},
+		}},
+		{name: "MaxWatches bounds the registrations of all clients", cfg: Config{MaxWatches: 2}, steps: []step{
+			{client: "A", args: args("KEYNOTIFY k"), want: ok, wantTS: true},
+			{client: "B", args: args("KEYNOTIFY k"), want: ok, wantTS: true},
+			{client: "C", args: args("KEYNOTIFY k"), want: quota},
+			{client: "A", args: args("KEYNOTIFY k"), want: ok, wantTS: true},
+			{client: "A", args: args("KEYNOTIFY k STOP"), want: ok, wantTS: true},
+			{client: "C", args: args("KEYNOTIFY k"), want: ok, wantTS: true},
+		}},
+		{name: "MaxWatchBytes bounds the watched bytes of all clients", cfg: Config{MaxWatchBytes: 5}, steps: []step{
+			{client: "A", args: args("KEYNOTIFY aaa"), want: ok, wantTS: true},
+			{client: "B", args: args("KEYNOTIFY bbb"), want: quota},
+			{client: "B", args: args("KEYNOTIFY bb"), want: ok, wantTS: true},
+			{client: "C", args: args("KEYNOTIFY c"), want: quota},
+		}},
 	})
+}
+
+// TestWatchCountsFollowDisconnects: a client's registrations leave the
+// counts when it goes, so the room is there for the next.
+func TestWatchCountsFollowDisconnects(t *testing.T) {
+	e := New(Config{MaxWatches: 2, MaxWatchBytes: 8, MaxWatchBytesPerClient: 4})
+	do := func(client, key string) Result {
+		return e.Handle(Request{Client: client, Args: [][]byte{[]byte("KEYNOTIFY"), []byte(key)}})
+	}
+	for _, k := range []string{"ab", "cd"} {
+		if r := do("A", k); r.Err != "" {
+			t.Fatalf("KEYNOTIFY %s: %s", k, r.Err)
+		}
+	}
+	if r := do("B", "x"); r.Err != ErrQuotaExceeded {
+		t.Fatalf("third registration: %q, want the quota", r.Err)
+	}
+	e.DropClient("A")
+	for _, k := range []string{"abcd", "efgh"} {
+		if r := do("B"+k, k); r.Err != "" {
+			t.Fatalf("after the disconnect, KEYNOTIFY %s: %s", k, r.Err)
+		}
+	}
+	if e.watch.total != 2 || e.watch.totalBytes != 8 || len(e.watch.clientBytes) != 2 {
+		t.Fatalf("counts %d/%d/%v", e.watch.total, e.watch.totalBytes, e.watch.clientBytes)
+	}
 }
 
 func TestWatchLimitRefusalRegistersNothing(t *testing.T) {

@@ -16,7 +16,8 @@ import (
 // the engine draws at random when it is created, with the request's
 // TokenScope (who may read what) and the pattern as additional data. A
 // client learns nothing from a token but a bound on the examined key's
-// length (the plaintext is padded to tokenPad bytes), and a token is
+// length (the plaintext is padded to tokenSize: every key of up to about
+// 1 KiB gives a token of one length), and a token is
 // accepted only in the scope it was given in, for the pattern it was
 // given for, by the engine that made it (a restarted server refuses its
 // predecessor's tokens).
@@ -29,15 +30,38 @@ import (
 //
 // Layout, before base64url (no padding):
 //
-//	nonce (12) | GCM(uvarint(len(key)) | key | zero padding) with its tag (16)
+//	nonce (12) | GCM(uvarint(len(key)) | key | zero padding to tokenSize) with its tag (16)
 type tokenSealer struct {
 	aead cipher.AEAD
 	mac  [32]byte
 }
 
-// tokenPad is the plaintext size granularity: a token says the length of
-// the key it resumes after only to within this many bytes.
-const tokenPad = 64
+// tokenMinPlain is the size of every token's plaintext for a key of up to
+// tokenMinPlain - binary.MaxVarintLen64 bytes: tokens of such keys all have
+// one length (issue #25: padding to 64 bytes told a 12-byte key from a
+// 306-byte one). Longer keys pad to a power of two up to tokenStepPlain,
+// then to a multiple of it, so a token tells a long key's length only to
+// within a factor of two, or of 1 MiB (without doubling the largest).
+const (
+	tokenMinPlain  = 1 << 10
+	tokenStepPlain = 1 << 20
+)
+
+// tokenSize is the plaintext size of a token for n bytes of length prefix
+// and key; a valid plaintext size is its own tokenSize.
+func tokenSize(n int) int {
+	switch {
+	case n <= tokenMinPlain:
+		return tokenMinPlain
+	case n > tokenStepPlain:
+		return (n + tokenStepPlain - 1) / tokenStepPlain * tokenStepPlain
+	}
+	p := tokenMinPlain
+	for p < n {
+		p <<= 1
+	}
+	return p
+}
 
 // tokenDomain separates the additional data of SCAN tokens from any other
 // use of the keys.
@@ -81,8 +105,7 @@ func tokenAdditional(scope string, pattern []byte) []byte {
 
 // seal returns the token for resuming after key.
 func (s *tokenSealer) seal(scope string, pattern []byte, key string) string {
-	n := binary.MaxVarintLen64 + len(key)
-	n += (tokenPad - n%tokenPad) % tokenPad
+	n := tokenSize(binary.MaxVarintLen64 + len(key))
 	plain := make([]byte, 0, n)
 	plain = binary.AppendUvarint(plain, uint64(len(key)))
 	plain = append(plain, key...)
@@ -106,7 +129,7 @@ func (s *tokenSealer) open(scope string, pattern, token []byte) (key string, ok 
 	n, err := enc.Decode(raw, token)
 	// The decoder skips line breaks: a token must be exactly the text seal
 	// wrote.
-	if err != nil || enc.EncodedLen(n) != len(token) || n < tokenNonce+tokenTag+tokenPad || (n-tokenNonce-tokenTag)%tokenPad != 0 {
+	if err != nil || enc.EncodedLen(n) != len(token) || n < tokenNonce+tokenTag || tokenSize(n-tokenNonce-tokenTag) != n-tokenNonce-tokenTag {
 		return "", false
 	}
 	raw = raw[:n]

@@ -122,16 +122,36 @@ func TestScanRefusesTokensNotIssuedForTheRequest(t *testing.T) {
 }
 
 // Tokens are deterministic (a position gives one token), so a client that
-// pages again from the start sees the same tokens; their length tells a
-// key's length only to within tokenPad bytes.
+// pages again from the start sees the same tokens. Issue #25 (F3): their
+// length told a hidden key's length to within 64 bytes (123 characters
+// for a 12-byte key, 550 for a 306-byte one); now every key of up to
+// about 1 KiB gives a token of one length, and a longer one its length
+// to within a factor of two.
 func TestScanTokenSizes(t *testing.T) {
 	s := newTokenSealer()
 	if a, b := s.seal("c", []byte("*"), "k"), s.seal("c", []byte("*"), "k"); a != b {
 		t.Fatalf("two tokens for one position: %q, %q", a, b)
 	}
-	short, long := s.seal("c", []byte("*"), "k"), s.seal("c", []byte("*"), strings.Repeat("k", tokenPad-binaryLenBound))
-	if len(short) != len(long) {
-		t.Fatalf("keys of 1 and %d bytes give tokens of %d and %d bytes", tokenPad-binaryLenBound, len(short), len(long))
+	size := func(n int) int { return len(s.seal("c", []byte("*"), strings.Repeat("k", n))) }
+	for _, n := range []int{1, 12, 306, tokenMinPlain - binaryLenBound} {
+		if size(n) != size(1) {
+			t.Errorf("keys of 1 and %d bytes give tokens of %d and %d bytes", n, size(1), size(n))
+		}
+	}
+	for _, tc := range []struct{ a, b int }{
+		{tokenMinPlain - binaryLenBound + 1, 2*tokenMinPlain - binaryLenBound},
+		{3 * tokenMinPlain, 4*tokenMinPlain - binaryLenBound},
+		{tokenStepPlain + 1, 2*tokenStepPlain - binaryLenBound},
+	} {
+		if size(tc.a) != size(tc.b) {
+			t.Errorf("keys of %d and %d bytes give tokens of %d and %d bytes", tc.a, tc.b, size(tc.a), size(tc.b))
+		}
+	}
+	for _, n := range []int{1, 1500, 5000, tokenStepPlain + 1} {
+		tok := s.seal("c", []byte("*"), strings.Repeat("k", n))
+		if k, ok := s.open("c", []byte("*"), []byte(tok)); !ok || len(k) != n {
+			t.Errorf("token of a %d-byte key: opened %v, %d bytes", n, ok, len(k))
+		}
 	}
 }
 
@@ -165,4 +185,42 @@ func FuzzScanToken(f *testing.F) {
 			t.Fatalf("accepted %q for key %q; seal makes %q", token, key, again)
 		}
 	})
+}
+
+// Issue #25 (F3), a known limit stated in docs/security.md: a request
+// examines at most a budget of keys, hidden ones included, so a pattern
+// whose range holds more hidden keys than that gets an empty page with a
+// token, where fewer get the final empty page. The client learns about
+// how many hidden keys lie in the range, and no name.
+func TestScanEmptyPageWithATokenCountsHiddenKeysInBudgets(t *testing.T) {
+	for _, tc := range []struct {
+		hidden, pages int
+	}{{4, 1}, {5, 2}, {9, 3}} {
+		h := newHarness(t, Config{})
+		h.eng.scanLim.examine = 4
+		for i := range tc.hidden {
+			h.eng.Put(fmt.Appendf(nil, "s/%02d", i), nil, PutOptions{})
+		}
+		a := []string{"SCAN", "s/*"}
+		pages := 0
+		for range 10 {
+			req := h.request(step{args: a})
+			req.Visible = func([]byte) bool { return false }
+			v, err := resp3.ParseResponse(h.eng.Handle(req).Payload)
+			if err != nil {
+				t.Fatal(err)
+			}
+			pages++
+			if len(v.Elems[0].Elems) != 0 {
+				t.Fatalf("a hidden key was listed: %q", v.Elems[0].Elems[0].Str)
+			}
+			if len(v.Elems) == 1 {
+				break
+			}
+			a = []string{"SCAN", "s/*", string(v.Elems[1].Str)}
+		}
+		if pages != tc.pages {
+			t.Errorf("%d hidden keys, budget 4: %d pages, want %d", tc.hidden, pages, tc.pages)
+		}
+	}
 }

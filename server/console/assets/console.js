@@ -1,5 +1,7 @@
 // ssgen console: keeps the server-rendered page live. Every key, value and
-// client id is put into the page as text (textContent), never as HTML.
+// client id is put into the page as text (textContent), never as HTML, and
+// through shown(): the characters a reader cannot see or that reorder a
+// line (bidi controls such as U+202E) appear as visible escapes.
 "use strict";
 (() => {
   const $ = (s) => document.querySelector(s);
@@ -7,9 +9,17 @@
   const st = { prefix: "", q: "", next: "", selected: null, detail: null, fetched: 0, paused: false, es: null, shown: 200 };
   const maxTraceRows = 300;
 
+  // hiddenChars are internal/textsafe's Hidden characters (keep the two
+  // alike): controls but tab and line breaks, DEL, C1 controls but NEL,
+  // the byte order mark and the bidirectional controls. Issue #25: a
+  // client id "evil\u202Enimda" read as another name.
+  const hiddenChars = /[\u0000-\u0008\u000E-\u001F\u007F-\u0084\u0086-\u009F\uFEFF\u061C\u200E\u200F\u202A-\u202E\u2066-\u2069]/g;
+  function shown(s) {
+    return String(s).replace(hiddenChars, (c) => "\\u" + c.charCodeAt(0).toString(16).toUpperCase().padStart(4, "0"));
+  }
   function el(tag, text, cls) {
     const e = document.createElement(tag);
-    if (text !== undefined && text !== null) e.textContent = String(text);
+    if (text !== undefined && text !== null) e.textContent = shown(text);
     if (cls) e.className = cls;
     return e;
   }
@@ -183,7 +193,7 @@
     $("#detailbody").hidden = !d;
     $("#detailhint").hidden = !!d;
     if (!d) { $("#detailhint").textContent = st.selected ? "That key no longer exists." : "Choose a key."; return; }
-    $("#dname").textContent = d.name;
+    $("#dname").textContent = shown(d.name);
     const dl = $("#dmeta");
     dl.replaceChildren();
     const add = (k, v, cls) => { if (v === undefined || v === null || v === "") return; dl.append(el("dt", k), el("dd", v, cls)); };
@@ -212,7 +222,7 @@
     if (view === "schema" && d.schema && d.schema.json) text = d.schema.json;
     else if (view === "hex" || d.text === undefined) text = d.hex.replace(/(..)/g, "$1 ").trim();
     else text = d.text;
-    $("#dvalue").textContent = text;
+    $("#dvalue").textContent = shown(text);
   }
   for (const r of document.querySelectorAll('input[name="view"]')) r.addEventListener("change", renderValue);
   setInterval(() => { if (st.detail && (st.detail.ttl_ms >= 0)) renderDetail(); }, 1000);
@@ -221,8 +231,8 @@
   function confirmWith(text, detail) {
     return new Promise((resolve) => {
       const dlg = $("#confirm");
-      $("#confirmtext").textContent = text;
-      $("#confirmdetail").textContent = detail || "";
+      $("#confirmtext").textContent = shown(text);
+      $("#confirmdetail").textContent = shown(detail || "");
       dlg.returnValue = "";
       dlg.addEventListener("close", () => resolve(dlg.returnValue === "ok"), { once: true });
       dlg.showModal();
@@ -246,7 +256,7 @@
     const guard = d.schema && d.schema.guard;
     $("#fence").hidden = !fenced;
     $("#fenceguardrow").hidden = !guard;
-    $("#fenceguard").textContent = guard ? guard.name + " (" + guard.key + ")" : "";
+    $("#fenceguard").textContent = guard ? shown(guard.name + " (" + guard.key + ")") : "";
     $("#fencetoken").value = "";
     document.querySelector('input[name="fence"][value="' + (guard ? "guard" : "token") + '"]').checked = true;
     const ok = await confirmWith("Delete this key?", d.name);
@@ -285,7 +295,7 @@
   function showGuard(guard) {
     const f = $("#setform");
     $("#guardrow").hidden = !guard;
-    $("#guardname").textContent = guard ? guard.name + " (" + guard.key + ")" : "";
+    $("#guardname").textContent = guard ? shown(guard.name + " (" + guard.key + ")") : "";
     f.guard.checked = !!guard;
     syncToken();
   }
@@ -340,10 +350,10 @@
       const id = el("td");
       id.append(el("span", c.id, "cid"));
       if (!c.connected) id.append(" ", el("span", "(disconnected, session kept)", "note"));
-      id.title = c.id + " from " + c.remote;
+      id.title = shown(c.id + " from " + c.remote);
       const watching = c.watching.map((k) => k.name).join(", ");
       const w = el("td", c.watches, "num");
-      if (watching) w.title = watching;
+      if (watching) w.title = shown(watching);
       tr.append(id, el("td", c.user || ""), el("td", subs.join("\n"), "subs"), w);
       body.append(tr);
     }
@@ -367,7 +377,7 @@
     const time = t.toLocaleTimeString([], { hour12: false }) + "." + String(t.getMilliseconds()).padStart(3, "0");
     const client = ev.client + (ev.console ? " (console)" : "");
     const cl = el("td", client, "cid");
-    cl.title = client;
+    cl.title = shown(client);
     tr.append(el("td", time), cl, el("td", ev.verb), el("td", ev.key), el("td", ev.result, "result"), el("td", ev.latency_us, "num"), el("td", ev.reason, "why"));
     return tr;
   }
