@@ -55,6 +55,13 @@ type Options struct {
 	// PersistAll keeps every key, not only those whose last SET carried
 	// aio-persistence=true. It needs DataDir.
 	PersistAll bool
+	// WriteAheadLog (experimental) makes each group commit one record
+	// appended to a write-ahead log and one fdatasync, instead of a bbolt
+	// transaction; the bbolt file is brought up to date by checkpoints
+	// off the request path. A start replays the log whatever this says,
+	// so a data directory can be opened with and without it. It needs
+	// DataDir.
+	WriteAheadLog bool
 	// OnRequest, when set, is told of every request after it was answered
 	// or dropped, in the requester's goroutine: it must be quick and must
 	// not block (the web console copies the event into a ring and

@@ -6,6 +6,10 @@ import (
 	"github.com/ssgen/ssgen/server/engine"
 )
 
+// forceWAL, set by the package's tests (SSGEN_TEST_WAL), runs every data
+// directory with the write-ahead log.
+var forceWAL bool
+
 // openDisk opens the durable store of Options.DataDir, if any, and wires
 // it into cfg as the engine's journal (a group commit).
 func (s *Server) openDisk(cfg *engine.Config) error {
@@ -13,9 +17,12 @@ func (s *Server) openDisk(cfg *engine.Config) error {
 		if s.opts.Repair {
 			return fmt.Errorf("%w: Repair needs a DataDir", ErrInvalidOptions)
 		}
+		if s.opts.WriteAheadLog {
+			return fmt.Errorf("%w: WriteAheadLog needs a DataDir", ErrInvalidOptions)
+		}
 		return nil
 	}
-	d, err := openStore(s.opts.DataDir, storeOptions{repair: s.opts.Repair, log: s.log, now: s.opts.Now})
+	d, err := openStore(s.opts.DataDir, storeOptions{repair: s.opts.Repair, wal: s.opts.WriteAheadLog || forceWAL, log: s.log, now: s.opts.Now})
 	if err != nil {
 		return err
 	}

@@ -149,7 +149,11 @@ func TestServeKeepsAcknowledgedWritesAcrossKill9(t *testing.T) {
 	var total int64
 	rounds := crashRounds(t)
 	for round := range rounds {
-		child := startServeChild(t, "--data-dir", dir)
+		args := []string{"--data-dir", dir}
+		if os.Getenv("SSGEN_KILL9_WAL") != "" {
+			args = append(args, "--wal")
+		}
+		child := startServeChild(t, args...)
 		probe := child.dial(t, fmt.Sprintf("probe-%d", round))
 		v, err := probe.Set(context.Background(), []byte("crash/probe"), []byte("p"), runtime.SetOptions{Persist: true})
 		if err != nil {
