@@ -32,9 +32,10 @@ var (
 	metaApplied = []byte("log-applied")
 )
 
-const (
+// Tests change these.
+var (
 	// checkpointBytes of log since the last checkpoint start the next.
-	checkpointBytes = 8 << 20
+	checkpointBytes int64 = 8 << 20
 	// checkpointEvery starts one when changes wait, however few.
 	checkpointEvery = time.Second
 )
