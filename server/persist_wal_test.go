@@ -393,4 +393,3 @@ func keptSet(t *testing.T, srv *Server, ms int64, key string) engine.Result {
 	}
 	return res
 }
-
