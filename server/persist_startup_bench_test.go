@@ -179,3 +179,70 @@ func BenchmarkEncodeRecord(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkStartupWithLog is BenchmarkStartup after a crash that left a
+// full write-ahead log (checkpointBytes of groups of 25 overwritten keys,
+// none checkpointed): the start replays it into the data file first.
+func BenchmarkStartupWithLog(b *testing.B) {
+	src := b.TempDir()
+	n := benchStoreKeys(b)
+	writeBenchStore(b, src, n)
+	s, err := openStore(src, storeOptions{wal: true, log: quietLog})
+	if err != nil {
+		b.Fatal(err)
+	}
+	version := hlc.HLC{Wall: uint64(time.Now().UnixMilli()), Node: "bench"}
+	value := make([]byte, 100)
+	var group []queuedChange
+	var written int64
+	for i := 0; written < checkpointBytes; i++ {
+		group = group[:0]
+		for j := range 25 {
+			version.Counter++
+			group = append(group, queuedChange{uint64(i), engine.Change{Record: engine.Record{
+				Key: fmt.Sprintf("bench/%08d", (i*25+j)*7919%n), Value: value, Version: version}}})
+		}
+		before := s.wal.off
+		if err := s.wal.append(group); err != nil {
+			b.Fatal(err)
+		}
+		written += max(s.wal.off-before, 0)
+	}
+	image := b.TempDir()
+	copyDir(b, src, image)
+	s.ckpt = newCheckpointer(s, quietLog)
+	_ = s.close()
+	dir := b.TempDir()
+	var cpu time.Duration
+	var live, peak uint64
+	for b.Loop() {
+		b.StopTimer()
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			_ = os.Remove(filepath.Join(dir, e.Name()))
+		}
+		copyDir(b, image, dir)
+		base := liveHeap()
+		b.StartTimer()
+		stop := samplePeakHeap()
+		cpu0 := cputime.Process()
+		srv, err := New(Options{Listen: "127.0.0.1:0", DataDir: dir, Logger: quietLog})
+		cpu += cputime.Process() - cpu0
+		peak = max(peak, stop()-base)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if got := srv.Engine().Len(); got != n {
+			b.Fatalf("%d keys loaded, want %d", got, n)
+		}
+		live = max(live, liveHeap()-base)
+		b.StopTimer()
+		if err := srv.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(cpu)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(live)/1e6, "heap-MB")
+	b.ReportMetric(float64(peak)/1e6, "peak-heap-MB")
+}

@@ -53,9 +53,16 @@ func walNode(t *testing.T) *diskNode {
 // crashImage copies the data directory as it is on disk while the server
 // runs (every acknowledged write was synced, so the copy holds what a
 // kill -9 or a power cut at this instant leaves).
-func crashImage(t *testing.T, dir string) string {
+func crashImage(t testing.TB, dir string) string {
 	t.Helper()
 	to := t.TempDir()
+	copyDir(t, dir, to)
+	return to
+}
+
+// copyDir copies the files of dir (not the temporary ones) into to.
+func copyDir(t testing.TB, dir, to string) {
+	t.Helper()
 	ents, err := os.ReadDir(dir)
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +79,6 @@ func crashImage(t *testing.T, dir string) string {
 			t.Fatal(err)
 		}
 	}
-	return to
 }
 
 func openDir(t *testing.T, dir string, repair bool) (*Server, error) {
