@@ -178,6 +178,7 @@ type durableStore struct {
 	ckpt        *checkpointer
 	ckptMeta    *checkpointMeta // set while a checkpoint's transaction runs
 	ckptMu      sync.Mutex      // held by a checkpoint (boltAtPath)
+	closed      atomic.Bool     // close began: log appends fail
 }
 
 // storeOptions are the parts of Options the durable store uses.

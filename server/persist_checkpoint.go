@@ -313,6 +313,9 @@ func (s *durableStore) appendLog(queued []queuedChange) error {
 	if lost := s.lost.Load(); lost != nil {
 		return lost
 	}
+	if s.closed.Load() {
+		return fmt.Errorf("%w: closed", ErrStore)
+	}
 	if lost := s.boltAtPath(); lost != nil {
 		return s.lose(lost)
 	}
@@ -379,6 +382,7 @@ func (s *durableStore) closeLog() {
 	if s.wal == nil {
 		return
 	}
+	s.closed.Store(true)
 	s.ckpt.close()
 	_ = s.wal.close()
 	s.ckpt.mu.Lock()
@@ -411,5 +415,4 @@ func (s *durableStore) closeLog() {
 			}
 		}
 	}
-	s.wal = nil
 }

@@ -494,6 +494,15 @@ func (w *logWriter) roll(need int64) error {
 		_ = f.Close()
 		return err
 	}
+	if w.dirty > w.off {
+		// A failed append's bytes would otherwise stay at the end of
+		// this segment, with the sequence number the next record takes
+		// in the new one.
+		if err := w.zero(w.off, w.dirty); err != nil {
+			_ = f.Close()
+			return err
+		}
+	}
 	w.mu.Lock()
 	w.closed[w.num] = w.seq
 	w.mu.Unlock()
@@ -501,6 +510,15 @@ func (w *logWriter) roll(need int64) error {
 	w.f, w.num, w.off, w.cap, w.dirty, w.watch = f, n, logHeaderSize, size, 0, watch
 	w.prepareNext()
 	return nil
+}
+
+// zero overwrites bytes from to end of the current segment with zeros
+// and syncs them.
+func (w *logWriter) zero(from, to int64) error {
+	if _, err := w.f.WriteAt(make([]byte, to-from), from); err != nil {
+		return err
+	}
+	return fdatasync(w.f)
 }
 
 // append writes one group's changes as the next record and syncs it. On
