@@ -119,9 +119,9 @@ type Config struct {
 	// Benchmark the disk you mean to serve from: a temporary directory on
 	// tmpfs fsyncs nothing.
 	DataDir string
-	// WriteAheadLog gives the embedded target's data directory a
-	// write-ahead log (server.Options.WriteAheadLog).
-	WriteAheadLog bool
+	// DirectCommits makes the embedded target commit each group straight
+	// into its data file (server.Options.DirectCommits).
+	DirectCommits bool
 	// Clients is the number of client connections, InFlight the requests
 	// each keeps in flight (one worker goroutine per request).
 	Clients, InFlight int

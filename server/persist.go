@@ -132,10 +132,12 @@ func recordSum(key, value []byte, version, fence string, deadline int64) uint32 
 	return crc32.Update(sum, castagnoli, unsafe.Slice(unsafe.StringData(fence), len(fence)))
 }
 
-// durableStore keeps the engine's durable keys in a bbolt file. Every
-// apply is one fsynced bbolt transaction, so a change it accepted survives
-// a crash of the process or of the machine; the group commit
-// (persist_commit.go) gives it the changes of many writes at a time.
+// durableStore keeps the engine's durable keys in a bbolt file, in front
+// of which a write-ahead log takes each group commit (persist_wal.go,
+// persist_checkpoint.go; not with DirectCommits). Every apply is one
+// fsynced bbolt transaction, so a change it accepted survives a crash of
+// the process or of the machine; the group commit (persist_commit.go)
+// gives the log, or apply, the changes of many writes at a time.
 type durableStore struct {
 	db   *bolt.DB
 	path string
@@ -168,7 +170,7 @@ type durableStore struct {
 
 	// The write-ahead log (persist_wal.go, persist_checkpoint.go): the
 	// store id its segments carry, the last record the file holds, the
-	// number of the next segment, and with Options.WriteAheadLog the
+	// number of the next segment, and without Options.DirectCommits the
 	// writer and checkpointer (nil without).
 	dir         string
 	id          [16]byte
@@ -184,7 +186,7 @@ type durableStore struct {
 // storeOptions are the parts of Options the durable store uses.
 type storeOptions struct {
 	repair bool
-	wal    bool // Options.WriteAheadLog
+	wal    bool // the write-ahead log: not Options.DirectCommits
 	log    *slog.Logger
 	now    func() time.Time // names the damaged file's copy
 }

@@ -35,7 +35,7 @@ var (
 // Tests change these.
 var (
 	// checkpointBytes of log since the last checkpoint start the next.
-	checkpointBytes int64 = 8 << 20
+	checkpointBytes int64 = 2 << 20
 	// checkpointEvery starts one when changes wait, however few.
 	checkpointEvery = time.Second
 )

@@ -6,9 +6,9 @@ import (
 	"github.com/ssgen/ssgen/server/engine"
 )
 
-// forceWAL, set by the package's tests (SSGEN_TEST_WAL), runs every data
-// directory with the write-ahead log.
-var forceWAL bool
+// forceDirect, set by the package's tests (SSGEN_TEST_DIRECT), runs
+// every data directory with DirectCommits.
+var forceDirect bool
 
 // openDisk opens the durable store of Options.DataDir, if any, and wires
 // it into cfg as the engine's journal (a group commit).
@@ -17,12 +17,12 @@ func (s *Server) openDisk(cfg *engine.Config) error {
 		if s.opts.Repair {
 			return fmt.Errorf("%w: Repair needs a DataDir", ErrInvalidOptions)
 		}
-		if s.opts.WriteAheadLog {
-			return fmt.Errorf("%w: WriteAheadLog needs a DataDir", ErrInvalidOptions)
+		if s.opts.DirectCommits {
+			return fmt.Errorf("%w: DirectCommits needs a DataDir", ErrInvalidOptions)
 		}
 		return nil
 	}
-	d, err := openStore(s.opts.DataDir, storeOptions{repair: s.opts.Repair, wal: s.opts.WriteAheadLog || forceWAL, log: s.log, now: s.opts.Now})
+	d, err := openStore(s.opts.DataDir, storeOptions{repair: s.opts.Repair, wal: !s.opts.DirectCommits && !forceDirect, log: s.log, now: s.opts.Now})
 	if err != nil {
 		return err
 	}

@@ -20,10 +20,10 @@ import (
 	"github.com/ssgen/ssgen/server/engine"
 )
 
-// The write-ahead log (Options.WriteAheadLog): each group commit is one
-// record appended to a log segment and one fdatasync, and the bbolt file
-// is brought up to date later, off the request path, by checkpoints
-// (persist_checkpoint.go). A start replays the records the bbolt file does
+// The write-ahead log (the default; not with Options.DirectCommits): each
+// group commit is one record appended to a log segment and one fdatasync,
+// and the bbolt file is brought up to date later, off the request path, by
+// checkpoints (persist_checkpoint.go). A start replays the records the bbolt file does
 // not have yet.
 //
 // A segment is a file LogPrefix + 8 decimal digits (its number) in the
@@ -53,7 +53,7 @@ import (
 // with a DamageError naming the segment.
 
 // LogPrefix starts the name of every write-ahead log segment in a data
-// directory (Options.WriteAheadLog).
+// directory.
 const LogPrefix = "statestore.log."
 
 const (

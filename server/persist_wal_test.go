@@ -18,9 +18,17 @@ import (
 	"github.com/ssgen/ssgen/server/engine"
 )
 
-// SSGEN_TEST_WAL runs every test of the package that opens a data
-// directory with the write-ahead log (Options.WriteAheadLog).
-func init() { forceWAL = os.Getenv("SSGEN_TEST_WAL") != "" }
+// SSGEN_TEST_DIRECT runs every test of the package that opens a data
+// directory with Options.DirectCommits (the tests of the log itself ask
+// for it anyway).
+func init() { forceDirect = os.Getenv("SSGEN_TEST_DIRECT") != "" }
+
+// needLog skips a test of the log itself under SSGEN_TEST_DIRECT.
+func needLog(t testing.TB) {
+	if forceDirect {
+		t.Skip("SSGEN_TEST_DIRECT: no write-ahead log")
+	}
+}
 
 // noCheckpoints keeps everything in the log for the test: what a crash
 // before any checkpoint leaves.
@@ -40,8 +48,9 @@ func smallSegments(t *testing.T) {
 // walNode is a server with the write-ahead log on a data directory.
 func walNode(t *testing.T) *diskNode {
 	t.Helper()
+	needLog(t)
 	n := &diskNode{t: t, dir: t.TempDir(), clock: engine.NewFakeClock(time.UnixMilli(1696374425000))}
-	srv, err := New(Options{Listen: "127.0.0.1:0", DataDir: n.dir, Now: n.clock.Now, Logger: quietLog, WriteAheadLog: true})
+	srv, err := New(Options{Listen: "127.0.0.1:0", DataDir: n.dir, Now: n.clock.Now, Logger: quietLog})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -331,6 +340,7 @@ func TestWriteAheadLogWithMissingRecordsIsRefused(t *testing.T) {
 // place to format 3 with every key, version, deadline and the clock
 // floor kept; the upgraded directory takes log writes and restarts.
 func TestFormat2DataDirectoryIsUpgradedInPlace(t *testing.T) {
+	needLog(t)
 	dir := t.TempDir()
 	b, err := os.ReadFile("testdata/statestore-format2.db")
 	if err != nil {
@@ -341,7 +351,7 @@ func TestFormat2DataDirectoryIsUpgradedInPlace(t *testing.T) {
 	}
 	clock := engine.NewFakeClock(time.UnixMilli(1796374425000))
 	open := func() *Server {
-		srv, err := New(Options{Listen: "127.0.0.1:0", DataDir: dir, Now: clock.Now, Logger: quietLog, WriteAheadLog: true})
+		srv, err := New(Options{Listen: "127.0.0.1:0", DataDir: dir, Now: clock.Now, Logger: quietLog})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -440,10 +450,11 @@ func TestLogSegmentSwappedWhileRunningStopsKeptWrites(t *testing.T) {
 		}, "was changed by another writer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			needLog(t)
 			noCheckpoints(t)
 			logs := &lockedLog{}
 			n := &diskNode{t: t, dir: t.TempDir(), clock: engine.NewFakeClock(time.UnixMilli(1696374425000))}
-			srv, err := New(Options{Listen: "127.0.0.1:0", DataDir: n.dir, Now: n.clock.Now, WriteAheadLog: true,
+			srv, err := New(Options{Listen: "127.0.0.1:0", DataDir: n.dir, Now: n.clock.Now,
 				Logger: slog.New(slog.NewTextHandler(logs, nil))})
 			if err != nil {
 				t.Fatal(err)

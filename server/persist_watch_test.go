@@ -54,21 +54,27 @@ func (l *lockedLog) errorLines() []string {
 
 // newWatchedNode is a diskNode whose log the test reads.
 func newWatchedNode(t *testing.T) (*diskNode, *lockedLog) {
+	return newWatchedNodeWith(t, false)
+}
+
+// newWatchedNodeWith is newWatchedNode, with DirectCommits when direct.
+func newWatchedNodeWith(t *testing.T, direct bool) (*diskNode, *lockedLog) {
 	logs := &lockedLog{}
 	n := &diskNode{t: t, dir: t.TempDir(), clock: engine.NewFakeClock(time.UnixMilli(1696374425000)),
-		log: slog.New(slog.NewTextHandler(logs, nil))}
+		log: slog.New(slog.NewTextHandler(logs, nil)), direct: direct}
 	n.open()
 	t.Cleanup(func() { _ = n.srv.Close() })
 	return n, logs
 }
 
 // otherDataFile is the bytes of another server's data file, holding the
-// kept keys other0 … other<n-1>, written one transaction each: what the
-// attacks put in place.
-func otherDataFile(t *testing.T, n int) []byte {
+// kept keys other0 … other<n-1>, written one transaction each with direct
+// (DirectCommits), else through the log and its checkpoint at close: what
+// the attacks put in place.
+func otherDataFile(t *testing.T, n int, direct bool) []byte {
 	t.Helper()
 	dir := t.TempDir()
-	srv, err := New(Options{Listen: "127.0.0.1:0", DataDir: dir, PersistAll: true, Logger: quietLog})
+	srv, err := New(Options{Listen: "127.0.0.1:0", DataDir: dir, PersistAll: true, Logger: quietLog, DirectCommits: direct})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,10 +98,10 @@ func otherDataFile(t *testing.T, n int) []byte {
 var persistenceFailure = "-ERR " + protocol.ErrPersistence + "\r\n"
 
 func TestDataFileSwappedWhileRunningStopsKeptWrites(t *testing.T) {
-	other := otherDataFile(t, 1)
+	other := otherDataFile(t, 1, false)
 	// Written as the node below writes its file (the same transactions,
 	// keys of the same length): its meta pages are the node's.
-	twin := otherDataFile(t, 2)
+	twin := otherDataFile(t, 2, false)
 	for _, tc := range []struct {
 		name   string
 		attack func(t *testing.T, path string)
@@ -214,7 +220,7 @@ func TestDataFileSwappedWhileRunningStopsKeptWrites(t *testing.T) {
 				}
 			}
 
-			if forceWAL && strings.HasPrefix(tc.name, "overwritten in place") {
+			if !forceDirect && strings.HasPrefix(tc.name, "overwritten in place") {
 				// The log holds writes acknowledged before the overwrite
 				// that the file now at the path does not: a restart
 				// refuses, naming the log, and a repair sets it aside.
@@ -277,10 +283,7 @@ func fileKeys(t *testing.T, path string) []string {
 // fault or panic is recovered in the writer's goroutine and answered as
 // the persistence error; the server goes on, and closes.
 func TestDataFileChangedDuringACommitIsAPersistenceFailure(t *testing.T) {
-	if forceWAL {
-		t.Skip("with the write-ahead log a group commit does not write the bbolt file (see TestDataFileChangedDuringACheckpointStopsKeptWrites)")
-	}
-	other := otherDataFile(t, 3)
+	other := otherDataFile(t, 3, true)
 	for _, tc := range []struct {
 		name   string
 		change func(path string) error
@@ -293,7 +296,9 @@ func TestDataFileChangedDuringACommitIsAPersistenceFailure(t *testing.T) {
 		{"overwritten in place", func(path string) error { return os.WriteFile(path, other, 0o600) }, "overwritten by another writer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			n, logs := newWatchedNode(t)
+			// A group commit writes the bbolt file only with
+			// DirectCommits (with the log, checkpoints do).
+			n, logs := newWatchedNodeWith(t, true)
 			if err := n.srv.Start(); err != nil { // for Ready
 				t.Fatal(err)
 			}
