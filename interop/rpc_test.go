@@ -9,7 +9,7 @@ import (
 
 	"github.com/Azure/iot-operations-sdks/go/protocol"
 
-	"github.com/ssgen/ssgen/internal/brokertest"
+	"github.com/ssgen/ssgen/internal/testkit/brokertest"
 	"github.com/ssgen/ssgen/server/servertest"
 )
 

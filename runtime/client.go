@@ -38,6 +38,8 @@ type Client struct {
 
 	patterns patternHub // WatchPattern iterations, told of reconnects and own writes
 
+	listeners listeners // the features' (watches, patterns), registered in Dial
+
 	// notif is the refusal of the notification subscription on the latest
 	// connection (the live one, or the last one while reconnecting); nil
 	// while it is granted.
@@ -72,7 +74,9 @@ func Dial(ctx context.Context, cfg Config) (*Client, error) {
 		opts = append(opts, hlc.WithMaxDrift(cfg.MaxDrift))
 	}
 	c.clock = hlc.NewClock(nodeID(cfg.ClientID), opts...)
+	// The features built on the core register their listeners.
 	c.watches.init(c)
+	c.patterns.init(c)
 
 	first, err := c.dialFirst(ctx)
 	if err != nil {

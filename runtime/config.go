@@ -9,6 +9,8 @@ import (
 	"os"
 	"strconv"
 	"time"
+
+	"github.com/eclipse/paho.golang/paho"
 )
 
 // Defaults applied by Dial to zero Config fields.
@@ -105,6 +107,12 @@ type Config struct {
 	Logger *slog.Logger
 	// Now is the physical clock of the client's HLC (time.Now by default).
 	Now func() time.Time
+
+	// requestProps, set only by this package's tests, adds user
+	// properties to the request with this payload: the fault vocabulary
+	// of ssgen serve --fault-injection, which drives the reconnect and
+	// resync paths against the real server.
+	requestProps func(payload []byte) []paho.UserProperty
 }
 
 // FromEnv reads the AIO_* variables the official SDKs read:

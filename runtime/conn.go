@@ -390,9 +390,10 @@ func (c *Client) run(cn *conn) {
 	}
 }
 
-// setConn publishes a new connection to requesters and has the watched
-// keys registered on it. Dial calls it for the first connection before any
-// Watch can exist; run for every reconnection.
+// setConn publishes a new connection to requesters and tells the
+// listeners (watched keys are registered on it, pattern watches rescan).
+// Dial calls it for the first connection before any Watch can exist; run
+// for every reconnection.
 func (c *Client) setConn(cn *conn) {
 	c.mu.Lock()
 	c.cur = cn
@@ -400,8 +401,7 @@ func (c *Client) setConn(cn *conn) {
 	close(c.ready)
 	c.mu.Unlock()
 	c.sem.setLimit(cn.recvMax)
-	c.watches.connected(cn)
-	c.patterns.connected()
+	c.listeners.connected(cn)
 }
 
 // clearConn withdraws cn from requesters if it is still the current
@@ -492,7 +492,7 @@ func (c *Client) onPublish(pr paho.PublishReceived) (bool, error) {
 		return true, nil
 	case strings.HasPrefix(p.Topic, c.notifyPrefix):
 		c.st.notifs.Add(1)
-		c.watches.dispatch(p)
+		c.listeners.notified(p)
 		return true, nil
 	}
 	return false, nil

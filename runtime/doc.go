@@ -25,4 +25,28 @@
 // watching and listing, and how the runtime differs from the official Go
 // SDK; docs/generated-api.md the typed layer as
 // generated code uses it; docs/reliability.md what holds under faults.
+//
+// # API for generated code
+//
+// Part of the exported API is here for the code ssgen generates, which
+// calls it from its accessors and methods; a program calls the generated
+// methods instead:
+//
+//   - parameter checks: CheckParam, CheckEnumParam, ParseIntParam,
+//     ParseUintParam;
+//   - enum helpers: Enum, ParseEnum, CheckEnum, SetEnum (the generated
+//     enum types' methods; a hand-written string type with a Valid method
+//     may use them too);
+//   - group templates, and the listing and watching of a group's
+//     instances: TemplateMember, Template, NewTemplate, ListGroup,
+//     WatchGroup (behind the generated List<Group>s and Watch<Group>s);
+//   - GetEach, behind the generated Get<Group><Key>s multi-gets;
+//   - the version guards SupportPackageIsVersion1, 2 and 3, referenced by
+//     each generated file so that one needing a newer runtime fails to
+//     compile.
+//
+// Their shape follows what the generator emits. The types they return or
+// refuse with (ParamError, EnumError, Instance, GroupListing, GroupEvent,
+// KeyResult) are ordinary API: a program receives them from generated
+// code.
 package runtime

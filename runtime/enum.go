@@ -65,3 +65,16 @@ func SetEnum[E Enum](dst *E, s string) error {
 func enumError[E Enum](value string) error {
 	return &EnumError{Type: reflect.TypeFor[E]().Name(), Value: value}
 }
+
+// SetEnumRenamed is SetEnum for an enum with earlier spellings: s, when
+// it is a key of renamed, stores the value it was renamed to. Generated
+// decoders of an enum whose values declare renamed_from call it, so that
+// values stored with an old spelling still read; encoders write the
+// current spelling.
+func SetEnumRenamed[E Enum](dst *E, s string, renamed map[string]E) error {
+	if v, ok := renamed[s]; ok {
+		*dst = v
+		return nil
+	}
+	return SetEnum(dst, s)
+}

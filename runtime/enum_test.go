@@ -42,3 +42,17 @@ func TestEnumHelpersAcceptDeclaredValuesOnly(t *testing.T) {
 		t.Errorf("error for a 100-byte value is %d bytes: the value is not cut short", len(msg))
 	}
 }
+
+func TestSetEnumRenamedReadsEarlierSpellings(t *testing.T) {
+	renamed := map[string]color{"scarlet": "red"}
+	var c color
+	if err := runtime.SetEnumRenamed(&c, "scarlet", renamed); err != nil || c != "red" {
+		t.Fatalf("earlier spelling: %q, %v", c, err)
+	}
+	if err := runtime.SetEnumRenamed(&c, "blue", renamed); err != nil || c != "blue" {
+		t.Fatalf("current spelling: %q, %v", c, err)
+	}
+	if err := runtime.SetEnumRenamed(&c, "crimson", renamed); !errors.Is(err, runtime.ErrInvalidEnum) || c != "blue" {
+		t.Fatalf("undeclared: %q, %v", c, err)
+	}
+}

@@ -51,65 +51,44 @@ var (
 // docs/wire-protocol.md). A *ServiceError matches the sentinel of its text
 // with errors.Is.
 var (
-	ErrTimestampSkew            = errors.New(protocol.ErrTimestampSkew)
-	ErrFencingTokenRequired     = errors.New(protocol.ErrFencingTokenRequired)
-	ErrFencingTokenSkew         = errors.New(protocol.ErrFencingTokenSkew)
-	ErrFencingTokenLowerVersion = errors.New(protocol.ErrFencingTokenLowerVersion)
-	ErrQuotaExceeded            = errors.New(protocol.ErrQuotaExceeded)
-	ErrSyntax                   = errors.New(protocol.ErrSyntax)
-	ErrNotAuthorized            = errors.New(protocol.ErrNotAuthorized)
-	ErrUnknownCommand           = errors.New(protocol.ErrUnknownCommand)
-	ErrWrongNumberOfArguments   = errors.New(protocol.ErrWrongNumberOfArguments)
-	ErrMissingTimestamp         = errors.New(protocol.ErrMissingTimestamp)
-	ErrMalformedTimestamp       = errors.New(protocol.ErrMalformedTimestamp)
-	ErrKeyLengthZero            = errors.New(protocol.ErrKeyLengthZero)
+	ErrTimestampSkew            = sentinel(protocol.ErrTimestampSkew)
+	ErrFencingTokenRequired     = sentinel(protocol.ErrFencingTokenRequired)
+	ErrFencingTokenSkew         = sentinel(protocol.ErrFencingTokenSkew)
+	ErrFencingTokenLowerVersion = sentinel(protocol.ErrFencingTokenLowerVersion)
+	ErrQuotaExceeded            = sentinel(protocol.ErrQuotaExceeded)
+	ErrSyntax                   = sentinel(protocol.ErrSyntax)
+	ErrNotAuthorized            = sentinel(protocol.ErrNotAuthorized)
+	ErrUnknownCommand           = sentinel(protocol.ErrUnknownCommand)
+	ErrWrongNumberOfArguments   = sentinel(protocol.ErrWrongNumberOfArguments)
+	ErrMissingTimestamp         = sentinel(protocol.ErrMissingTimestamp)
+	ErrMalformedTimestamp       = sentinel(protocol.ErrMalformedTimestamp)
+	ErrKeyLengthZero            = sentinel(protocol.ErrKeyLengthZero)
 
 	// ErrPersistence is ssgen serve's own answer (the real service has
 	// none): a write asked to be persisted could not be made durable, so
 	// it was neither stored nor applied in memory. Retrying is safe.
-	ErrPersistence = errors.New(protocol.ErrPersistence)
+	ErrPersistence = sentinel(protocol.ErrPersistence)
 
 	// ErrInvalidToken is ssgen serve's own answer to a SCAN whose
 	// continuation token (a Cursor) it did not issue for this pattern to a
 	// client of the same access: altered, another pattern's, or
 	// saved before the server restarted. Start the listing again.
-	ErrInvalidToken = errors.New(protocol.ErrInvalidToken)
+	ErrInvalidToken = sentinel(protocol.ErrInvalidToken)
 )
 
-// serviceSentinel is the sentinel of an exact -ERR text, or nil.
-func serviceSentinel(text string) error {
-	switch text {
-	case protocol.ErrTimestampSkew:
-		return ErrTimestampSkew
-	case protocol.ErrFencingTokenRequired:
-		return ErrFencingTokenRequired
-	case protocol.ErrFencingTokenSkew:
-		return ErrFencingTokenSkew
-	case protocol.ErrFencingTokenLowerVersion:
-		return ErrFencingTokenLowerVersion
-	case protocol.ErrQuotaExceeded:
-		return ErrQuotaExceeded
-	case protocol.ErrSyntax:
-		return ErrSyntax
-	case protocol.ErrNotAuthorized:
-		return ErrNotAuthorized
-	case protocol.ErrUnknownCommand:
-		return ErrUnknownCommand
-	case protocol.ErrWrongNumberOfArguments:
-		return ErrWrongNumberOfArguments
-	case protocol.ErrMissingTimestamp:
-		return ErrMissingTimestamp
-	case protocol.ErrMalformedTimestamp:
-		return ErrMalformedTimestamp
-	case protocol.ErrKeyLengthZero:
-		return ErrKeyLengthZero
-	case protocol.ErrPersistence:
-		return ErrPersistence
-	case protocol.ErrInvalidToken:
-		return ErrInvalidToken
-	}
-	return nil
+// sentinels are the sentinels of the -ERR texts, by text.
+var sentinels = make(map[string]error, len(protocol.Errors))
+
+// sentinel returns the sentinel of an -ERR text of protocol.Errors,
+// registered for serviceSentinel.
+func sentinel(text string) error {
+	err := errors.New(text)
+	sentinels[text] = err
+	return err
 }
+
+// serviceSentinel is the sentinel of an exact -ERR text, or nil.
+func serviceSentinel(text string) error { return sentinels[text] }
 
 // ServiceError is a "-ERR text" answer of the state store. Text is kept
 // verbatim, so texts this package does not know still reach the caller.

@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/ssgen/ssgen/internal/cputime"
-	"github.com/ssgen/ssgen/internal/faultproxy"
+	"github.com/ssgen/ssgen/internal/testkit/faultproxy"
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/server/engine"
 	"github.com/ssgen/ssgen/server/servertest"

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ssgen/ssgen/internal/faultproxy"
+	"github.com/ssgen/ssgen/internal/testkit/faultproxy"
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/runtime/codec"
 )

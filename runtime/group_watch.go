@@ -14,6 +14,12 @@ type GroupEvent[P, H any] struct {
 	Params P
 	Handle H
 	Member string
+	// Earlier reports an event of the member's earlier key (a key that
+	// moved, renamed_from): a write by a program built from the older
+	// schema, or the earlier key's deletion when the key is written
+	// under its new name (a Delete event that does not mean the member's
+	// value is gone).
+	Earlier bool
 	Event
 }
 
@@ -48,7 +54,7 @@ func WatchGroup[P, H any](ctx context.Context, c *Client, t *Template, opts Patt
 			if perr != nil {
 				continue
 			}
-			if !yield(GroupEvent[P, H]{Params: p, Handle: h, Member: t.members[m].name, Event: ev}, nil) {
+			if !yield(GroupEvent[P, H]{Params: p, Handle: h, Member: t.members[m].name, Earlier: t.members[m].earlier, Event: ev}, nil) {
 				return
 			}
 		}

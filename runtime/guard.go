@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/ssgen/ssgen/runtime/codec"
 	"github.com/ssgen/ssgen/runtime/hlc"
 )
 
@@ -187,13 +188,13 @@ func (k *Key[T]) CompareAndSet(ctx context.Context, old, new T) (swapped bool, e
 		return false, err
 	}
 	err = k.guarded(ctx, func(le *Lease) error {
-		cur, _, err := k.c.Get(ctx, k.name)
+		cur, _, err := k.getRaw(ctx)
 		switch {
 		case errors.Is(err, ErrNotFound):
 			return nil
 		case err != nil:
 			return err
-		case !bytes.Equal(cur, oldB):
+		case !bytes.Equal(cur, oldB) && !k.currentEquals(cur, oldB):
 			return nil
 		}
 		wc := k.writeConfig(nil)
@@ -202,9 +203,21 @@ func (k *Key[T]) CompareAndSet(ctx context.Context, old, new T) (swapped bool, e
 			return err
 		}
 		swapped = true
-		return nil
+		return k.dropOld(ctx, wc)
 	})
 	return swapped, err
+}
+
+// currentEquals reports whether stored bytes written in an earlier form
+// of the value (a field since renamed, say) encode to want today, for a
+// codec that reads earlier forms (codec.Upgrader).
+func (k *Key[T]) currentEquals(stored, want []byte) bool {
+	u, ok := k.codec.(codec.Upgrader)
+	if !ok {
+		return false
+	}
+	cur, err := u.Current(stored)
+	return err == nil && bytes.Equal(cur, want)
 }
 
 // SetIfVersion stores v only if the key's current version is version, the
@@ -247,6 +260,9 @@ func (k *Key[T]) SetIfVersion(ctx context.Context, v T, version hlc.HLC, opts ..
 		if !version.IsZero() {
 			return false, hlc.HLC{}, fmt.Errorf("%w (key %q: only the zero version, \"absent\", can be checked without one)", ErrNotGuarded, k.name)
 		}
+		if present, err := k.oldPresent(ctx); present || err != nil {
+			return false, hlc.HLC{}, err
+		}
 		newVersion, err = k.setRaw(ctx, b, IfNotExists, wc)
 		if errors.Is(err, ErrConditionNotMet) {
 			return false, hlc.HLC{}, nil
@@ -254,7 +270,7 @@ func (k *Key[T]) SetIfVersion(ctx context.Context, v T, version hlc.HLC, opts ..
 		return err == nil, newVersion, err
 	}
 	err = k.guarded(ctx, func(le *Lease) error {
-		_, cur, err := k.c.Get(ctx, k.name)
+		_, cur, err := k.getRaw(ctx)
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return err
 		}
@@ -266,7 +282,7 @@ func (k *Key[T]) SetIfVersion(ctx context.Context, v T, version hlc.HLC, opts ..
 			return err
 		}
 		ok = true
-		return nil
+		return k.dropOld(ctx, wc)
 	})
 	if !ok {
 		newVersion = hlc.HLC{}
@@ -296,7 +312,7 @@ var ErrSkipUpdate = errors.New("statestore: update skipped")
 func (k *Key[T]) Update(ctx context.Context, fn func(cur T, found bool) (T, error)) (changed bool, version hlc.HLC, err error) {
 	err = k.guarded(ctx, func(le *Lease) error {
 		var cur T
-		raw, ver, err := k.c.Get(ctx, k.name)
+		raw, ver, err := k.getRaw(ctx)
 		found := err == nil
 		switch {
 		case found:
@@ -324,7 +340,7 @@ func (k *Key[T]) Update(ctx context.Context, fn func(cur T, found bool) (T, erro
 			return err
 		}
 		changed = true
-		return nil
+		return k.dropOld(ctx, wc)
 	})
 	if err != nil {
 		return false, hlc.HLC{}, err

@@ -25,6 +25,7 @@ type Key[T any] struct {
 	ttl     time.Duration
 	guard   *Lock
 	persist bool
+	old     []byte // the key's earlier name (MovedFrom); nil when none
 }
 
 // Entry is a decoded value with the version the service gave it.
@@ -40,6 +41,7 @@ type keyConfig struct {
 	ttl     time.Duration
 	guard   *Lock
 	persist bool
+	old     []byte
 }
 
 // DefaultTTL makes every write of the key expire d after it, unless the
@@ -54,6 +56,22 @@ func GuardedBy(l *Lock) KeyOption { return func(c *keyConfig) { c.guard = l } }
 // (aio-persistence=true).
 func PersistWrites() KeyOption { return func(c *keyConfig) { c.persist = true } }
 
+// MovedFrom names the key's earlier name, for a key that moved (a schema's
+// renamed_from on a key). While the key is absent, reads fall back to the
+// earlier key (Get, GetEach, and the reads of CompareAndSet, Update and
+// SetIfVersion); every write stores under the current name and then
+// deletes the earlier key, fenced like the write (when that deletion
+// fails, the write's result comes with its error, which says the value is
+// written); SetIfAbsent and the zero
+// version of SetIfVersion count a value under the earlier name as
+// present; Delete and DeleteIfEqual remove both. Watch watches the current
+// key only. The fallback is not atomic: a program built from the older
+// schema that keeps writing the earlier key while this one writes the
+// current key makes two values; deploy the readers of the new name first.
+func MovedFrom(name []byte) KeyOption {
+	return func(c *keyConfig) { c.old = append([]byte(nil), name...) }
+}
+
 // NewKey returns a handle on the key stored under name, whose values codec
 // encodes. Generated code calls it.
 func NewKey[T any](c *Client, name []byte, cdc codec.Codec[T], opts ...KeyOption) *Key[T] {
@@ -63,9 +81,12 @@ func NewKey[T any](c *Client, name []byte, cdc codec.Codec[T], opts ...KeyOption
 	}
 	return &Key[T]{
 		c: c, name: append([]byte(nil), name...), codec: cdc,
-		ttl: kc.ttl, guard: kc.guard, persist: kc.persist,
+		ttl: kc.ttl, guard: kc.guard, persist: kc.persist, old: kc.old,
 	}
 }
+
+// MovedFrom returns the key's earlier name (MovedFrom), or "" when none.
+func (k *Key[T]) MovedFrom() string { return string(k.old) }
 
 // Name returns the key.
 func (k *Key[T]) Name() string { return string(k.name) }
@@ -84,12 +105,53 @@ func (k *Key[T]) Guard() *Lock { return k.guard }
 // the codec cannot read gives a *codec.DecodeError (with the version in
 // the Entry).
 func (k *Key[T]) Get(ctx context.Context) (Entry[T], error) {
-	raw, ver, err := k.c.Get(ctx, k.name)
+	raw, ver, err := k.getRaw(ctx)
 	if err != nil {
 		return Entry[T]{}, err
 	}
 	v, err := k.codec.Decode(raw)
 	return Entry[T]{Value: v, Version: ver}, err
+}
+
+// getRaw reads the key's stored bytes, or those under its earlier name
+// while it is absent.
+func (k *Key[T]) getRaw(ctx context.Context) ([]byte, hlc.HLC, error) {
+	raw, ver, err := k.c.Get(ctx, k.name)
+	if k.old != nil && errors.Is(err, ErrNotFound) {
+		return k.c.Get(ctx, k.old)
+	}
+	return raw, ver, err
+}
+
+// dropOld deletes the key's earlier name after a write, fenced like the
+// write.
+func (k *Key[T]) dropOld(ctx context.Context, wc writeConfig) error {
+	if k.old == nil {
+		return nil
+	}
+	_, err := fenced(ctx, k, wc, func(ctx context.Context, tok hlc.HLC) (bool, error) {
+		ok, _, err := k.c.Del(ctx, k.old, DelOptions{FencingToken: tok})
+		return ok, err
+	})
+	if err != nil {
+		return fmt.Errorf("statestore: key %q is written, but its earlier name %q is not deleted: %w", k.name, k.old, err)
+	}
+	return nil
+}
+
+// oldPresent reports whether the key's earlier name holds a value.
+func (k *Key[T]) oldPresent(ctx context.Context) (bool, error) {
+	if k.old == nil {
+		return false, nil
+	}
+	_, _, err := k.c.Get(ctx, k.old)
+	switch {
+	case err == nil:
+		return true, nil
+	case errors.Is(err, ErrNotFound):
+		return false, nil
+	}
+	return false, err
 }
 
 // SetOpt adjusts one write: Set, SetIfAbsent, Delete or DeleteIfEqual (the
@@ -202,13 +264,20 @@ func (k *Key[T]) setRaw(ctx context.Context, value []byte, cond Condition, wc wr
 }
 
 // Set encodes v and stores it, and returns the new version. The key's
-// default TTL applies unless an option overrides it.
+// default TTL applies unless an option overrides it. A key that moved
+// (MovedFrom) then deletes its earlier name; when that fails, Set returns
+// the new version with the error.
 func (k *Key[T]) Set(ctx context.Context, v T, opts ...SetOpt) (hlc.HLC, error) {
 	b, err := k.codec.Encode(v)
 	if err != nil {
 		return hlc.HLC{}, err
 	}
-	return k.setRaw(ctx, b, Always, k.writeConfig(opts))
+	wc := k.writeConfig(opts)
+	ver, err := k.setRaw(ctx, b, Always, wc)
+	if err != nil {
+		return ver, err
+	}
+	return ver, k.dropOld(ctx, wc)
 }
 
 // SetIfAbsent stores v only if the key does not exist (SET NX). ok is false,
@@ -218,6 +287,9 @@ func (k *Key[T]) SetIfAbsent(ctx context.Context, v T, opts ...SetOpt) (ok bool,
 	if err != nil {
 		return false, hlc.HLC{}, err
 	}
+	if present, err := k.oldPresent(ctx); present || err != nil {
+		return false, hlc.HLC{}, err
+	}
 	version, err = k.setRaw(ctx, b, IfNotExists, k.writeConfig(opts))
 	if errors.Is(err, ErrConditionNotMet) {
 		return false, hlc.HLC{}, nil
@@ -225,12 +297,29 @@ func (k *Key[T]) SetIfAbsent(ctx context.Context, v T, opts ...SetOpt) (ok bool,
 	return err == nil, version, err
 }
 
-// Delete removes the key; deleted is false when it did not exist.
+// Delete removes the key; deleted is false when it did not exist. A key
+// that moved (MovedFrom) is removed under both names.
 func (k *Key[T]) Delete(ctx context.Context, opts ...SetOpt) (deleted bool, err error) {
-	return fenced(ctx, k, k.writeConfig(opts), func(ctx context.Context, tok hlc.HLC) (bool, error) {
-		ok, _, err := k.c.Del(ctx, k.name, DelOptions{FencingToken: tok})
-		return ok, err
-	})
+	wc := k.writeConfig(opts)
+	for _, name := range k.names() {
+		ok, err := fenced(ctx, k, wc, func(ctx context.Context, tok hlc.HLC) (bool, error) {
+			ok, _, err := k.c.Del(ctx, name, DelOptions{FencingToken: tok})
+			return ok, err
+		})
+		if err != nil {
+			return deleted, err
+		}
+		deleted = deleted || ok
+	}
+	return deleted, nil
+}
+
+// names are the key's name and its earlier one, if any.
+func (k *Key[T]) names() [][]byte {
+	if k.old == nil {
+		return [][]byte{k.name}
+	}
+	return [][]byte{k.name, k.old}
 }
 
 // DeleteIfEqual removes the key only if it holds exactly the encoding of v
@@ -241,12 +330,16 @@ func (k *Key[T]) DeleteIfEqual(ctx context.Context, v T, opts ...SetOpt) (delete
 	if err != nil {
 		return false, err
 	}
-	ok, err := fenced(ctx, k, k.writeConfig(opts), func(ctx context.Context, tok hlc.HLC) (bool, error) {
-		ok, _, err := k.c.VDel(ctx, k.name, b, DelOptions{FencingToken: tok})
-		return ok, err
-	})
-	if errors.Is(err, ErrConditionNotMet) {
-		return false, nil
+	wc := k.writeConfig(opts)
+	for _, name := range k.names() {
+		ok, err := fenced(ctx, k, wc, func(ctx context.Context, tok hlc.HLC) (bool, error) {
+			ok, _, err := k.c.VDel(ctx, name, b, DelOptions{FencingToken: tok})
+			return ok, err
+		})
+		if err != nil && !errors.Is(err, ErrConditionNotMet) {
+			return deleted, err
+		}
+		deleted = deleted || ok && err == nil
 	}
-	return ok, err
+	return deleted, nil
 }

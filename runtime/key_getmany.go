@@ -1,6 +1,9 @@
 package runtime
 
-import "context"
+import (
+	"context"
+	"errors"
+)
 
 // KeyResult is the outcome of one key of GetKeys or GetEach.
 type KeyResult[T any] struct {
@@ -68,6 +71,10 @@ func getKeys[T any](ctx context.Context, keys []*Key[T], refused []error, opts G
 	}
 	for j, o := range getMany(ctx, reqs, opts) {
 		r := &out[at[j]]
+		if r.Key.old != nil && errors.Is(o.err, ErrNotFound) {
+			// A key that moved reads its earlier name while it is absent.
+			o.value, o.version, o.err = r.Key.c.Get(ctx, r.Key.old)
+		}
 		r.Version, r.Err = o.version, o.err
 		if o.err == nil {
 			r.Value, r.Err = r.Key.codec.Decode(o.value)

@@ -320,3 +320,40 @@ func TestKeyWatchWithCurrentStartsFromTheDecodedValue(t *testing.T) {
 		}
 	})
 }
+
+func TestWithPersistKeepsOneWriteOnDisk(t *testing.T) {
+	srv := servertest.New(t, servertest.WithOptions(func(o *server.Options) { o.DataDir = t.TempDir() }))
+	c := dial(t, srv.URL())
+	ctx := testCtx(t)
+	durable := func(name string) bool {
+		t.Helper()
+		e, ok := srv.Engine().Lookup([]byte(name))
+		if !ok {
+			t.Fatalf("%s is missing", name)
+		}
+		return e.Durable
+	}
+	k := runtime.NewKey[int](c, []byte("n"), codec.Int[int]{})
+	if _, err := k.Set(ctx, 1, runtime.WithPersist()); err != nil {
+		t.Fatal(err)
+	}
+	if !durable("n") {
+		t.Fatal("a Set with WithPersist left the key memory-only")
+	}
+	// Only that write asked: the next one, without it, makes the key
+	// memory-only again.
+	if _, err := k.Set(ctx, 2); err != nil {
+		t.Fatal(err)
+	}
+	if durable("n") {
+		t.Fatal("a Set without WithPersist kept the key on disk")
+	}
+	// PersistWrites asks for every write of its key.
+	kept := runtime.NewKey[int](c, []byte("kept"), codec.Int[int]{}, runtime.PersistWrites())
+	if _, err := kept.Set(ctx, 3); err != nil {
+		t.Fatal(err)
+	}
+	if !durable("kept") {
+		t.Fatal("a Set of a PersistWrites key left it memory-only")
+	}
+}

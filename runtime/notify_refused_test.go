@@ -11,9 +11,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ssgen/ssgen/internal/brokertest"
-	"github.com/ssgen/ssgen/internal/faultproxy"
 	"github.com/ssgen/ssgen/internal/protocol"
+	"github.com/ssgen/ssgen/internal/testkit/brokertest"
+	"github.com/ssgen/ssgen/internal/testkit/faultproxy"
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/runtime/codec"
 	"github.com/ssgen/ssgen/server"

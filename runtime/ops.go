@@ -117,7 +117,7 @@ func (c *Client) Set(ctx context.Context, key, value []byte, opts SetOptions) (h
 	}
 	switch {
 	case r.val.Kind == resp3.KindSimple && string(r.val.Str) == protocol.ReplyOK:
-		c.patterns.wrote(key) // a pattern watch picks up its own client's new keys at once
+		c.listeners.wrote(key) // a pattern watch picks up its own client's new keys at once
 		return r.version, nil
 	case r.val.Kind == resp3.KindInteger && r.val.Int == -1:
 		return hlc.HLC{}, ErrConditionNotMet

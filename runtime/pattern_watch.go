@@ -594,6 +594,12 @@ type patternHub struct {
 	ws map[*patternWatch]struct{}
 }
 
+// init registers h's listener on a new Client: pattern watches rescan on
+// every new connection and hear of the keys the client sets.
+func (h *patternHub) init(c *Client) {
+	c.listen(listener{connected: func(*conn) { h.connected() }, wrote: h.wrote})
+}
+
 func (h *patternHub) add(pw *patternWatch) {
 	h.mu.Lock()
 	if h.ws == nil {

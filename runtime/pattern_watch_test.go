@@ -7,7 +7,7 @@ import (
 	goruntime "runtime"
 	"testing"
 
-	"github.com/ssgen/ssgen/internal/brokertest"
+	"github.com/ssgen/ssgen/internal/testkit/brokertest"
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/server"
 	"github.com/ssgen/ssgen/server/engine"

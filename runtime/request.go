@@ -324,6 +324,9 @@ func (c *Client) envelope(cl *call, ts hlc.HLC, o reqOpts, deadline time.Time) *
 	if o.persist {
 		user = append(user, paho.UserProperty{Key: protocol.PropPersistence, Value: protocol.PersistenceOn})
 	}
+	if c.cfg.requestProps != nil {
+		user = append(user, c.cfg.requestProps(cl.payload)...)
+	}
 	cl.props = paho.PublishProperties{
 		CorrelationData: cl.id[:],
 		ContentType:     protocol.ContentType,

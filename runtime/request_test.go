@@ -9,7 +9,7 @@ import (
 
 	"github.com/eclipse/paho.golang/paho"
 
-	"github.com/ssgen/ssgen/internal/brokertest"
+	"github.com/ssgen/ssgen/internal/testkit/brokertest"
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/runtime/hlc"
 	"github.com/ssgen/ssgen/server/servertest"

@@ -13,6 +13,10 @@ import (
 type TemplateMember struct {
 	Name string
 	Path string
+	// Earlier marks the earlier path of a key that moved (renamed_from):
+	// a listing finds instances by it too, and a group watch reports its
+	// events with GroupEvent.Earlier set.
+	Earlier bool
 }
 
 // tseg is one segment of a path template: a literal, or a parameter.
@@ -22,8 +26,9 @@ type tseg struct {
 }
 
 type tmember struct {
-	name string
-	segs []tseg
+	name    string
+	segs    []tseg
+	earlier bool
 }
 
 // A Template is the shape of a group's keys, as generated code declares
@@ -50,7 +55,7 @@ func NewTemplate(path string, members ...TemplateMember) *Template {
 		}
 	}
 	for _, m := range members {
-		t.members = append(t.members, tmember{name: m.Name, segs: parseTemplate(m.Path)})
+		t.members = append(t.members, tmember{name: m.Name, segs: parseTemplate(m.Path), earlier: m.Earlier})
 	}
 	var b strings.Builder
 	writeGlob(&b, t.segs)

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ssgen/ssgen/internal/testcert"
+	"github.com/ssgen/ssgen/internal/testkit/testcert"
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/server/servertest"
 )

@@ -11,7 +11,7 @@ import (
 
 	"github.com/eclipse/paho.golang/paho"
 
-	"github.com/ssgen/ssgen/internal/brokertest"
+	"github.com/ssgen/ssgen/internal/testkit/brokertest"
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/runtime/hlc"
 )

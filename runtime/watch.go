@@ -232,9 +232,13 @@ type registry struct {
 	watchers int
 }
 
+// init readies r on a new Client and registers its listener: watched keys
+// are registered again on every new connection, and notifications are
+// dispatched to their watchers.
 func (r *registry) init(c *Client) {
 	r.c = c
 	r.keys = make(map[string]*keyState)
+	c.listen(listener{connected: r.connected, notified: r.dispatch})
 }
 
 func (r *registry) counts() (watchers, keys int) {

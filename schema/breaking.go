@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -50,6 +51,11 @@ const (
 	RuleFieldNowRequired     = "field-now-required"
 	RuleFieldAddedRequired   = "field-added-required"
 	RuleEnumValueRemoved     = "enum-value-removed"
+	RuleFieldRenamedFrom     = "field-renamed"
+	RuleFieldDefaultChanged  = "field-default-changed"
+	RuleFieldNameReused      = "field-name-reused"
+	RuleEnumValueRenamed     = "enum-value-renamed"
+	RuleKeyMoved             = "key-moved"
 	RuleTypeKindChanged      = "type-kind-changed"
 	RuleGoTypeChanged        = "go-type-changed"
 	RuleParamTypeChanged     = "param-type-changed"
@@ -83,16 +89,6 @@ func (c Change) MarshalJSON() ([]byte, error) {
 		Column   int      `json:"column"`
 		Message  string   `json:"message"`
 	}{c.Rule, c.Severity, c.Pos.Filename, c.Pos.Line, c.Pos.Col, c.Msg})
-}
-
-// HasErrors reports whether any change is of SeverityError.
-func HasErrors(changes []Change) bool {
-	for _, c := range changes {
-		if c.Severity == SeverityError {
-			return true
-		}
-	}
-	return false
 }
 
 // Compare lists the changes from old to new that break stored data or
@@ -179,11 +175,7 @@ func (c *comparer) types(old, new *Schema) {
 		case KindStruct:
 			c.fields(ot, nt)
 		case KindEnum:
-			for _, ov := range ot.Values {
-				if !hasEnumValue(nt, ov.Value) {
-					c.add(RuleEnumValueRemoved, SeverityError, nt.Pos, "enum %s: value %q was removed; stored values holding it no longer decode", ot.Name, ov.Value)
-				}
-			}
+			c.enumValues(ot, nt)
 		case KindGoType:
 			if ot.GoType != nil && nt.GoType != nil && *ot.GoType != *nt.GoType {
 				c.add(RuleGoTypeChanged, SeverityError, nt.Pos, "type %s: go_type changed from %s to %s", ot.Name, ot.GoType, nt.GoType)
@@ -196,26 +188,105 @@ func (c *comparer) fields(ot, nt *TypeDef) {
 	for _, of := range ot.Fields {
 		nf := findField(nt, func(f *Field) bool { return f.Name == of.Name })
 		if nf == nil {
-			if byGo := findField(nt, func(f *Field) bool { return f.GoName == of.GoName }); byGo != nil {
-				c.add(RuleFieldRenamed, SeverityError, byGo.Pos, "field %s.%s: wire name changed from %q to %q; stored values lose it", ot.Name, of.GoName, of.Name, byGo.Name)
-			} else {
-				c.add(RuleFieldRemoved, SeverityError, nt.Pos, "field %s.%s was removed; stored values lose it and older readers miss it", ot.Name, of.Name)
+			nf = findField(nt, func(f *Field) bool { return renamedFrom(f.RenamedFrom, of.Name) })
+			switch {
+			case nf != nil:
+				c.add(RuleFieldRenamedFrom, SeverityWarning, nf.Pos, "field %s.%s was renamed from %q (renamed_from): stored values read; programs built from the older schema read it as the zero value until they are upgraded", nt.Name, nf.Name, of.Name)
+			case isRemoved(nt, of.Name):
+				continue // dropped on purpose: stored data under it is ignored
+			default:
+				if byGo := findField(nt, func(f *Field) bool { return f.GoName == of.GoName }); byGo != nil {
+					c.add(RuleFieldRenamed, SeverityError, byGo.Pos, "field %s.%s: wire name changed from %q to %q; stored values lose it (add renamed_from: %s to it if this is a rename)", ot.Name, of.GoName, of.Name, byGo.Name, of.Name)
+				} else {
+					c.add(RuleFieldRemoved, SeverityError, nt.Pos, "field %s.%s was removed; stored values lose it and older readers miss it (%s)", ot.Name, of.Name, removalHint(ot, nt, of))
+				}
+				continue
 			}
-			continue
 		}
 		if of.Type != nil && nf.Type != nil && !typeCompatible(of.Type, nf.Type) {
 			c.add(RuleFieldTypeChanged, SeverityError, nf.Pos, "field %s.%s: type changed from %s to %s; stored values no longer decode", ot.Name, of.Name, of.Type, nf.Type)
 		}
-		if of.Optional && !nf.Optional {
-			c.add(RuleFieldNowRequired, SeverityWarning, nf.Pos, "field %s.%s is no longer optional; stored values without it read as the zero value", ot.Name, of.Name)
+		if of.Optional && !nf.Optional && nf.Default == nil {
+			c.add(RuleFieldNowRequired, SeverityWarning, nf.Pos, "field %s.%s is no longer optional; stored values without it read as the zero value (give it a default if that is wrong)", ot.Name, of.Name)
+		}
+		if of.Default != nil && nf.Default != nil && of.Default.JSON != nf.Default.JSON || of.Default != nil && nf.Default == nil {
+			c.add(RuleFieldDefaultChanged, SeverityWarning, nf.Pos, "field %s.%s: default changed; stored values without the field read differently", nt.Name, nf.Name)
 		}
 	}
 	for _, nf := range nt.Fields {
-		if nf.Optional || findField(ot, func(f *Field) bool { return f.Name == nf.Name || f.GoName == nf.GoName }) != nil {
+		if findField(ot, func(f *Field) bool { return f.Name == nf.Name || f.GoName == nf.GoName }) != nil {
 			continue
 		}
-		c.add(RuleFieldAddedRequired, SeverityWarning, nf.Pos, "field %s.%s is new and required; stored values without it read as the zero value", nt.Name, nf.Name)
+		if isRemoved(ot, nf.Name) {
+			c.add(RuleFieldNameReused, SeverityError, nf.Pos, "field %s.%s reuses a name the older schema lists in removed; stored values may hold the old field's data under it", nt.Name, nf.Name)
+			continue
+		}
+		if nf.Optional || nf.Default != nil || findField(ot, func(f *Field) bool { return renamedFrom(nf.RenamedFrom, f.Name) }) != nil {
+			continue
+		}
+		c.add(RuleFieldAddedRequired, SeverityWarning, nf.Pos, "field %s.%s is new and required; stored values without it read as the zero value (give it a default, or make it optional)", nt.Name, nf.Name)
 	}
+}
+
+// removalHint says which declaration would make a field's removal
+// accepted: renamed_from on a new field of the same type, if there is
+// one, else removed.
+func removalHint(ot, nt *TypeDef, of *Field) string {
+	for _, nf := range nt.Fields {
+		if findField(ot, func(f *Field) bool { return f.Name == nf.Name }) != nil || len(nf.RenamedFrom) > 0 {
+			continue
+		}
+		if of.Type != nil && nf.Type != nil && of.Type.String() == nf.Type.String() {
+			return fmt.Sprintf("add renamed_from: %s to field %s if this is a rename, or list it in removed if it is dropped on purpose", of.Name, nf.Name)
+		}
+	}
+	return fmt.Sprintf("list it in removed: [%s] of type %s if it is dropped on purpose", of.Name, nt.Name)
+}
+
+func renamedFrom(names []Name, name string) bool {
+	for _, n := range names {
+		if n.Name == name {
+			return true
+		}
+	}
+	return false
+}
+
+func isRemoved(t *TypeDef, name string) bool { return renamedFrom(t.Removed, name) }
+
+func (c *comparer) enumValues(ot, nt *TypeDef) {
+	for _, ov := range ot.Values {
+		if hasEnumValue(nt, ov.Value) {
+			continue
+		}
+		if nv := findEnumValue(nt, func(v *EnumValue) bool { return renamedFrom(v.RenamedFrom, ov.Value) }); nv != nil {
+			c.add(RuleEnumValueRenamed, SeverityWarning, nv.Pos, "enum %s: value %q was renamed from %q (renamed_from): stored values read; programs built from the older schema refuse the new spelling until they are upgraded", nt.Name, nv.Value, ov.Value)
+			continue
+		}
+		hint := ""
+		if nv := findEnumValue(nt, func(v *EnumValue) bool { return !hasEnumValue(ot, v.Value) && len(v.RenamedFrom) == 0 }); nv != nil {
+			hint = fmt.Sprintf(" (add renamed_from: %s to value %s if this is a rename)", yamlScalar(ov.Value), yamlScalar(nv.Value))
+		}
+		c.add(RuleEnumValueRemoved, SeverityError, nt.Pos, "enum %s: value %q was removed; stored values holding it no longer decode%s", ot.Name, ov.Value, hint)
+	}
+}
+
+// yamlScalar writes s as it can be written in a schema: as is when it is a
+// plain word, else double-quoted.
+func yamlScalar(s string) string {
+	if validWireName(s) && s != "true" && s != "false" && s != "null" && s != "off" && s != "on" && s != "yes" && s != "no" {
+		return s
+	}
+	return strconv.Quote(s)
+}
+
+func findEnumValue(t *TypeDef, match func(*EnumValue) bool) *EnumValue {
+	for _, v := range t.Values {
+		if match(v) {
+			return v
+		}
+	}
+	return nil
 }
 
 func findField(t *TypeDef, match func(*Field) bool) *Field {
@@ -244,14 +315,47 @@ type entry struct {
 	path   Path
 	params []*Param
 	pos    Pos
+	moved  Path // a key's earlier full path (renamed_from); no segments when none
 }
 
 func keyEntry(k *Key) entry {
-	return entry{"key", k.QualifiedName(), k.Group, k.FullPath(), k.AllParams(), k.Pos}
+	e := entry{"key", k.QualifiedName(), k.Group, k.FullPath(), k.AllParams(), k.Pos, Path{}}
+	if k.Moved() {
+		e.moved = k.FullMovedFrom()
+	}
+	return e
 }
 
 func lockEntry(l *Lock) entry {
-	return entry{"lock", l.QualifiedName(), l.Group, l.FullPath(), l.AllParams(), l.Pos}
+	return entry{"lock", l.QualifiedName(), l.Group, l.FullPath(), l.AllParams(), l.Pos, Path{}}
+}
+
+// ownPath returns old, a key's earlier full path, relative to g's path:
+// what the key's renamed_from would say, when old lies under g's path.
+func ownPath(old Path, g *Group) (string, bool) {
+	if g == nil {
+		return old.String(), true
+	}
+	n := len(g.Path.Segments)
+	if len(old.Segments) <= n || !samePath(Path{Segments: old.Segments[:n]}, g.Path) {
+		return "", false
+	}
+	return Path{Segments: old.Segments[n:]}.String(), true
+}
+
+// samePath reports whether two paths name the same keys: the same
+// literals, parameters in the same places (their names do not matter).
+func samePath(a, b Path) bool {
+	if len(a.Segments) != len(b.Segments) {
+		return false
+	}
+	for i := range a.Segments {
+		as, bs := a.Segments[i], b.Segments[i]
+		if (as.Param == nil) != (bs.Param == nil) || as.Param == nil && as.Literal != bs.Literal {
+			return false
+		}
+	}
+	return true
 }
 
 func (c *comparer) locks(old, new *Schema) {
@@ -322,7 +426,7 @@ func (c *comparer) keys(old, new *Schema) {
 // same key under a new Go name.
 func renamed(o entry, added []entry) (entry, bool) {
 	for _, n := range added {
-		if o.path.String() == n.path.String() {
+		if o.path.String() == n.path.String() || len(n.moved.Segments) > 0 && samePath(o.path, n.moved) {
 			return n, true
 		}
 	}
@@ -355,15 +459,17 @@ func (c *comparer) key(ok, nk *Key) {
 // path compares where an entry's values live and how its accessor takes
 // its arguments.
 func (c *comparer) path(o, n entry, pathRule string) {
-	os, ns := o.path.Segments, n.path.Segments
-	same := len(os) == len(ns)
-	for i := 0; same && i < len(os); i++ {
-		if (os[i].Param == nil) != (ns[i].Param == nil) || os[i].Param == nil && os[i].Literal != ns[i].Literal {
-			same = false
-		}
+	if !samePath(o.path, n.path) && len(n.moved.Segments) > 0 && samePath(o.path, n.moved) {
+		c.add(RuleKeyMoved, SeverityWarning, n.moved.Pos, "%s %s moved from %s to %s (renamed_from): stored values read and move on their next write; programs built from the older schema do not see values written under the new path", n.kind, n.name, o.path, n.path)
+		n.path = n.moved // its parameters are compared where the old ones were
 	}
-	if !same {
-		c.add(pathRule, SeverityError, n.path.Pos, "%s %s: path changed from %s to %s; values stored under the old path are orphaned", n.kind, n.name, o.path, n.path)
+	os, ns := o.path.Segments, n.path.Segments
+	if !samePath(o.path, n.path) {
+		hint := ""
+		if own, ok := ownPath(o.path, n.group); ok && n.kind == "key" {
+			hint = fmt.Sprintf(" (add renamed_from: %q to the key if it moved)", own)
+		}
+		c.add(pathRule, SeverityError, n.path.Pos, "%s %s: path changed from %s to %s; values stored under the old path are orphaned%s", n.kind, n.name, o.path, n.path, hint)
 		return
 	}
 	for i := range os {

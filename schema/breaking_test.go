@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ssgen/ssgen/internal/golden"
+	"github.com/ssgen/ssgen/internal/testkit/golden"
 )
 
 // TestCompareReportsBreakingChanges loads each testdata/breaking/CASE's

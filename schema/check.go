@@ -11,6 +11,7 @@ func (l *loader) check() {
 	l.checkReserved()
 	l.checkCycles()
 	l.checkCollisions()
+	l.checkMoves()
 	l.checkGrants()
 }
 

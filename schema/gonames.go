@@ -72,3 +72,12 @@ func plural(s string) string {
 	}
 	return s + "s"
 }
+
+// EvolutionVarName is the package variable of generated code holding the
+// package's codec.Evolution, declared when a struct evolves.
+const EvolutionVarName = "ssgenEvolution"
+
+// RenamedVarName is the package variable of generated code mapping an
+// enum's earlier spellings to its values ("modeRenamed"), declared when
+// a value has renamed_from.
+func (t *TypeDef) RenamedVarName() string { return unexportedName(t.Name) + "Renamed" }

@@ -9,7 +9,7 @@ import (
 	"github.com/ssgen/ssgen/internal/suggest"
 )
 
-var groupFields = []string{"doc", "path", "params", "keys", "locks"}
+var groupFields = []string{"doc", "path", "params", "keys", "locks", "renamed_from"}
 
 func (l *loader) group(p pair) *Group {
 	g := &Group{Name: p.name, Pos: l.pos(p.key)}
@@ -17,9 +17,11 @@ func (l *loader) group(p pair) *Group {
 	if !isExported(p.name) {
 		l.errorf(p.key, "%s: name must be %s", what, exportedRule)
 	}
-	var pathN, keysN, locksN *yaml.Node
+	var pathN, keysN, locksN, movedN *yaml.Node
 	for _, q := range l.mapping(p.val, what, groupFields...) {
 		switch q.name {
+		case "renamed_from":
+			movedN = q.val
 		case "doc":
 			g.Doc, _ = l.str(q.val, what+": doc")
 		case "path":
@@ -50,10 +52,13 @@ func (l *loader) group(p pair) *Group {
 	if keysN == nil && locksN == nil {
 		l.errorf(p.key, "%s: want keys or locks", what)
 	}
+	if movedN != nil {
+		l.groupMovedFrom(g, movedN)
+	}
 	return g
 }
 
-var keyFields = []string{"doc", "path", "params", "type", "encoding", "ttl", "guard", "persist"}
+var keyFields = []string{"doc", "path", "params", "type", "encoding", "ttl", "guard", "persist", "renamed_from"}
 
 func (l *loader) keys(g *Group, n *yaml.Node) []*Key {
 	var out []*Key
@@ -63,7 +68,7 @@ func (l *loader) keys(g *Group, n *yaml.Node) []*Key {
 		if !isExported(p.name) {
 			l.errorf(p.key, "%s: name must be %s", what, exportedRule)
 		}
-		var pathN, encN, guardN *yaml.Node
+		var pathN, encN, guardN, movedN *yaml.Node
 		for _, q := range l.mapping(p.val, what, keyFields...) {
 			switch q.name {
 			case "doc":
@@ -85,6 +90,8 @@ func (l *loader) keys(g *Group, n *yaml.Node) []*Key {
 				guardN = q.val
 			case "persist":
 				k.Persist, _ = l.boolean(q.val, what+": persist")
+			case "renamed_from":
+				movedN = q.val
 			}
 		}
 		if p.val.Kind != yaml.MappingNode {
@@ -103,6 +110,9 @@ func (l *loader) keys(g *Group, n *yaml.Node) []*Key {
 		}
 		if guardN != nil {
 			k.Guard = l.guard(k, guardN)
+		}
+		if movedN != nil {
+			l.movedFrom(k, movedN)
 		}
 		out = append(out, k)
 	}

@@ -73,6 +73,7 @@ func TestJSONSchemaRejectsShapeErrors(t *testing.T) {
 		"key-type-missing", "key-path-missing", "lock-ttl-missing", "ttl-without-unit",
 		"type-name-not-exported", "key-name-not-exported", "path-empty", "go-type-without-import-path",
 		"role-names-nobody", "role-grants-nothing", "role-bad-principals", "role-bad-name", "persist-not-bool",
+		"evolve-names",
 	} {
 		f := filepath.Join("testdata/errors", name+".yaml")
 		if err := sch.Validate(yamlInstance(t, f)); err == nil {

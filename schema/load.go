@@ -52,6 +52,9 @@ type loader struct {
 	// keeps it about linear in the number of keys.
 	steps   int
 	targets *grantTargets // what a grant may name, once all are decoded
+	// defaults are the fields' default values, checked against the
+	// fields' types once every type is declared.
+	defaults []pendingDefault
 }
 
 // typeDef is s.Type without a pass over every type for each reference.
@@ -326,6 +329,7 @@ func (l *loader) top(root *yaml.Node) {
 	for _, p := range typeBodies {
 		l.typeBody(l.typeDef(p.name), p.val)
 	}
+	l.checkEvolution()
 	if locksN != nil {
 		s.Locks = l.locks(nil, locksN)
 	}

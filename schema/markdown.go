@@ -50,7 +50,7 @@ func WriteMarkdown(w io.Writer, s *Schema) error {
 			}
 			p("| `%s` | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 				k.QualifiedName(), code(k.FullPath().String()), paramsCell(k.AllParams()), code(k.Type.String()),
-				k.Encoding, ttlCell(k.TTL.String(), k.TTL > 0), guard, persist, cell(k.Doc))
+				k.Encoding, ttlCell(k.TTL.String(), k.TTL > 0), guard, persist, cellWith(k.Doc, movedDoc(k)))
 		}
 	}
 	if locks := s.AllLocks(); len(locks) > 0 {
@@ -97,14 +97,21 @@ func WriteMarkdown(w io.Writer, s *Schema) error {
 					if f.Optional {
 						opt = "yes"
 					}
-					p("| %s | `%s` | %s | %s | %s |\n", code(f.Name), f.GoName, code(f.Type.String()), opt, cell(f.Doc))
+					p("| %s | `%s` | %s | %s | %s |\n", code(f.Name), f.GoName, code(f.Type.String()), opt, cellWith(f.Doc, fieldEvolutionDoc(f)))
+				}
+				if len(t.Removed) > 0 {
+					names := make([]string, len(t.Removed))
+					for i, r := range t.Removed {
+						names[i] = code(r.Name)
+					}
+					p("\nRemoved fields (stored data under these names is ignored): %s.\n", strings.Join(names, ", "))
 				}
 			case KindEnum:
 				p("Enum, stored as its value string:\n\n")
 				p("| Value | Go constant | Doc |\n")
 				p("|---|---|---|\n")
 				for _, v := range t.Values {
-					p("| %s | `%s` | %s |\n", code(v.Value), v.GoName, cell(v.Doc))
+					p("| %s | `%s` | %s |\n", code(v.Value), v.GoName, cellWith(v.Doc, renamedDoc(v.RenamedFrom)))
 				}
 			case KindGoType:
 				p("Go type %s, with its own codec.\n", code(t.GoType.String()))
@@ -112,6 +119,47 @@ func WriteMarkdown(w io.Writer, s *Schema) error {
 		}
 	}
 	return bw.Flush()
+}
+
+// movedDoc says where a moved key's values were stored before, as
+// Markdown (schema text only inside code spans).
+func movedDoc(k *Key) string {
+	if !k.Moved() {
+		return ""
+	}
+	return "Moved from " + code(k.FullMovedFrom().String()) + "."
+}
+
+// fieldEvolutionDoc says how a field reads values of earlier schemas.
+func fieldEvolutionDoc(f *Field) string {
+	out := renamedDoc(f.RenamedFrom)
+	if f.Default != nil {
+		out = strings.TrimSpace(out + " Default " + code(f.Default.Text) + ".")
+	}
+	return out
+}
+
+func renamedDoc(names []Name) string {
+	if len(names) == 0 {
+		return ""
+	}
+	quoted := make([]string, len(names))
+	for i, n := range names {
+		quoted[i] = code(n.Name)
+	}
+	return "Renamed from " + strings.Join(quoted, ", ") + "."
+}
+
+// cellWith is cell(doc) followed by extra, Markdown that is already safe.
+func cellWith(doc, extra string) string {
+	c := cell(doc)
+	switch {
+	case extra == "":
+		return c
+	case c == "—":
+		return extra
+	}
+	return c + " " + extra
 }
 
 // cell renders schema text as one line of a Markdown table cell.

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ssgen/ssgen/internal/golden"
+	"github.com/ssgen/ssgen/internal/testkit/golden"
 )
 
 // TestWriteMarkdownMatchesGolden renders each valid schema and compares

@@ -182,6 +182,40 @@ type TypeDef struct {
 	Fields []*Field     // KindStruct, in declaration order (the wire order)
 	Values []*EnumValue // KindEnum, in declaration order
 	GoType *GoTypeRef   // KindGoType
+
+	// Removed lists the wire names of fields dropped on purpose
+	// (KindStruct): stored values holding them decode without them, and
+	// Compare accepts their removal. No field of the type may use one.
+	Removed []Name
+}
+
+// Name is a name written in the schema with where it is written.
+type Name struct {
+	Name string
+	Pos  Pos
+}
+
+// Evolves reports whether values of the struct read by this schema may
+// differ from what it writes: a field renamed from an earlier name or
+// given a default for values stored without it.
+func (t *TypeDef) Evolves() bool {
+	for _, f := range t.Fields {
+		if len(f.RenamedFrom) > 0 || f.Default != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// EnumRenames reports whether an enum declares earlier spellings of its
+// values.
+func (t *TypeDef) EnumRenames() bool {
+	for _, v := range t.Values {
+		if len(v.RenamedFrom) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // Field is one field of a declared struct.
@@ -192,6 +226,26 @@ type Field struct {
 	Type     *Type
 	Optional bool // may be absent on the wire (omitempty); required fields are always written
 	Pos      Pos
+
+	// RenamedFrom lists earlier wire names of the field: a stored value
+	// holding one of them (and not Name) decodes it into this field. New
+	// writes use Name.
+	RenamedFrom []Name
+	// Default is the value a stored value without the field decodes
+	// with; nil when none (the zero value). Only a required field has one.
+	Default *Default
+}
+
+// Default is a field's default value.
+type Default struct {
+	// JSON is the value in the JSON form of the generated Go type (a
+	// duration as nanoseconds, bytes as base64, a time as RFC 3339),
+	// compact, map keys sorted: what encoding/json writes for it.
+	JSON string
+	// Text is the default for people to read: a scalar as written in the
+	// schema ("90s", "heat"), anything else as JSON.
+	Text string
+	Pos  Pos
 }
 
 // EnumValue is one value of a declared enum. On the wire an enum is its
@@ -201,6 +255,9 @@ type EnumValue struct {
 	GoName string // Go constant name: type name + exported value ("ModeHeat")
 	Doc    string
 	Pos    Pos
+	// RenamedFrom lists earlier spellings of the value: stored values
+	// holding one decode as this value; new writes use Value.
+	RenamedFrom []Name
 }
 
 // GoTypeRef names a user Go type that brings its own codec: it must
@@ -277,7 +334,14 @@ type Group struct {
 	Keys   []*Key
 	Locks  []*Lock
 	Pos    Pos
+	// MovedFrom is the group's earlier path (renamed_from), with the same
+	// parameters; no segments when the group did not move. Every key of
+	// the group moved with it (see Key.MovedFrom).
+	MovedFrom Path
 }
+
+// Moved reports whether the group declares an earlier path.
+func (g *Group) Moved() bool { return len(g.MovedFrom.Segments) > 0 }
 
 // Key is one state store key holding a typed value.
 type Key struct {
@@ -296,6 +360,35 @@ type Key struct {
 	// (the aio-persistence user property).
 	Persist bool
 	Pos     Pos
+	// MovedFrom is the key's earlier own path (renamed_from), relative to
+	// the group's like Path and with the same parameters; no segments when
+	// the key did not move. Reads fall back to it while the key is absent;
+	// writes remove it.
+	MovedFrom Path
+}
+
+// Moved reports whether the key has an earlier path: its own
+// renamed_from, or its group's.
+func (k *Key) Moved() bool {
+	return len(k.MovedFrom.Segments) > 0 || k.Group != nil && k.Group.Moved()
+}
+
+// FullMovedFrom returns the key's earlier full path: the group's earlier
+// path (or its path, when the group did not move) followed by the key's
+// earlier own path (or its path, when only the group moved).
+func (k *Key) FullMovedFrom() Path {
+	own := k.Path
+	if len(k.MovedFrom.Segments) > 0 {
+		own = k.MovedFrom
+	}
+	if k.Group == nil {
+		return own
+	}
+	base := k.Group.Path
+	if k.Group.Moved() {
+		base = k.Group.MovedFrom
+	}
+	return join(base, own)
 }
 
 // FullPath returns the group's path followed by the key's own.
@@ -364,4 +457,23 @@ func (s *Schema) GoImports() []string {
 		}
 	}
 	return out
+}
+
+// Spelling returns the current value of an enum spelled s: s itself when
+// it is a declared value, the value it was renamed to when it is an
+// earlier spelling (renamed_from), and false otherwise.
+func (t *TypeDef) Spelling(s string) (string, bool) {
+	for _, v := range t.Values {
+		if v.Value == s {
+			return s, true
+		}
+	}
+	for _, v := range t.Values {
+		for _, r := range v.RenamedFrom {
+			if r.Name == s {
+				return v.Value, true
+			}
+		}
+	}
+	return "", false
 }

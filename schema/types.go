@@ -24,7 +24,7 @@ func (l *loader) declareTypes(n *yaml.Node) []pair {
 	return bodies
 }
 
-var typeDefFields = []string{"doc", "fields", "enum", "go_type"}
+var typeDefFields = []string{"doc", "fields", "enum", "go_type", "removed"}
 
 // typeKind looks ahead at a type body for its kind, so references to the
 // type can be classified before bodies are decoded. Problems are reported
@@ -57,6 +57,7 @@ func (l *loader) typeKind(p pair) Kind {
 func (l *loader) typeBody(td *TypeDef, n *yaml.Node) {
 	what := "type " + td.Name
 	var kinds []*yaml.Node
+	var removedN pair
 	for _, p := range l.mapping(n, what, typeDefFields...) {
 		switch p.name {
 		case "doc":
@@ -70,10 +71,19 @@ func (l *loader) typeBody(td *TypeDef, n *yaml.Node) {
 		case "go_type":
 			kinds = append(kinds, p.key)
 			td.GoType = l.goType(td, p.val)
+		case "removed":
+			removedN = p
 		}
 	}
 	if n.Kind != yaml.MappingNode {
 		return
+	}
+	if removedN.key != nil {
+		if td.Kind != KindStruct {
+			l.errorf(removedN.key, "%s: removed lists fields dropped from a struct, and %s is not a struct", what, td.Name)
+		} else {
+			td.Removed = l.wireNames(removedN.val, what+": removed", true)
+		}
 	}
 	switch len(kinds) {
 	case 0:
@@ -84,7 +94,7 @@ func (l *loader) typeBody(td *TypeDef, n *yaml.Node) {
 	}
 }
 
-var fieldLongForm = []string{"type", "optional", "doc", "go_name"}
+var fieldLongForm = []string{"type", "optional", "doc", "go_name", "renamed_from", "default"}
 
 func (l *loader) fields(td *TypeDef, n *yaml.Node) []*Field {
 	var out []*Field
@@ -110,6 +120,12 @@ func (l *loader) fields(td *TypeDef, n *yaml.Node) []*Field {
 						}
 						f.GoName = v
 					}
+				case "renamed_from":
+					f.RenamedFrom = l.wireNames(q.val, what+": renamed_from", false)
+				case "default":
+					// Checked once every type is declared: the field's
+					// type may be declared further down.
+					l.defaults = append(l.defaults, pendingDefault{td, f, q.key, q.val})
 				}
 			}
 			if f.Type == nil && p.val.Kind == yaml.MappingNode {
@@ -156,7 +172,7 @@ func validWireName(s string) bool {
 	return true
 }
 
-var enumLongForm = []string{"value", "go_name", "doc"}
+var enumLongForm = []string{"value", "go_name", "doc", "renamed_from"}
 
 func (l *loader) enumValues(td *TypeDef, n *yaml.Node) []*EnumValue {
 	what := "enum " + td.Name
@@ -193,6 +209,8 @@ func (l *loader) enumValues(td *TypeDef, n *yaml.Node) []*EnumValue {
 					}
 				case "doc":
 					ev.Doc, _ = l.str(q.val, what+": doc")
+				case "renamed_from":
+					ev.RenamedFrom = l.enumSpellings(q.val, what+" value: renamed_from")
 				}
 			}
 			if ev.Value == "" && !hasKey(item, "value") {
@@ -200,7 +218,7 @@ func (l *loader) enumValues(td *TypeDef, n *yaml.Node) []*EnumValue {
 				continue
 			}
 		default:
-			l.errorf(item, "%s: want a value or {value, go_name, doc}, got %s", what, describe(item))
+			l.errorf(item, "%s: want a value or {value, go_name, doc, renamed_from}, got %s", what, describe(item))
 			continue
 		}
 		if ev.Value == "" {

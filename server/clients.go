@@ -115,7 +115,7 @@ var ErrNotReady = errors.New("server: not ready")
 
 // Ready returns nil while the server serves: started, not closed, in
 // external mode connected to its broker, and with a data dir still
-// accepting kept writes (persist_watch.go). Otherwise it returns an error
+// accepting kept writes (server/persist/watch.go). Otherwise it returns an error
 // wrapping ErrNotReady that says why (a readiness probe's answer).
 func (s *Server) Ready() error {
 	s.mu.Lock()
@@ -130,7 +130,7 @@ func (s *Server) Ready() error {
 	if x, ok := s.tr.(*external); ok && x.cur.Load() == nil {
 		return fmt.Errorf("%w: not connected to the broker %s (reconnecting)", ErrNotReady, x.hostport)
 	}
-	if s.disk != nil && s.disk.lost.Load() != nil {
+	if s.disk != nil && s.disk.Lost() {
 		// Not the path: a readiness probe may answer anyone.
 		return fmt.Errorf("%w: kept writes are refused: the data file was replaced, deleted or changed by another writer (the log says which); restart the server", ErrNotReady)
 	}

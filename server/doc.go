@@ -18,6 +18,10 @@
 // authorization rules (Policy) to the embedded broker; DataDir keeps keys
 // on disk, checked on open (DamageError, Repair); OnRequest, OnKeyChange
 // and OnCommit observe it (package server/console builds on them).
+// Access control (TLS, passwords, authorization, the topic rule) is
+// package server/access and the durable store package server/persist;
+// this package wires them in and keeps their names (Security, Policy,
+// DamageError, …) as aliases.
 // Package servertest starts servers on a free loopback port for tests;
 // `ssgen serve` runs one from the shell.
 //

@@ -14,6 +14,7 @@ import (
 	"github.com/mochi-mqtt/server/v2/packets"
 
 	"github.com/ssgen/ssgen/internal/protocol"
+	"github.com/ssgen/ssgen/server/access"
 	"github.com/ssgen/ssgen/server/engine"
 )
 
@@ -36,7 +37,8 @@ type embedded struct {
 	broker  *mqtt.Server
 	service *mqtt.Client // inline client that publishes for the service
 	dropped atomic.Int64 // notifications and responses mochi dropped
-	guard   *guard
+	hook    *access.Hook
+	faults  *faultHook     // nil without Options.FaultInjection
 	accepts *acceptTracker // the listener, so close can settle accepted connections
 
 	// Limits of connections, sessions and per-client output (Limits).
@@ -72,7 +74,8 @@ func newEmbedded(s *Server) *embedded {
 		// $SYS topics are of no use to a state store; publish them rarely.
 		SysTopicResendInterval: 3600,
 	})
-	e := &embedded{s: s, broker: broker, guard: &guard{sec: s.opts.Security, log: s.log, reserved: s.opts.ReservedClientIDs, session: broker.Clients.Get, connack: broker.SendConnack}}
+	e := &embedded{s: s, broker: broker, hook: access.NewHook(access.HookConfig{Security: s.opts.Security, Log: s.log,
+		Reserved: append([]string{serviceClientID}, s.opts.ReservedClientIDs...), Session: broker.Clients.Get, Connack: broker.SendConnack})}
 	e.service = broker.NewClient(nil, mqtt.LocalListener, serviceClientID, true)
 	e.stats = &counters{}
 	e.lim = newConnLimits(s.opts.Limits)
@@ -82,8 +85,14 @@ func newEmbedded(s *Server) *embedded {
 }
 
 func (e *embedded) start(ctx context.Context) error {
-	if err := e.broker.AddHook(e.guard, nil); err != nil {
+	if err := e.broker.AddHook(e.hook, nil); err != nil {
 		return err
+	}
+	if e.s.opts.FaultInjection {
+		e.faults = newFaultHook(e)
+		if err := e.broker.AddHook(e.faults, nil); err != nil {
+			return err
+		}
 	}
 	if err := e.broker.AddHook(&serviceHook{e: e}, nil); err != nil {
 		return err
@@ -125,6 +134,9 @@ func (e *embedded) addr() string {
 // that step. Before that, no more connections are accepted and those
 // already accepted are registered (see acceptTracker).
 func (e *embedded) close() error {
+	if e.faults != nil {
+		e.faults.close()
+	}
 	if e.accepts != nil {
 		e.accepts.stop(2 * time.Second)
 	}
@@ -147,50 +159,45 @@ func (e *embedded) close() error {
 // and the client's Receive Maximum then bounds its requests waiting for
 // the disk, as it bounds unacknowledged ones.)
 func (e *embedded) handle(cl *mqtt.Client, pk packets.Packet) error {
-	var start time.Time
-	if e.s.observing() {
-		start = time.Now()
-	}
-	in := inbound{
-		QoS:             pk.FixedHeader.Qos,
-		Retain:          pk.FixedHeader.Retain,
-		ResponseTopic:   pk.Properties.ResponseTopic,
-		CorrelationData: pk.Properties.CorrelationData,
-		Payload:         pk.Payload,
-		Client:          cl.ID,
-		User:            make([]userProp, len(pk.Properties.User)),
-	}
-	if pol := e.s.opts.Security.Authorization; pol != nil {
-		g := e.grantsOf(cl, pol)
-		in.Authorize = g.refusal
-		in.Readable, in.ReadCost, in.TokenScope = g.mayRead, g.readCost, g.scope
-	}
-	for i, u := range pk.Properties.User {
-		in.User[i] = userProp{u.Key, u.Val}
-	}
-	out := process(e.s.eng, &in)
-	if e.s.observing() {
-		defer e.s.observe(start, cl.ID, &out)
-	}
-	switch out.Action {
-	case actDrop:
-		e.s.log.Warn("request dropped", "client", cl.ID, "reason", out.Reason)
-		return packets.CodeSuccessIgnore
-	case actKick:
-		e.s.log.Warn("client disconnected for a forbidden response topic", "client", cl.ID,
-			"reason", out.Reason, "response_topic", in.ResponseTopic)
-		_ = e.broker.DisconnectClient(cl, packets.ErrProtocolViolation)
+	id := pk.PacketID
+	act, held := e.s.serve(cl.ID, func() (inbound, string) {
+		in := inbound{
+			QoS:             pk.FixedHeader.Qos,
+			Retain:          pk.FixedHeader.Retain,
+			ResponseTopic:   pk.Properties.ResponseTopic,
+			CorrelationData: pk.Properties.CorrelationData,
+			Payload:         pk.Payload,
+			Client:          cl.ID,
+			User:            make([]userProp, len(pk.Properties.User)),
+		}
+		if pol := e.s.opts.Security.Authorization; pol != nil {
+			g := e.grantsOf(cl, pol)
+			in.Authorize = g.Refusal
+			in.Readable, in.ReadCost, in.TokenScope = g.MayRead, g.ReadCost, g.Scope()
+		}
+		for i, u := range pk.Properties.User {
+			in.User[i] = userProp{u.Key, u.Val}
+		}
+		return in, ""
+	}, func(chaos bool) {
+		code := packets.ErrProtocolViolation
+		if chaos {
+			code = faultCode(packets.ErrAdministrativeAction.Code)
+		}
+		_ = e.broker.DisconnectClient(cl, code)
+	}, func(out outcome, held bool) {
+		// mochi sends no PUBACK for a rejected packet (and leaves the
+		// receive quota alone): an answer that was held sends it.
+		puback := uint16(0)
+		if held {
+			puback = id
+		}
+		e.respond(cl, &out, puback)
+	})
+	if act == actKick || held {
 		return packets.ErrRejectPacket
 	}
-	if out.Wait == 0 {
-		e.respond(cl, &out, 0)
-		return packets.CodeSuccessIgnore
-	}
-	// mochi sends no PUBACK for a rejected packet (and leaves the receive
-	// quota alone): respond sends it.
-	id := pk.PacketID
-	e.s.answer(cl.ID, out, func(out *outcome) { e.respond(cl, out, id) })
-	return packets.ErrRejectPacket
+	return packets.CodeSuccessIgnore
 }
 
 // grantsOf is what pol grants cl, resolved on cl's first request and kept
@@ -198,15 +205,15 @@ func (e *embedded) handle(cl *mqtt.Client, pk packets.Packet) error {
 // certificate) is fixed for its life; it is resolved again for another
 // Policy. A client without a tracked connection (the inline client) has
 // it resolved for each request.
-func (e *embedded) grantsOf(cl *mqtt.Client, pol *Policy) *grants {
+func (e *embedded) grantsOf(cl *mqtt.Client, pol *Policy) *access.Grants {
 	tc := netConnOf(cl.Net.Conn)
 	if tc != nil {
-		if g := tc.grants.Load(); g != nil && g.pol == pol {
+		if g := tc.grants.Load(); g != nil && g.Policy() == pol {
 			return g
 		}
 	}
-	id := e.guard.identityOf(cl)
-	g := pol.grantsFor(&id)
+	id := e.hook.IdentityOf(cl)
+	g := pol.GrantsFor(&id)
 	if tc != nil {
 		tc.grants.Store(g)
 	}
@@ -219,7 +226,6 @@ func (e *embedded) grantsOf(cl *mqtt.Client, pol *Policy) *grants {
 // goroutine, so it passes cl's read gate as a notification does, and is
 // followed by the request's PUBACK.
 func (e *embedded) respond(cl *mqtt.Client, out *outcome, puback uint16) {
-	logAnswer(e.s.log, cl.ID, out)
 	r := out.Reply
 	resp := packets.Packet{
 		FixedHeader: packets.FixedHeader{Type: packets.Publish, Qos: 1},

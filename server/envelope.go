@@ -3,10 +3,12 @@ package server
 import (
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/ssgen/ssgen/internal/protocol"
 	"github.com/ssgen/ssgen/runtime/resp3"
 	"github.com/ssgen/ssgen/server/engine"
+	"github.com/ssgen/ssgen/server/internal/logtext"
 )
 
 // The state store's topics.
@@ -45,6 +47,9 @@ type inbound struct {
 	ReadCost func(n int) int
 	// TokenScope is engine.Request.TokenScope.
 	TokenScope string
+	// Inject, when set, is the chaos rules' decision on a decoded and
+	// authorized request (chaos.go).
+	Inject func(client string, args [][]byte) *chaosHit
 }
 
 // action is what a transport must do with a request after the envelope
@@ -66,19 +71,20 @@ type reply struct {
 }
 
 // outcome is the verdict on one request. Reason is set whenever the
-// request was refused (dropped, kicked, or answered 400/505), StoreError
-// when the state store answered -ERR, Why when the authorization rules or
-// the engine said what decided that error; all are for logs and
-// observers. Args is the decoded request (nil when it was not decoded),
-// aliasing the payload.
+// request was refused (dropped, kicked, or answered 400/505), Err when
+// the state store answered -ERR, Why when the authorization rules or the
+// engine said what decided that error; all are for logs and observers,
+// and all come from where the refusal was decided (an envelope rule, the
+// authorization rules, the engine's Result). Args is the decoded request
+// (nil when it was not decoded), aliasing the payload.
 type outcome struct {
-	Action     action
-	Reason     string
-	StoreError string
-	// Why says what decided StoreError: the authorization rules that name
-	// the client, the engine's Result.Why (the fencing tokens compared, a
-	// stamp too far ahead), else refusalWhy's reading of the request;
-	// empty when the error says it all.
+	Action action
+	Reason string
+	// Err is engine.Result.Err: the -ERR answered, "" when none.
+	Err engine.Error
+	// Why is engine.Result.Why: what decided Err (the authorization rules
+	// that name the client, the fencing tokens compared, a stamp too far
+	// ahead); empty when the error says it all.
 	Why string
 	// Args are the parsed request, verb first (nil when it was refused
 	// before parsing or did not parse). They alias the PUBLISH payload,
@@ -90,15 +96,19 @@ type outcome struct {
 	// Wait is engine.Result.Wait: when not 0, Reply may be published only
 	// once the journal has settled it (Server.answer).
 	Wait uint64
+	// Delay, set by a chaos rule, holds the answer this long after that;
+	// Chaos says a chaos rule decided the outcome (Reason or Why says which).
+	Delay time.Duration
+	Chaos bool
 }
 
 // abandon turns an answer that waited for a change the disk did not take
 // into the persistence error: the request changed nothing.
 func (o *outcome) abandon() {
-	o.Reply.Payload = persistenceError
+	res := engine.Refusal(engine.ErrPersistence, "")
+	o.Reply.Payload = res.Payload
 	o.Reply.User = []userProp{{protocol.PropStatus, statusOK}, {protocol.PropProtocolVersion, protocol.ProtocolVersion}}
-	o.StoreError = protocol.ErrorPrefix + string(engine.ErrPersistence)
-	o.Why = ""
+	o.Err, o.Why = res.Err, res.Why
 	o.Wait = 0
 }
 
@@ -147,7 +157,7 @@ func process(eng *engine.Engine, in *inbound) outcome {
 			{protocol.PropProtocolVersion, protocol.ProtocolVersion},
 		}
 		r.Payload = resp3.AppendError(nil, protocol.UnsupportedVersionText+ver)
-		return outcome{Action: actReply, Reason: "unsupported __protVer " + clip(ver, 64), Reply: r}
+		return outcome{Action: actReply, Reason: "unsupported __protVer " + logtext.Clip(ver, 64), Reply: r}
 	}
 	if len(in.CorrelationData) == 0 {
 		return headerMissing(r, protocol.CorrelationDataName, protocol.StatusMsgCorrelationDataMissing)
@@ -162,40 +172,48 @@ func process(eng *engine.Engine, in *inbound) outcome {
 	persist, _ := lookup(in.User, protocol.PropPersistence)
 	req.Persist = strings.EqualFold(persist, protocol.PersistenceOn)
 	var res engine.Result
+	var chaos *chaosHit
 	args, err := resp3.ParseRequest(in.Payload, nil)
 	if err != nil {
-		res = engine.Result{Payload: syntaxError}
+		res = engine.Refusal(engine.ErrSyntax, "")
 	} else if why := authorize(in, args); why != "" {
-		res = engine.Result{Payload: notAuthorized, Why: why}
+		res = engine.Refusal(engine.ErrNotAuthorized, why)
+	} else if hit := inject(in, client, args); hit != nil && hit.effect != ChaosDelay {
+		if hit.effect != ChaosError {
+			act := actDrop
+			if hit.effect == ChaosDisconnect {
+				act = actKick
+			}
+			return outcome{Action: act, Reason: hit.why, Args: args, Chaos: true}
+		}
+		res = engine.Refusal(engine.Error(hit.rule.Error), hit.why)
+		chaos = hit
 	} else {
 		req.Args = args
 		res = eng.Decide(req)
+		chaos = hit
+	}
+	if len(res.Payload) == 0 { // the engine promises otherwise; never send an empty payload
+		res = engine.Refusal(engine.ErrSyntax, "")
 	}
 	r.Payload = res.Payload
-	if len(r.Payload) == 0 { // the engine promises otherwise; never send an empty payload
-		r.Payload = syntaxError
-	}
 	r.User = make([]userProp, 0, 3)
 	r.User = append(r.User, userProp{protocol.PropStatus, statusOK})
 	if !res.Version.IsZero() {
 		r.User = append(r.User, userProp{protocol.PropTimestamp, res.Version.String()})
 	}
 	r.User = append(r.User, userProp{protocol.PropProtocolVersion, protocol.ProtocolVersion})
-	out := outcome{Action: actReply, Reply: r, Args: args, Wait: res.Wait, Why: res.Why}
-	if r.Payload[0] == '-' {
-		out.StoreError = strings.TrimSuffix(string(r.Payload[1:]), "\r\n")
-		if out.Why == "" {
-			out.Why = refusalWhy(out.StoreError, args, &req)
+	out := outcome{Action: actReply, Reply: r, Args: args, Wait: res.Wait, Err: res.Err, Why: res.Why}
+	if chaos != nil {
+		out.Chaos, out.Delay = true, chaos.delay
+		if chaos.effect == ChaosDelay {
+			out.Why = strings.TrimSuffix(chaos.why+"; "+out.Why, "; ")
 		}
 	}
 	return out
 }
 
 var (
-	syntaxError      = resp3.AppendError(nil, string(engine.ErrSyntax))
-	notAuthorized    = resp3.AppendError(nil, string(engine.ErrNotAuthorized))
-	persistenceError = resp3.AppendError(nil, string(engine.ErrPersistence))
-
 	statusOK                  = strconv.Itoa(protocol.StatusOK)
 	statusBadRequest          = strconv.Itoa(protocol.StatusBadRequest)
 	statusVersionNotSupported = strconv.Itoa(protocol.StatusVersionNotSupported)

@@ -103,7 +103,7 @@ func TestUndecodablePayloadIsASyntaxError(t *testing.T) {
 	if _, ok := lookup(out.Reply.User, protocol.PropTimestamp); ok {
 		t.Fatal("an error carries no __ts")
 	}
-	if out.StoreError != "ERR syntax error" || out.Reason != "" {
-		t.Fatalf("logged as reason %q, store error %q", out.Reason, out.StoreError)
+	if out.Err != engine.ErrSyntax || out.Reason != "" {
+		t.Fatalf("logged as reason %q, store error %q", out.Reason, out.Err)
 	}
 }

@@ -224,47 +224,37 @@ func (x *external) received(pr paho.PublishReceived) (bool, error) {
 }
 
 func (x *external) handle(p *paho.Publish) {
-	in := inbound{QoS: p.QoS, Retain: p.Retain, Payload: p.Payload}
+	src := ""
 	if p.Properties != nil {
-		in.ResponseTopic = p.Properties.ResponseTopic
-		in.CorrelationData = p.Properties.CorrelationData
-		in.User = make([]userProp, len(p.Properties.User))
-		for i, u := range p.Properties.User {
-			in.User[i] = userProp{u.Key, u.Value}
+		for _, u := range p.Properties.User {
+			if u.Key == protocol.PropSourceID {
+				src = u.Value
+				break
+			}
 		}
 	}
-	src, _ := lookup(in.User, protocol.PropSourceID)
-	var start time.Time
-	if x.s.observing() {
-		start = time.Now()
-	}
-	var out outcome
-	if slices.Contains(x.s.opts.ReservedClientIDs, src) {
-		// The other broker lets anyone claim any __srcId; the ids of the
-		// service's tools are never a client's.
-		out = outcome{Action: actDrop, Reason: "__srcId is reserved for the service's web console"}
-	} else {
-		out = process(x.s.eng, &in)
-	}
-	if x.s.observing() {
-		defer x.s.observe(start, src, &out)
-	}
-	switch out.Action {
-	case actDrop:
-		x.s.log.Warn("request dropped", "client", src, "reason", out.Reason)
-		return
-	case actKick:
-		// An attached client cannot disconnect anyone; dropping is all it can do.
-		x.s.log.Warn("request dropped: forbidden response topic", "client", src,
-			"reason", out.Reason, "response_topic", in.ResponseTopic)
-		return
-	}
-	x.s.answer(src, out, func(out *outcome) { x.respond(src, out) })
+	x.s.serve(src, func() (inbound, string) {
+		in := inbound{QoS: p.QoS, Retain: p.Retain, Payload: p.Payload}
+		if p.Properties != nil {
+			in.ResponseTopic = p.Properties.ResponseTopic
+			in.CorrelationData = p.Properties.CorrelationData
+			in.User = make([]userProp, len(p.Properties.User))
+			for i, u := range p.Properties.User {
+				in.User[i] = userProp{u.Key, u.Value}
+			}
+		}
+		if slices.Contains(x.s.opts.ReservedClientIDs, src) {
+			// The other broker lets anyone claim any __srcId; the ids of the
+			// service's tools are never a client's.
+			return in, "__srcId is reserved for the service's web console"
+		}
+		return in, ""
+	}, nil, // an attached client cannot disconnect anyone; dropping is all it can do
+		func(out outcome, _ bool) { x.respond(src, &out) })
 }
 
 // respond publishes the answer to a request of src.
 func (x *external) respond(src string, out *outcome) {
-	logAnswer(x.s.log, src, out)
 	r := out.Reply
 	err := x.publish(&paho.Publish{
 		QoS:     1,

@@ -12,9 +12,9 @@ import (
 
 	"github.com/eclipse/paho.golang/paho"
 
-	"github.com/ssgen/ssgen/internal/brokertest"
 	"github.com/ssgen/ssgen/internal/protocol"
-	"github.com/ssgen/ssgen/internal/testwait"
+	"github.com/ssgen/ssgen/internal/testkit/brokertest"
+	"github.com/ssgen/ssgen/internal/testkit/testwait"
 	"github.com/ssgen/ssgen/runtime/hlc"
 	"github.com/ssgen/ssgen/runtime/resp3"
 	"github.com/ssgen/ssgen/server"

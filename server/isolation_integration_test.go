@@ -7,8 +7,8 @@ import (
 
 	"github.com/eclipse/paho.golang/paho"
 
-	"github.com/ssgen/ssgen/internal/brokertest"
 	"github.com/ssgen/ssgen/internal/protocol"
+	"github.com/ssgen/ssgen/internal/testkit/brokertest"
 	"github.com/ssgen/ssgen/server"
 )
 

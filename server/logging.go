@@ -2,76 +2,19 @@ package server
 
 import (
 	"context"
-	"encoding/base64"
 	"errors"
 	"io"
 	"log/slog"
 	"net"
 	"os"
-	"strconv"
-	"strings"
 	"syscall"
-	"unicode/utf8"
 
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/packets"
 
 	"github.com/ssgen/ssgen/internal/protocol"
-	"github.com/ssgen/ssgen/server/engine"
+	"github.com/ssgen/ssgen/server/internal/logtext"
 )
-
-// refusalClass is the reason word of a refusal: authorization, fencing,
-// quota, timestamp, syntax, arguments, command, key or persistence.
-func refusalClass(storeError string) string {
-	switch engine.Error(strings.TrimPrefix(storeError, protocol.ErrorPrefix)) {
-	case engine.ErrNotAuthorized:
-		return "authorization"
-	case engine.ErrFencingTokenRequired, engine.ErrFencingTokenLowerVersion, engine.ErrFencingTokenSkew:
-		return "fencing"
-	case engine.ErrMissingTimestamp, engine.ErrMalformedTimestamp, engine.ErrTimestampSkew:
-		return "timestamp"
-	case engine.ErrQuotaExceeded:
-		return "quota"
-	case engine.ErrSyntax:
-		return "syntax"
-	case engine.ErrWrongNumberOfArguments:
-		return "arguments"
-	case engine.ErrUnknownCommand:
-		return "command"
-	case engine.ErrKeyLengthZero:
-		return "key"
-	case engine.ErrPersistence:
-		return "persistence"
-	}
-	return "error"
-}
-
-// refusalWhy says what of the request decided the -ERR answer storeError
-// ("ERR text") to args, which req carried: the access an authorization
-// refusal lacked, the request's stamps; "" when the error says it all.
-func refusalWhy(storeError string, args [][]byte, req *engine.Request) string {
-	switch engine.Error(strings.TrimPrefix(storeError, protocol.ErrorPrefix)) {
-	case engine.ErrNotAuthorized:
-		need := "Write"
-		if len(args) > 0 && (string(args[0]) == protocol.VerbGet || string(args[0]) == protocol.VerbKeyNotify) {
-			need = "Read"
-		}
-		return "no rule grants this client " + need + " on the key"
-	case engine.ErrFencingTokenRequired:
-		return "the key is fenced and the request has no __ft"
-	case engine.ErrFencingTokenLowerVersion:
-		return "the request's __ft " + clip(req.FencingToken, 64) + " is lower than the key's fencing token"
-	case engine.ErrFencingTokenSkew:
-		return "the request's __ft " + clip(req.FencingToken, 64) + " is too far ahead of the server's clock"
-	case engine.ErrMissingTimestamp:
-		return "SET without __ts"
-	case engine.ErrMalformedTimestamp:
-		return "__ts " + clip(req.Timestamp, 64) + ", __ft " + clip(req.FencingToken, 64)
-	case engine.ErrTimestampSkew:
-		return "the request's __ts " + clip(req.Timestamp, 64) + " is too far ahead of the server's clock"
-	}
-	return ""
-}
 
 // logAnswer reports a refused request: one the envelope rules refused
 // (400, 505) as a warning, the client is broken; one the state store
@@ -81,7 +24,7 @@ func logAnswer(log *slog.Logger, client string, out *outcome) {
 	switch {
 	case out.Reason != "":
 		log.Warn("request refused", "client", client, "reason", out.Reason)
-	case out.StoreError != "":
+	case out.Err != "":
 		ctx := context.Background()
 		if !log.Enabled(ctx, slog.LevelDebug) {
 			return
@@ -89,58 +32,21 @@ func logAnswer(log *slog.Logger, client string, out *outcome) {
 		attrs := make([]slog.Attr, 0, 6)
 		attrs = append(attrs, slog.String("client", client))
 		if len(out.Args) > 0 {
-			attrs = append(attrs, slog.String("verb", logBytes(out.Args[0], 32)))
+			attrs = append(attrs, slog.String("verb", logtext.Bytes(out.Args[0], 32)))
 		}
 		if len(out.Args) > 1 {
 			name := "key"
 			if string(out.Args[0]) == protocol.VerbScan {
 				name = "pattern"
 			}
-			attrs = append(attrs, slog.String(name, logBytes(out.Args[1], 200)))
+			attrs = append(attrs, slog.String(name, logtext.Bytes(out.Args[1], 200)))
 		}
-		attrs = append(attrs, slog.String("error", strings.TrimPrefix(out.StoreError, protocol.ErrorPrefix)), slog.String("reason", refusalClass(out.StoreError)))
+		attrs = append(attrs, slog.String("error", string(out.Err)), slog.String("reason", out.Err.Class()))
 		if out.Why != "" {
 			attrs = append(attrs, slog.String("detail", out.Why))
 		}
 		log.LogAttrs(ctx, slog.LevelDebug, "request refused", attrs...)
 	}
-}
-
-// logBytes shows a key, pattern or verb in a log line: as text when it is
-// text (the handler quotes what needs quoting), else "base64:…"; longer
-// than max bytes, cut there with its length.
-func logBytes(b []byte, max int) string {
-	n := len(b)
-	if n > max {
-		b = cutText(b, max)
-	}
-	s := string(b)
-	if !engine.IsText(b) {
-		s = "base64:" + base64.StdEncoding.EncodeToString(b)
-	}
-	if n > max {
-		s += "…(" + strconv.Itoa(n) + " bytes)"
-	}
-	return s
-}
-
-// cutText is b[:max], shortened by up to three bytes when that keeps
-// text from ending in part of a character.
-func cutText(b []byte, max int) []byte {
-	for i := 0; i < utf8.UTFMax && i <= max; i++ {
-		if utf8.Valid(b[:max-i]) {
-			return b[:max-i]
-		}
-	}
-	return b[:max]
-}
-
-// clip bounds a request-controlled string for a log line.
-func clip(s string, max int) string {
-	if s == "" {
-		return "(none)"
-	}
-	return logBytes([]byte(s), max)
 }
 
 // mochiLog is the embedded broker's logger: it maps mochi's records to

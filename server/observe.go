@@ -5,8 +5,6 @@ import (
 	"time"
 
 	"github.com/ssgen/ssgen/internal/protocol"
-	"github.com/ssgen/ssgen/runtime/hlc"
-	"github.com/ssgen/ssgen/server/engine"
 )
 
 // RequestEvent is one request as Options.OnRequest is told of it, after it
@@ -84,7 +82,7 @@ func (s *Server) observeEvent(start time.Time, client string, out *outcome, exec
 				ev.Version = p.Value
 			}
 		}
-		ev.Error = strings.TrimPrefix(out.StoreError, protocol.ErrorPrefix)
+		ev.Error = string(out.Err)
 		if ev.Status != protocol.StatusOK {
 			ev.Error = out.Reason
 		}
@@ -119,48 +117,4 @@ func verbName(b []byte) string {
 		b = b[:32]
 	}
 	return strings.ToValidUTF8(string(b), "?")
-}
-
-// ExecRequest is a request a tool makes on the store in its own name
-// (Server.Exec): the web console's set and delete.
-type ExecRequest struct {
-	// Client names the requester in the trace and KEYNOTIFY registrations.
-	Client string
-	// Args is the command, verb first, as a client would send it.
-	Args [][]byte
-	// FencingToken is sent as __ft when not empty.
-	FencingToken string
-	// Persist asks that a SET's key be kept on disk (aio-persistence).
-	Persist bool
-}
-
-// Exec runs one request on the engine as a client's would run, stamped
-// with the engine's own clock, and tells Options.OnRequest of it. It
-// checks no authorization: the caller decides who may do what.
-func (s *Server) Exec(r ExecRequest) engine.Result {
-	start := time.Now()
-	now := start
-	if s.opts.Now != nil {
-		now = s.opts.Now()
-	}
-	ts := hlc.HLC{Wall: uint64(max(now.UnixMilli(), 0)), Node: "console"}
-	req := engine.Request{
-		Args: r.Args, Client: r.Client, Persist: r.Persist,
-		HasTimestamp: true, Timestamp: ts.String(),
-	}
-	if r.FencingToken != "" {
-		req.HasFencingToken, req.FencingToken = true, r.FencingToken
-	}
-	res := s.eng.Handle(req)
-	if s.observing() {
-		out := outcome{Action: actReply, Args: r.Args, Why: res.Why, Reply: reply{Payload: res.Payload}}
-		if !res.Version.IsZero() {
-			out.Reply.User = []userProp{{protocol.PropTimestamp, res.Version.String()}}
-		}
-		if len(res.Payload) > 0 && res.Payload[0] == '-' {
-			out.StoreError = strings.TrimSuffix(string(res.Payload[1:]), "\r\n")
-		}
-		s.observeEvent(start, r.Client, &out, true)
-	}
-	return res
 }

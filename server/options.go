@@ -43,6 +43,13 @@ type Options struct {
 	// Now is the engine's clock (time.Now by default); pass an
 	// engine.FakeClock's Now to control expiry and skew in tests.
 	Now func() time.Time
+	// Clock, when set, is the state store's time instead of Now (which
+	// must then be nil): a clock that moves only when told, through
+	// Server.AdvanceClock and SetClock or the HTTP API (ClockHandler),
+	// each move expiring what fell due. See ManualClock. It excludes
+	// DataDir: versions written on a clock moved ahead would be restored
+	// with the store, and every later version would be ahead too.
+	Clock *ManualClock
 	// Logger receives connection events and every refused request with its
 	// reason (slog.Default() when nil).
 	Logger *slog.Logger
@@ -86,6 +93,20 @@ type Options struct {
 	// external mode, where the other broker decides who connects, a request
 	// whose __srcId is one is dropped.
 	ReservedClientIDs []string
+	// Chaos are the chaos rules the server starts with (ssgen serve
+	// --chaos FILE; LoadChaos reads one): state store requests that match
+	// a rule get its effect, an -ERR answer, no answer, a held answer or a
+	// disconnect. SetChaos replaces them while the server runs, and
+	// ChaosHandler serves them over HTTP. See ChaosRule.
+	Chaos []ChaosRule
+	// FaultInjection makes the embedded broker honour the fault
+	// vocabulary of Microsoft's SDK tests: user properties a client puts
+	// on its own CONNECT, PUBLISH, SUBSCRIBE or UNSUBSCRIBE asking to be
+	// refused or disconnected (fault:rejectconnect, fault:disconnect, ...;
+	// see docs/testing.md). Off, such properties change nothing. It is for
+	// tests only, since it lets any client have itself disconnected at
+	// will; it needs the embedded broker.
+	FaultInjection bool
 	// OnCommit, when set, is told of every commit of the durable store
 	// (DataDir): how long it took, how many changes and writes it carried,
 	// and whether it failed. It runs in the committing goroutine, before

@@ -10,8 +10,6 @@ import (
 	"testing"
 	"time"
 
-	bolt "go.etcd.io/bbolt"
-
 	"github.com/ssgen/ssgen/internal/cputime"
 	"github.com/ssgen/ssgen/server/engine"
 )
@@ -141,48 +139,16 @@ func BenchmarkFileSizeUnderChurn(b *testing.B) {
 		for tenth := int64(1); tenth <= 10; tenth++ {
 			run(keys + (int64(writes)-keys)*tenth/10)
 			top = max(top, size())
-			_ = srv.disk.db.View(func(tx *bolt.Tx) error {
-				b.Logf("%d writes: file %.1f MiB, used %.2f MiB", next.Load(), size(), float64(tx.Size())/(1<<20))
-				return nil
-			})
+			b.Logf("%d writes: file %.1f MiB, used %.2f MiB", next.Load(), size(), float64(srv.disk.Used())/(1<<20))
 		}
 		b.ReportMetric(first, "first-MiB")
 		b.ReportMetric(size(), "file-MiB")
 		b.ReportMetric(top, "max-MiB")
-		_ = srv.disk.db.View(func(tx *bolt.Tx) error {
-			b.ReportMetric(float64(tx.Size())/(1<<20), "used-MiB")
-			return nil
-		})
+		b.ReportMetric(float64(srv.disk.Used())/(1<<20), "used-MiB")
 		if st := srv.Stats().Persist; st.Commits > 0 {
 			b.ReportMetric(float64(st.Writes)/float64(st.Commits), "writes/commit")
 		}
 		if err := srv.Close(); err != nil {
-			b.Fatal(err)
-		}
-	}
-}
-
-// BenchmarkPersistFileWatch measures what the checks of the data file
-// (persist_watch.go) add to each commit: the check before it and the one
-// after it, on a real data file, with nothing written in between.
-func BenchmarkPersistFileWatch(b *testing.B) {
-	srv, err := New(Options{Listen: "127.0.0.1:0", DataDir: b.TempDir(), Logger: quietLog})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { _ = srv.Close() })
-	w := srv.disk.watch
-	var txid uint64
-	_ = srv.disk.db.View(func(tx *bolt.Tx) error {
-		txid = uint64(tx.ID())
-		return nil
-	})
-	b.ReportAllocs()
-	for b.Loop() {
-		if err := w.before(); err != nil {
-			b.Fatal(err)
-		}
-		if err := w.after(txid, true); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -20,7 +20,7 @@ import (
 	"github.com/ssgen/ssgen/server/engine"
 )
 
-// Tests of the group commit (server/persist_commit.go) over MQTT against
+// Tests of the group commit (server/persist/commit.go) over MQTT against
 // the embedded server. A commit hook holds a transaction on "disk" for as
 // long as a test needs, so what is answered meanwhile, and what is not, is
 // decided by the code, never by timing.

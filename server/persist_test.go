@@ -140,7 +140,7 @@ func TestPersistenceDropsKeysThatExpiredWhileDown(t *testing.T) {
 		t.Fatalf("keys %q, want [long]", got)
 	}
 	// The expired record is gone from the file too, not only skipped.
-	recs, _, err := n.srv.disk.load()
+	recs, _, err := n.srv.disk.Records()
 	if err != nil || len(recs) != 1 || recs[0].Key != "long" {
 		t.Fatalf("records %+v, %v", recs, err)
 	}
@@ -181,11 +181,11 @@ func TestPersistenceRefusesAStoreOfAnotherFormat(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = db.Update(func(tx *bolt.Tx) error {
-		b, err := tx.CreateBucket(bucketMeta)
+		b, err := tx.CreateBucket([]byte("meta"))
 		if err != nil {
 			return err
 		}
-		return b.Put(metaFormat, []byte("99"))
+		return b.Put([]byte("format"), []byte("99"))
 	})
 	db.Close()
 	if err != nil {
@@ -215,7 +215,7 @@ func TestPersistenceFailsWhenTheDataDirIsAFile(t *testing.T) {
 func TestPersistenceFailureIsAnsweredAndChangesNothing(t *testing.T) {
 	n := newDiskNode(t, false)
 	n.mustOK(true, "", "SET", "k", "old")
-	if err := n.srv.disk.db.Close(); err != nil { // every later transaction fails
+	if err := n.srv.disk.Close(); err != nil { // every later transaction fails
 		t.Fatal(err)
 	}
 	res := n.do(true, "", "SET", "k", "new")

@@ -17,9 +17,14 @@ import (
 
 	"github.com/ssgen/ssgen/internal/protocol"
 	"github.com/ssgen/ssgen/server/engine"
+	"github.com/ssgen/ssgen/server/persist"
 )
 
-// Attacks on the data file of a running server (persist_watch.go): it is
+// SSGEN_TEST_DIRECT runs every test of the package that opens a data
+// directory with Options.DirectCommits.
+func init() { forceDirect = os.Getenv("SSGEN_TEST_DIRECT") != "" }
+
+// Attacks on the data file of a running server (server/persist/watch.go): it is
 // moved away and another put in its place, deleted, or overwritten in
 // place, as a restore script, an operator or a backup tool would. Each
 // time the next kept write is answered with the persistence error, and so
@@ -229,7 +234,7 @@ func TestDataFileSwappedWhileRunningStopsKeptWrites(t *testing.T) {
 				}
 				_, err := New(Options{DataDir: n.dir, Logger: quietLog})
 				var damage *DamageError
-				if !errors.As(err, &damage) || !strings.HasPrefix(filepath.Base(damage.Path), LogPrefix) || !strings.Contains(err.Error(), "another data file") || !strings.Contains(err.Error(), "--repair") {
+				if !errors.As(err, &damage) || !strings.HasPrefix(filepath.Base(damage.Path), persist.LogPrefix) || !strings.Contains(err.Error(), "another data file") || !strings.Contains(err.Error(), "--repair") {
 					t.Fatalf("restart on the file put in place: %v", err)
 				}
 				srv, err := New(Options{DataDir: n.dir, Logger: quietLog, Repair: true})
@@ -265,7 +270,7 @@ func fileKeys(t *testing.T, path string) []string {
 	defer db.Close()
 	var keys []string
 	err = db.View(func(tx *bolt.Tx) error {
-		return tx.Bucket(bucketKeys).ForEach(func(k, _ []byte) error {
+		return tx.Bucket([]byte("keys")).ForEach(func(k, _ []byte) error {
 			keys = append(keys, string(k))
 			return nil
 		})
@@ -307,12 +312,12 @@ func TestDataFileChangedDuringACommitIsAPersistenceFailure(t *testing.T) {
 			}
 			path := filepath.Join(n.dir, StoreFile)
 			n.mustOK(true, "", "SET", "kept", "1")
-			n.srv.disk.inTx = func() {
-				n.srv.disk.inTx = nil
+			n.srv.disk.SetInTx(func() {
+				n.srv.disk.SetInTx(nil)
 				if err := tc.change(path); err != nil {
 					t.Error(err)
 				}
-			}
+			})
 			if res := n.do(true, "", "SET", "after", "1"); string(res.Payload) != persistenceFailure {
 				t.Fatalf("SET during the change: %q", res.Payload)
 			}
@@ -367,5 +372,67 @@ func TestAnOrdinaryCommitFailureDoesNotStopTheStore(t *testing.T) {
 	n.restart()
 	if e, _ := n.srv.Engine().Lookup([]byte("kept")); string(e.Value) != "3" {
 		t.Fatalf("kept = %q after restart, want 3", e.Value)
+	}
+}
+
+// The write-ahead log segment being written is deleted, moved away,
+// replaced or truncated while the server runs: the next kept write is
+// answered with the persistence error instead of being acknowledged into
+// a file a restart would not read, and one error line names the segment.
+func TestLogSegmentSwappedWhileRunningStopsKeptWrites(t *testing.T) {
+	if forceDirect {
+		t.Skip("SSGEN_TEST_DIRECT: no write-ahead log")
+	}
+	for _, tc := range []struct {
+		name   string
+		attack func(t *testing.T, path string)
+		log    string
+	}{
+		{"deleted", func(t *testing.T, path string) {
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+		}, "was deleted"},
+		{"moved away", func(t *testing.T, path string) {
+			if err := os.Rename(path, path+".moved"); err != nil {
+				t.Fatal(err)
+			}
+		}, "was moved away or deleted"},
+		{"replaced", func(t *testing.T, path string) {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(path, path+".moved"); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, "was replaced by another file"},
+		{"truncated", func(t *testing.T, path string) {
+			if err := os.Truncate(path, 64); err != nil {
+				t.Fatal(err)
+			}
+		}, "was changed by another writer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n, logs := newWatchedNode(t)
+			n.mustOK(true, "", "SET", "kept", "before")
+			segs, _ := filepath.Glob(filepath.Join(n.dir, persist.LogPrefix+"????????"))
+			if len(segs) == 0 {
+				t.Fatal("no log segment")
+			}
+			path := segs[0] // the one being written; the next is made ahead
+			tc.attack(t, path)
+			if res := n.do(true, "", "SET", "after", "1"); string(res.Payload) != persistenceFailure {
+				t.Fatalf("kept SET after the change: %q", res.Payload)
+			}
+			n.mustOK(false, "", "SET", "memory", "only")
+			lines := logs.errorLines()
+			if len(lines) != 1 || !strings.Contains(lines[0], tc.log) || !strings.Contains(lines[0], path) {
+				t.Fatalf("error lines:\n%s", strings.Join(lines, ""))
+			}
+		})
 	}
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/ssgen/ssgen/internal/testcert"
+	"github.com/ssgen/ssgen/internal/testkit/testcert"
 	"github.com/ssgen/ssgen/server"
 	"github.com/ssgen/ssgen/server/engine"
 )

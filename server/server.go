@@ -11,6 +11,7 @@ import (
 
 	"github.com/ssgen/ssgen/internal/logclip"
 	"github.com/ssgen/ssgen/server/engine"
+	"github.com/ssgen/ssgen/server/persist"
 )
 
 // transport is one way of putting the engine on MQTT.
@@ -36,12 +37,15 @@ type Server struct {
 	eng    *engine.Engine
 	fan    *serializer[engine.Notification]
 	tr     transport
-	disk   *durableStore // nil without Options.DataDir
-	commit *groupCommit  // the engine's journal over disk; nil without it
+	disk   *persist.Store       // nil without Options.DataDir
+	commit *persist.GroupCommit // the engine's journal over disk; nil without it
 
 	// Notifications handed to the broker, and dropped before that (see
 	// Stats).
 	notesSent, notesDropped atomic.Int64
+
+	chaos   atomic.Pointer[chaosSet] // nil: no chaos rules (chaos.go)
+	delayed delays                   // answers held by chaos rules
 
 	mu      sync.Mutex
 	started bool
@@ -58,8 +62,23 @@ func New(opts Options) (*Server, error) {
 	if err := opts.Limits.validate(opts.Broker != ""); err != nil {
 		return nil, err
 	}
-	if err := opts.Security.validate(opts.Broker != ""); err != nil {
-		return nil, err
+	if err := opts.Security.Validate(opts.Broker != ""); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrInvalidOptions, err)
+	}
+	if opts.FaultInjection && opts.Broker != "" {
+		return nil, fmt.Errorf("%w: FaultInjection needs the embedded broker", ErrInvalidOptions)
+	}
+	if opts.Clock != nil {
+		if opts.Now != nil {
+			return nil, fmt.Errorf("%w: Clock and Now exclude each other", ErrInvalidOptions)
+		}
+		// Versions written on a clock moved ahead would outlive the
+		// server: a restart moves its clock past the stored versions, and
+		// clients would refuse every version it hands out.
+		if opts.DataDir != "" {
+			return nil, fmt.Errorf("%w: Clock and DataDir exclude each other (versions written on a moved clock would outlive it)", ErrInvalidOptions)
+		}
+		opts.Now = opts.Clock.Now
 	}
 	if opts.PersistAll && opts.DataDir == "" {
 		return nil, fmt.Errorf("%w: PersistAll needs a DataDir", ErrInvalidOptions)
@@ -67,6 +86,13 @@ func New(opts Options) (*Server, error) {
 	// Every value of a log line is cut to 1 KiB: client ids, keys, stamps
 	// and reasons come from clients (logclip).
 	s := &Server{opts: opts, log: logclip.Logger(opts.Logger, 0)}
+	if len(opts.Chaos) > 0 {
+		set, err := compileChaos(opts.Chaos)
+		if err != nil {
+			return nil, fmt.Errorf("%w: %w", ErrInvalidOptions, err)
+		}
+		s.chaos.Store(set)
+	}
 	if opts.Broker != "" {
 		ext, err := newExternal(s)
 		if err != nil {
@@ -107,6 +133,9 @@ func New(opts Options) (*Server, error) {
 	if err := s.restore(); err != nil {
 		_ = s.closeDisk()
 		return nil, err
+	}
+	if opts.Clock != nil {
+		opts.Clock.onMove(s.clockMoved)
 	}
 	return s, nil
 }
@@ -181,6 +210,7 @@ func (s *Server) Close() error {
 		return s.closeDisk()
 	}
 	s.cancel()
+	s.delayed.close()
 	s.fan.close()
 	err := s.tr.close()
 	s.wg.Wait()
@@ -231,7 +261,7 @@ type Stats struct {
 func (s *Server) Stats() Stats {
 	var persist PersistStats
 	if s.commit != nil {
-		persist = s.commit.totals()
+		persist = s.commit.Totals()
 	}
 	e, ok := s.tr.(*embedded)
 	if !ok {

@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/ssgen/ssgen/internal/testcert"
+	"github.com/ssgen/ssgen/internal/testkit/testcert"
 	"github.com/ssgen/ssgen/server"
 )
 

@@ -12,13 +12,13 @@ func codecValue(k *schema.Key) *jen.Statement {
 	t := k.Type
 	switch k.Encoding {
 	case schema.EncodingJSON:
-		return jen.Qual(codecPkg, "JSON").Types(goType(t)).Values()
+		return evolvedCodec(k, jen.Qual(codecPkg, "JSON").Types(goType(t)).Values())
 	case schema.EncodingBytes:
 		return jen.Qual(codecPkg, "Bytes").Values()
 	case schema.EncodingString:
 		return textCodec(t)
 	}
-	return jen.Qual(codecPkg, "MsgPack").Types(goType(t)).Values()
+	return evolvedCodec(k, jen.Qual(codecPkg, "MsgPack").Types(goType(t)).Values())
 }
 
 // textCodec picks the text codec of a scalar. Enums and go_types go

@@ -26,6 +26,20 @@ func emitEnum(f *jen.File, t *schema.TypeDef) {
 		}
 	})
 
+	// An enum with earlier spellings reads them too; it writes only the
+	// current ones.
+	set := func(s jen.Code) jen.Code {
+		return jen.Qual(runtimePkg, "SetEnum").Call(jen.Id(r), s)
+	}
+	readNote := ""
+	if t.EnumRenames() {
+		enumRenames(f, t)
+		set = func(s jen.Code) jen.Code {
+			return jen.Qual(runtimePkg, "SetEnumRenamed").Call(jen.Id(r), s, jen.Id(t.RenamedVarName()))
+		}
+		readNote = " An earlier spelling of a value (renamed_from) reads as the value."
+	}
+
 	comment(f, "String returns the value string of "+r+".")
 	f.Func().Params(jen.Id(r).Id(name)).Id("String").Params().String().Block(
 		jen.Return(jen.String().Call(jen.Id(r))),
@@ -61,9 +75,9 @@ func emitEnum(f *jen.File, t *schema.TypeDef) {
 		jen.Return(jen.Index().Byte().Call(jen.Id(r)), jen.Nil()),
 	)
 
-	comment(f, "UnmarshalText implements encoding.TextUnmarshaler; it refuses an undeclared value and leaves "+r+" unchanged then.")
+	comment(f, "UnmarshalText implements encoding.TextUnmarshaler; it refuses an undeclared value and leaves "+r+" unchanged then."+readNote)
 	f.Func().Params(jen.Id(r).Op("*").Id(name)).Id("UnmarshalText").Params(jen.Id("text").Index().Byte()).Error().Block(
-		jen.Return(jen.Qual(runtimePkg, "SetEnum").Call(jen.Id(r), jen.String().Call(jen.Id("text")))),
+		jen.Return(set(jen.String().Call(jen.Id("text")))),
 	)
 
 	// Without these msgpack would use MarshalText and write the value as
@@ -74,11 +88,11 @@ func emitEnum(f *jen.File, t *schema.TypeDef) {
 		jen.Return(jen.Id("enc").Dot("EncodeString").Call(jen.String().Call(jen.Id(r)))),
 	)
 
-	comment(f, "DecodeMsgpack reads a MessagePack string; it refuses an undeclared value and leaves "+r+" unchanged then.")
+	comment(f, "DecodeMsgpack reads a MessagePack string; it refuses an undeclared value and leaves "+r+" unchanged then."+readNote)
 	f.Func().Params(jen.Id(r).Op("*").Id(name)).Id("DecodeMsgpack").Params(jen.Id("dec").Op("*").Qual(msgpackPkg, "Decoder")).Error().Block(
 		jen.List(jen.Id("s"), jen.Err()).Op(":=").Id("dec").Dot("DecodeString").Call(),
 		jen.If(jen.Err().Op("!=").Nil()).Block(jen.Return(jen.Err())),
-		jen.Return(jen.Qual(runtimePkg, "SetEnum").Call(jen.Id(r), jen.Id("s"))),
+		jen.Return(set(jen.Id("s"))),
 	)
 }
 

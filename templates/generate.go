@@ -45,7 +45,8 @@ func Generate(s *schema.Schema, opts Options) ([]File, error) {
 	f.ImportName(codecPkg, "codec")
 	f.ImportName(msgpackPkg, "msgpack")
 	emitHeader(f, s, opts)
-	emitVersionGuard(f)
+	emitVersionGuard(f, s)
+	emitEvolution(f, s)
 	for _, t := range s.Types {
 		switch t.Kind {
 		case schema.KindStruct:

@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ssgen/ssgen/internal/golden"
+	"github.com/ssgen/ssgen/internal/testkit/golden"
 	"github.com/ssgen/ssgen/schema"
 	"github.com/ssgen/ssgen/templates"
 )
@@ -34,7 +34,12 @@ func goldenCases(t *testing.T) []goldenCase {
 			out = append(out, goldenCase{e.Name(), dir})
 		}
 	}
-	out = append(out, goldenCase{"e2e", filepath.Join("internal", "e2e")})
+	out = append(out,
+		goldenCase{"e2e", filepath.Join("..", "internal", "tests", "e2e")},
+		// Two versions of one schema, every evolution declaration in v2.
+		goldenCase{"evolve-v1", filepath.Join("..", "internal", "tests", "e2e", "evolve", "v1")},
+		goldenCase{"evolve-v2", filepath.Join("..", "internal", "tests", "e2e", "evolve", "v2")},
+	)
 	return out
 }
 
@@ -127,7 +132,7 @@ func TestGoldenOutputCompilesAndVets(t *testing.T) {
 	write(t, filepath.Join(tmp, "go.sum"), sum)
 	copyGo(t, filepath.Join("testdata", "support", "units"), filepath.Join(tmp, "units"))
 	for _, c := range goldenCases(t) {
-		if c.name == "e2e" {
+		if strings.HasPrefix(c.dir, "internal") {
 			continue // part of this module; go vet ./... covers it
 		}
 		copyGo(t, c.dir, filepath.Join(tmp, c.name))

@@ -16,21 +16,31 @@ import (
 func emitGroup(f *jen.File, g *schema.Group, shadow map[string]bool) {
 	path := g.Path.String()
 	comment(f, fmt.Sprintf("%s is the handle of the keys and locks under %q.", g.Name, path), sentence(g.Doc))
-	f.Type().Id(g.Name).Struct(
-		jen.Id("s").Op("*").Id("Store"),
-		jen.Id("prefix").String(),
-	)
+	f.Type().Id(g.Name).StructFunc(func(sg *jen.Group) {
+		sg.Id("s").Op("*").Id("Store")
+		sg.Id("prefix").String()
+		if g.Moved() {
+			sg.Id("earlier").String() // the prefix at the group's earlier path (renamed_from)
+		}
+	})
 
-	var note string
+	var note, moved string
 	if canFail(g.Params) {
 		note = paramNote(g.Params)
 	}
-	comment(f, fmt.Sprintf("%s returns the handle of the keys and locks under %q.", g.Name, path), note)
+	if g.Moved() {
+		moved = fmt.Sprintf("The group moved from %q (renamed_from): each key reads its earlier key there while it is absent, and every write deletes it. Listing and watching the group see the new path only.", g.MovedFrom.String())
+	}
+	comment(f, fmt.Sprintf("%s returns the handle of the keys and locks under %q.", g.Name, path), moved, note)
 	r := storeRecv(shadow)
-	handle := jen.Op("&").Id(g.Name).Values(jen.Dict{
+	fields := jen.Dict{
 		jen.Id("s"):      jen.Id(r.name),
 		jen.Id("prefix"): pathExpr(r, nil, g.Path),
-	})
+	}
+	if g.Moved() {
+		fields[jen.Id("earlier")] = pathExpr(r, nil, g.MovedFrom)
+	}
+	handle := jen.Op("&").Id(g.Name).Values(fields)
 	f.Func().Params(jen.Id(r.name).Op("*").Id("Store")).Id(g.Name).Params(paramList(r, g.Params)...).
 		Add(returns(jen.Op("*").Id(g.Name), canFail(g.Params))).
 		Block(body(r, g.Name, g.Params, handle)...)

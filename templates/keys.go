@@ -25,8 +25,18 @@ func emitKey(f *jen.File, r recv, k *schema.Key) {
 			guard = jen.Add(r.store).Dot(k.Guard.Name).Call()
 		}
 	}
+	var moved jen.Code
+	switch own := k.MovedFrom; {
+	case k.Group != nil && k.Group.Moved():
+		if len(own.Segments) == 0 {
+			own = k.Path
+		}
+		moved = pathExpr(r, jen.Id(r.name).Dot("earlier"), own)
+	case k.Moved():
+		moved = pathExpr(r, r.prefix, own)
+	}
 	elem := goType(k.Type)
-	handle := newKey(goType(k.Type), r.client, pathExpr(r, r.prefix, k.Path), codecValue(k), ttl, guard, k.Persist)
+	handle := newKey(goType(k.Type), r.client, pathExpr(r, r.prefix, k.Path), codecValue(k), ttl, guard, k.Persist, moved)
 	f.Func().Params(jen.Id(r.name).Op("*").Id(r.typ)).Id(k.Name).Params(paramList(r, k.Params)...).
 		Add(returns(jen.Op("*").Qual(runtimePkg, "Key").Types(elem), canFail(k.Params))).
 		Block(body(r, k.QualifiedName(), k.Params, handle)...)
@@ -48,6 +58,9 @@ func keyDoc(k *schema.Key, full string) []string {
 	}
 	if k.Persist {
 		notes = append(notes, "Every write asks the broker to keep the key on disk (aio-persistence), so that it survives a restart of the broker.")
+	}
+	if k.Moved() {
+		notes = append(notes, fmt.Sprintf("The key moved from %q (renamed_from): while it is absent, reads fall back to that key, and every write deletes it (see runtime.MovedFrom).", k.FullMovedFrom().String()))
 	}
 	if canFail(k.Params) {
 		notes = append(notes, paramNote(k.Params))

@@ -51,6 +51,16 @@ func emitGroupLister(f *jen.File, g *schema.Group) {
 	for _, l := range g.Locks {
 		member(l.Name, l.Path)
 	}
+	// A moved key's earlier path, so that listing and watching see the
+	// instances whose values have not moved yet. A moved group's earlier
+	// path is another prefix, which one listing cannot cover: its
+	// instances are listed once written under the new path.
+	for _, k := range g.Keys {
+		if len(k.MovedFrom.Segments) > 0 && !g.Moved() {
+			members = append(members, jen.Qual(runtimePkg, "TemplateMember").Values(
+				jen.Id("Name").Op(":").Lit(k.Name), jen.Id("Path").Op(":").Lit(k.MovedFrom.String()), jen.Id("Earlier").Op(":").True()))
+		}
+	}
 	comment(f, fmt.Sprintf("%s is the shape of the keys and locks of a %s.", templateVar(g), g.Name))
 	f.Var().Id(templateVar(g)).Op("=").Qual(runtimePkg, "NewTemplate").CallFunc(func(cg *jen.Group) {
 		for _, m := range members {

@@ -22,6 +22,8 @@ var shadowed = map[string]bool{
 	"strconv": true, "regexp": true, "runtime": true, "codec": true, "time": true,
 	"msgpack": true, "string": true, "int64": true, "uint64": true, "nil": true,
 	"true": true, "false": true, "error": true, "byte": true,
+	// Code from an evolving schema names its codec.Evolution.
+	schema.EvolutionVarName: true,
 }
 
 // argName is the Go name of a parameter's argument: its schema name, with

@@ -1,6 +1,8 @@
 package templates
 
 import (
+	"strings"
+
 	"github.com/dave/jennifer/jen"
 
 	"github.com/ssgen/ssgen/schema"
@@ -17,6 +19,7 @@ func emitStruct(f *jen.File, t *schema.TypeDef) {
 			if fd.Optional {
 				notes = "Optional: left out of the stored value when empty."
 			}
+			notes = strings.TrimSpace(notes + " " + evolutionNote(fd))
 			if i > 0 && (fd.Doc != "" || notes != "") {
 				g.Line()
 			}

@@ -10,6 +10,7 @@ import (
 	"os"
 	"runtime/debug"
 	"syscall"
+	"time"
 
 	"github.com/ssgen/ssgen/server"
 	"github.com/ssgen/ssgen/server/engine"
@@ -24,7 +25,7 @@ func init() {
 }
 
 func runServe(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet(env, "serve", "[--listen HOST:PORT | --broker mqtt://HOST:PORT] [--max-keys N] [--max-bytes N] [--data-dir DIR [--persist-all] [--repair] [--direct-commits]] [limits] [security] [--seed FILE] [--http HOST:PORT | --ui] [--log-level LEVEL] [--log-format text|json]\n\n"+
+	fs := newFlagSet(env, "serve", "[--listen HOST:PORT | --broker mqtt://HOST:PORT] [--max-keys N] [--max-bytes N] [--data-dir DIR [--persist-all] [--repair] [--direct-commits]] [limits] [security] [--seed FILE] [--http HOST:PORT | --ui] [--clock real|manual] [--chaos FILE] [--fault-injection] [--log-level LEVEL] [--log-format text|json]\n\n"+
 		"With --broker the store attaches to another MQTT 5 broker as a client. A mosquitto\n"+
 		"needs set_tcp_nodelay true in its configuration: without it every request takes\n"+
 		"~44 ms (Nagle's algorithm), and serve warns once (see --slow-broker).\n\nflags:")
@@ -56,6 +57,9 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	passwordFile := fs.String("password-file", "", "embedded: authenticate by user name and password, lines username:bcrypt-hash")
 	allowAnonymous := fs.Bool("allow-anonymous", false, "embedded: let clients without credentials in even with --password-file or --tls-client-ca")
 	authzFile := fs.String("authz-file", "", "embedded: YAML state store authorization rules (who may read or write which keys)")
+	clock := fs.String("clock", "real", "the state store's time: real, or manual (starts at the real time and moves only with ssgen clock advance|set; needs --http or --ui to be moved)")
+	chaosFile := fs.String("chaos", "", "start with the chaos rules of this YAML `FILE` (docs/testing.md): matching requests get an -ERR answer, no answer, a held answer or a disconnect; changed at run time with ssgen chaos or the console")
+	faults := fs.Bool("fault-injection", false, "embedded: honour the fault:* user properties of Microsoft's SDK tests (refuse or disconnect a client on its own request; docs/testing.md); for tests only")
 	seed := fs.String("seed", "", "start from this snapshot file (ssgen export); the store must be empty (a --data-dir holding keys is refused)")
 	logLevel := fs.String("log-level", "info", "debug (adds every refused request), info, warn or error")
 	logFormat := fs.String("log-format", "text", "text (key=value lines) or json (one JSON object per line)")
@@ -71,6 +75,18 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	if given["listen"] && given["broker"] {
 		return usageErrorf("--listen and --broker exclude each other")
+	}
+	if *clock != "real" && *clock != "manual" {
+		return usageErrorf("--clock %q: want real or manual", *clock)
+	}
+	if *clock == "manual" && *dataDir != "" {
+		return usageErrorf("--clock manual and --data-dir exclude each other: versions written on a clock moved ahead would be kept, and a restarted server would hand out versions clients refuse")
+	}
+	if *clock == "manual" && !web.enabled() {
+		return usageErrorf("--clock manual needs --http or --ui: ssgen clock moves the clock through the HTTP API")
+	}
+	if *faults && *broker != "" {
+		return usageErrorf("--fault-injection needs the embedded broker, not --broker")
 	}
 	if *persistAll && *dataDir == "" {
 		return usageErrorf("--persist-all needs --data-dir")
@@ -116,6 +132,15 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	opts.DataDir, opts.PersistAll, opts.Repair, opts.DirectCommits = *dataDir, *persistAll, *repair, *direct
 	opts.Limits = lim
+	opts.FaultInjection = *faults
+	if *chaosFile != "" {
+		if opts.Chaos, err = server.LoadChaos(*chaosFile); err != nil {
+			return usageErrorf("--chaos: %s", libText(err))
+		}
+	}
+	if *clock == "manual" {
+		opts.Clock = server.NewManualClock(time.Now())
+	}
 	if opts.Security, err = serveSecurity(*tlsCert, *tlsKey, *tlsClientCA, *passwordFile, *authzFile, *allowAnonymous); err != nil {
 		return &exitError{code: exitUsage, err: libErr(err)}
 	}
@@ -144,6 +169,9 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		// authentication and cross-site protection, limited to the keys
 		// its caller may read and write.
 		con.Handle(snapshotPath, srv.SnapshotHandler(server.SnapshotHTTP{Access: con.Access}))
+		// The clock (ssgen clock), behind the same protection.
+		con.Handle(clockPath, srv.ClockHandler())
+		con.Handle(chaosPath, srv.ChaosHandler())
 		if err := con.Start(srv); err != nil {
 			_ = srv.Close()
 			if errors.Is(err, syscall.EADDRINUSE) {

@@ -12,7 +12,7 @@ import (
 
 	"golang.org/x/crypto/bcrypt"
 
-	"github.com/ssgen/ssgen/internal/testcert"
+	"github.com/ssgen/ssgen/internal/testkit/testcert"
 	"github.com/ssgen/ssgen/runtime"
 )
 

@@ -14,6 +14,7 @@ import (
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/server"
 	"github.com/ssgen/ssgen/server/engine"
+	"github.com/ssgen/ssgen/server/persist"
 )
 
 // The data file of a running `ssgen serve --data-dir` is moved away and
@@ -68,7 +69,7 @@ func TestServeRefusesKeptWritesOnceTheDataFileIsReplaced(t *testing.T) {
 	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
 	_, err := server.New(server.Options{Listen: "127.0.0.1:0", DataDir: dir, Logger: quiet})
 	var damage *server.DamageError
-	if !errors.As(err, &damage) || !strings.HasPrefix(filepath.Base(damage.Path), server.LogPrefix) || !strings.Contains(err.Error(), "--repair") {
+	if !errors.As(err, &damage) || !strings.HasPrefix(filepath.Base(damage.Path), persist.LogPrefix) || !strings.Contains(err.Error(), "--repair") {
 		t.Fatalf("restart on the file put in place, its log another file's: %v", err)
 	}
 	srv, err := server.New(server.Options{Listen: "127.0.0.1:0", DataDir: dir, Logger: quiet, Repair: true})

@@ -5,8 +5,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/ssgen/ssgen/internal/brokertest"
-	"github.com/ssgen/ssgen/internal/testwait"
+	"github.com/ssgen/ssgen/internal/testkit/brokertest"
+	"github.com/ssgen/ssgen/internal/testkit/testwait"
 	"github.com/ssgen/ssgen/server/servertest"
 )
 

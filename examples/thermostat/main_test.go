@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ssgen/ssgen/internal/brokertest"
+	"github.com/ssgen/ssgen/internal/testkit/brokertest"
 	"github.com/ssgen/ssgen/server/servertest"
 )
 

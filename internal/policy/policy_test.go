@@ -9,7 +9,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
-	"github.com/ssgen/ssgen/internal/golden"
+	"github.com/ssgen/ssgen/internal/testkit/golden"
 	"github.com/ssgen/ssgen/schema"
 	"github.com/ssgen/ssgen/server"
 )

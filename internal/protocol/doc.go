@@ -3,7 +3,8 @@
 // generator: the service id and topic names (topics.go), the envelope's
 // user property names, values and status codes (envelope.go), the verbs,
 // options and notification words of the payloads (commands.go), the exact
-// -ERR texts (errors.go), and the rule of which client owns which topic.
+// -ERR texts (errors.go), the rule of which client owns which topic, and
+// the SDK tests' fault vocabulary (faults.go).
 // docs/wire-protocol.md describes the protocol these names belong to.
 //
 // # What the state store owns under "clients/"

@@ -7,7 +7,8 @@ const ErrorPrefix = "ERR "
 // The state store's error texts: what a response payload carries after
 // "-ERR ". The official clients compare them as strings, so they must
 // never be reworded. Package runtime turns each into a sentinel error and
-// package engine into an engine.Error; both are built from these.
+// package engine into an engine.Error, both of the same name; Errors
+// lists them all.
 const (
 	ErrTimestampSkew            = "the request timestamp is too far in the future; ensure that the client and broker system clocks are synchronized"
 	ErrFencingTokenRequired     = "a fencing token is required for this request"
@@ -33,3 +34,50 @@ const ErrPersistence = "persistence failure: the change could not be written to 
 // authorized client's or another pattern's, or from before the service
 // restarted.
 const ErrInvalidToken = "invalid continuation token"
+
+// ErrorInfo is one -ERR answer of the service: its text, and the words
+// ssgen's server files it under, in log lines (Class: the refusal's
+// reason) and in ssgen_request_errors_total (Metric).
+type ErrorInfo struct {
+	Text   string
+	Class  string
+	Metric string
+}
+
+// Errors lists every -ERR answer the service gives, with its words, as
+// Verbs lists the verbs: the engine builds its answers from it, the
+// runtime matches a response's text against it, and the server's logs and
+// the console's metrics name each refusal from it.
+var Errors = [...]ErrorInfo{
+	{ErrTimestampSkew, "timestamp", "timestamp_drift"},
+	{ErrFencingTokenRequired, "fencing", "fencing_token_required"},
+	{ErrFencingTokenSkew, "fencing", "fencing_token_drift"},
+	{ErrFencingTokenLowerVersion, "fencing", "fencing_token_lower"},
+	{ErrQuotaExceeded, "quota", "quota_exceeded"},
+	{ErrSyntax, "syntax", "syntax_error"},
+	{ErrNotAuthorized, "authorization", "not_authorized"},
+	{ErrUnknownCommand, "command", "unknown_command"},
+	{ErrWrongNumberOfArguments, "arguments", "wrong_arguments"},
+	{ErrMissingTimestamp, "timestamp", "missing_timestamp"},
+	{ErrMalformedTimestamp, "timestamp", "malformed_timestamp"},
+	{ErrKeyLengthZero, "key", "key_length_zero"},
+	{ErrPersistence, "persistence", "persistence_failure"},
+	{ErrInvalidToken, OtherErrorClass, OtherErrorMetric},
+}
+
+// The words of an error text Errors does not list. ErrInvalidToken has
+// them too: it has never had words of its own.
+const (
+	OtherErrorClass  = "error"
+	OtherErrorMetric = "other"
+)
+
+// LookupError returns the entry of Errors whose text is text.
+func LookupError(text string) (ErrorInfo, bool) {
+	for _, e := range Errors {
+		if e.Text == text {
+			return e, true
+		}
+	}
+	return ErrorInfo{}, false
+}

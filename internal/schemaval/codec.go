@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"sync"
 
+	"github.com/ssgen/ssgen/runtime/codec"
 	"github.com/ssgen/ssgen/schema"
 )
 
@@ -18,6 +19,8 @@ type Codec struct {
 	once      sync.Once
 	rt        reflect.Type // the mirror of t (MessagePack and JSON)
 	canonical bool         // MessagePack output gets runtime/codec's canonical map order
+	evolution *codec.Evolution
+	shape     string // t in evolution's terms; "" when values of t do not evolve
 }
 
 // NewCodec returns the codec of values of type t stored with encoding enc.
@@ -69,5 +72,29 @@ func (c *Codec) init() {
 		}
 		c.rt = newMirror(c.enc).typeOf(c.t, 0)
 		c.canonical = c.enc == schema.EncodingMsgpack && mayHoldMap(c.t, map[*schema.TypeDef]bool{})
+		c.evolution = Evolution(reachable(c.t))
+		c.shape = Shape(c.t, c.evolution)
 	})
+}
+
+// upgrade brings stored bytes written by an earlier schema to the form
+// the current types read, as the generated codec.Evolved does. Bytes it
+// cannot read are left to the decoder, which says what is wrong.
+func (c *Codec) upgrade(data []byte) []byte {
+	if c.shape == "" {
+		return data
+	}
+	var (
+		up  []byte
+		err error
+	)
+	if c.enc == schema.EncodingJSON {
+		up, err = c.evolution.UpgradeJSON(data, c.shape)
+	} else {
+		up, err = c.evolution.UpgradeMsgPack(data, c.shape, c.rt)
+	}
+	if err != nil {
+		return data
+	}
+	return up
 }

@@ -51,7 +51,7 @@ func TestEncodeRefusesMisfits(t *testing.T) {
 		{"Packed", `{"mode":"heat",` + inner + `,"self":{"mode":"heat","inner":{}}}`, `.self.inner: Inner: required field "name" is missing`},
 		{"Packed", `{"mode":"heat",` + minimalScalars + `}`, `Everything: required field "inner" is missing`},
 		{"Packed", `{"mode":"heat"}`, `Everything: required fields "b", "i", "i8", "i16", "i32", "i64", "u", "u8", "u16", "u32", "u64", "f32", "f64", "s", "at", "every", "inner" are missing`},
-		{"CelsiusPacked", `"21C"`, `Celsius is a go_type whose MessagePack form only its Go type github.com/ssgen/ssgen/internal/schemaval/kinds/units.Celsius can write`},
+		{"CelsiusPacked", `"21C"`, `Celsius is a go_type whose MessagePack form only its Go type github.com/ssgen/ssgen/internal/testkit/kinds/units.Celsius can write`},
 		{"CelsiusText", `21`, `want the text of Celsius, got the number 21`},
 	}
 	for _, tt := range tests {

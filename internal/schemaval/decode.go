@@ -52,6 +52,7 @@ func (c *Codec) Decode(data []byte) (any, error) {
 	if c.rt == nil {
 		return nil, c.misfit(true)
 	}
+	data = c.upgrade(data)
 	ptr := reflect.New(c.rt)
 	if c.enc == schema.EncodingJSON {
 		if err := json.Unmarshal(data, ptr.Interface()); err != nil {
@@ -119,10 +120,14 @@ func (c *Codec) view(t *schema.Type, v reflect.Value, p *path) (any, error) {
 		s := v.String()
 		// Empty is what a nil, a null or an absent field leaves: the
 		// generated code reads that as the zero value without complaint.
-		if s != "" && !declared(t.Def, s) {
+		if s == "" {
+			return s, nil
+		}
+		cur, ok := t.Def.Spelling(s) // an earlier spelling reads as its value
+		if !ok {
 			return nil, decodeErr(p, nil, "%s", notDeclared(t.Def, s))
 		}
-		return s, nil
+		return cur, nil
 	case schema.KindList:
 		if v.IsNil() {
 			return []any(nil), nil

@@ -289,10 +289,11 @@ func scalar(t *schema.Type, v any, p *path, inJSON bool) (any, error) {
 		if !ok {
 			return nil, want("a " + t.Def.Name + " (a string: " + enumList(t.Def) + ")")
 		}
-		if !declared(t.Def, s) {
+		cur, ok := t.Def.Spelling(s) // as the generated UnmarshalText reads an earlier spelling
+		if !ok {
 			return nil, encodeErr(p, "%s%s", notDeclared(t.Def, s), suggest.DidYouMean(s, enumValues(t.Def)))
 		}
-		return s, nil
+		return cur, nil
 	case schema.KindBytes:
 		if v == nil {
 			return []byte(nil), nil // how JSON writes a nil []byte

@@ -18,11 +18,12 @@ type Resolver struct {
 }
 
 type decl struct {
-	key    *schema.Key
-	lock   *schema.Lock
-	path   schema.Path
-	params []*schema.Param
-	codec  *Codec
+	key     *schema.Key
+	lock    *schema.Lock
+	path    schema.Path
+	params  []*schema.Param
+	codec   *Codec
+	earlier bool // path is the key's earlier one (renamed_from)
 }
 
 // NewResolver indexes the keys and locks of s.
@@ -39,6 +40,14 @@ func NewResolver(s *schema.Schema) *Resolver {
 	for _, l := range s.AllLocks() {
 		add(decl{lock: l, path: l.FullPath(), params: l.AllParams()})
 	}
+	// A moved key's earlier path names the key too: its values are the
+	// key's, stored before the move (Load refuses an earlier path that
+	// meets a current one).
+	for _, k := range s.AllKeys() {
+		if k.Moved() {
+			add(decl{key: k, path: k.FullMovedFrom(), params: k.AllParams(), codec: ForKey(k), earlier: true})
+		}
+	}
 	return r
 }
 
@@ -51,6 +60,10 @@ type Match struct {
 	// Params are the parameter values the key holds, in the order of the
 	// accessor's arguments (the group's, then the key's own).
 	Params []Param
+	// Earlier reports that the key is the declared key's earlier name
+	// (renamed_from), where values written before the move stay until
+	// the key is next written.
+	Earlier bool
 
 	codec *Codec
 }
@@ -194,7 +207,7 @@ func (d *decl) match(segs []string) (*Match, bool) {
 			}
 		}
 	}
-	return &Match{Key: d.key, Lock: d.lock, Params: ordered, codec: d.codec}, true
+	return &Match{Key: d.key, Lock: d.lock, Params: ordered, codec: d.codec, Earlier: d.earlier}, true
 }
 
 // ParseParam reads one path segment as a value of parameter p, accepting
@@ -226,4 +239,19 @@ func ParseParam(p *schema.Param, seg string) (any, bool) {
 		return n, true
 	}
 	return nil, false
+}
+
+// MovedFrom returns the earlier key of a declared key that moved
+// (renamed_from), with this match's parameter values, or "" when it did
+// not move or the match is the earlier key: the key generated code reads
+// while this one is absent.
+func (m *Match) MovedFrom() string {
+	if m.Key == nil || !m.Key.Moved() || m.Earlier {
+		return ""
+	}
+	values := make(map[*schema.Param]string, len(m.Params))
+	for _, p := range m.Params {
+		values[p.Param] = p.Text
+	}
+	return Render(m.Key.FullMovedFrom(), values)
 }

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/ssgen/ssgen/internal/schemaval"
-	"github.com/ssgen/ssgen/internal/schemaval/kinds"
-	"github.com/ssgen/ssgen/internal/schemaval/kinds/units"
+	"github.com/ssgen/ssgen/internal/testkit/kinds"
+	"github.com/ssgen/ssgen/internal/testkit/kinds/units"
 	"github.com/ssgen/ssgen/runtime/codec"
 	"github.com/ssgen/ssgen/schema"
 )
@@ -21,7 +21,7 @@ import (
 // from.
 func kindsSchema(t testing.TB) *schema.Schema {
 	t.Helper()
-	s, err := schema.LoadFile(filepath.Join("kinds", "ssgen.yaml"))
+	s, err := schema.LoadFile(filepath.Join("..", "testkit", "kinds", "ssgen.yaml"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,10 +21,11 @@ func (c *Codec) decodeText(data []byte) (any, error) {
 		// A go_type's text is its own business; it is shown as is.
 		return string(data), nil
 	case schema.KindEnum:
-		if !declared(t.Def, string(data)) {
+		cur, ok := t.Def.Spelling(string(data)) // an earlier spelling reads as its value
+		if !ok {
 			return nil, decodeErr(nil, nil, "%s", notDeclared(t.Def, string(data)))
 		}
-		return string(data), nil
+		return cur, nil
 	case schema.KindBool:
 		v, err = codec.Bool[bool]{}.Decode(data)
 	case schema.KindInt:

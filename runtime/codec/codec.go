@@ -16,6 +16,10 @@
 // slice indexes and map keys, and its cause is that part's own error:
 //
 //	codec: msgpack: cannot encode conveyor.LineConfig: LineConfig.target_state: "" is not a declared value of enum LineState
+//
+// Evolved wraps MsgPack or JSON for a type whose schema declares how its
+// values evolve: it reads values written under earlier names, and fills
+// defaults for fields they lack, as an Evolution describes.
 package codec
 
 import (

@@ -15,7 +15,7 @@ import (
 
 	"github.com/eclipse/paho.golang/paho"
 
-	"github.com/ssgen/ssgen/internal/testwait"
+	"github.com/ssgen/ssgen/internal/testkit/testwait"
 	"github.com/ssgen/ssgen/server"
 	"github.com/ssgen/ssgen/server/console"
 	"github.com/ssgen/ssgen/server/engine"

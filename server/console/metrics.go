@@ -6,7 +6,6 @@ import (
 
 	"github.com/ssgen/ssgen/internal/protocol"
 	"github.com/ssgen/ssgen/server"
-	"github.com/ssgen/ssgen/server/engine"
 )
 
 // Metric label values. Verbs outside the protocol's are "other", requests
@@ -22,23 +21,6 @@ const (
 	resultRefused
 	resultDropped
 )
-
-// errorSlugs name the state store's errors in ssgen_request_errors_total.
-var errorSlugs = map[string]string{
-	string(engine.ErrTimestampSkew):            "timestamp_drift",
-	string(engine.ErrFencingTokenRequired):     "fencing_token_required",
-	string(engine.ErrFencingTokenSkew):         "fencing_token_drift",
-	string(engine.ErrFencingTokenLowerVersion): "fencing_token_lower",
-	string(engine.ErrQuotaExceeded):            "quota_exceeded",
-	string(engine.ErrSyntax):                   "syntax_error",
-	string(engine.ErrNotAuthorized):            "not_authorized",
-	string(engine.ErrUnknownCommand):           "unknown_command",
-	string(engine.ErrWrongNumberOfArguments):   "wrong_arguments",
-	string(engine.ErrMissingTimestamp):         "missing_timestamp",
-	string(engine.ErrMalformedTimestamp):       "malformed_timestamp",
-	string(engine.ErrKeyLengthZero):            "key_length_zero",
-	string(engine.ErrPersistence):              "persistence_failure",
-}
 
 // metrics are the console's Prometheus collectors, in a registry of their
 // own. The request path touches only pre-resolved counters and
@@ -125,9 +107,9 @@ func (m *metrics) request(ev *server.RequestEvent) {
 		r = resultRefused
 	case ev.Error != "":
 		r = resultError
-		slug, ok := errorSlugs[ev.Error]
-		if !ok {
-			slug = "other"
+		slug := protocol.OtherErrorMetric
+		if info, ok := protocol.LookupError(ev.Error); ok {
+			slug = info.Metric
 		}
 		m.errors.WithLabelValues(metricVerbs[v], slug).Inc()
 	}

@@ -66,6 +66,11 @@ func declarationOf(m *schemaval.Match) Description {
 	}
 	if c := m.Codec(); c != nil {
 		d.Type = c.Type().String() + " (" + string(c.Encoding()) + ")"
+		if m.Earlier {
+			// The key's earlier path (renamed_from): its values move on
+			// their next write through the schema.
+			d.Type = c.Type().String() + " (" + string(c.Encoding()) + "; earlier key, renamed_from)"
+		}
 	}
 	return d
 }

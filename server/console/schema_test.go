@@ -316,3 +316,45 @@ rules:
 		t.Errorf("without a schema: %d %s, want 404", st, body)
 	}
 }
+
+// TestValuesOfEarlierSchemasDecode: the console reads a value written
+// under a field's earlier name through renamed_from, and shows a moved
+// key's earlier path as that key's, marked as its earlier key.
+func TestValuesOfEarlierSchemasDecode(t *testing.T) {
+	s, err := schema.Load("x.yaml", []byte(`
+version: 1
+package: p
+encoding: json
+types:
+  Reading:
+    fields:
+      celsius: {type: float64, renamed_from: temp}
+      unit: {type: string, default: C}
+keys:
+  Reading: {path: reading, renamed_from: old-reading, type: Reading}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, console.Options{Schema: s}, nil)
+	e.put("reading", `{"temp":20}`)
+	e.put("old-reading", `{"temp":19}`)
+	for key, want := range map[string][2]string{
+		"reading":     {`{"celsius":20,"unit":"C"}`, "Reading (json)"},
+		"old-reading": {`{"celsius":19,"unit":"C"}`, "Reading (json; earlier key, renamed_from)"},
+	} {
+		var d map[string]any
+		e.getJSON("/api/key?key="+q(key), &d)
+		sc, _ := d["schema"].(map[string]any)
+		var got, wantV any
+		_ = json.Unmarshal([]byte(want[0]), &wantV)
+		if js, ok := sc["json"].(string); ok {
+			_ = json.Unmarshal([]byte(js), &got)
+		}
+		gb, _ := json.Marshal(got)
+		wb, _ := json.Marshal(wantV)
+		if sc["name"] != "Reading" || string(gb) != string(wb) || sc["type"] != want[1] {
+			t.Errorf("%s: %v", key, sc)
+		}
+	}
+}

@@ -172,8 +172,8 @@ func (c *Console) underGuard(r *http.Request, g schemaval.Guard, er server.ExecR
 	}})
 	name := g.Lock.QualifiedName()
 	switch a, _ := summarize(take.Payload); {
-	case a == answerError:
-		msg := strings.TrimSuffix(strings.TrimPrefix(string(take.Payload), "-ERR "), "\r\n")
+	case take.Err != "":
+		msg := string(take.Err)
 		return writeResult{Result: "-ERR " + msg, Error: g.Describe(subject) + ": taking it: " + msg, Reason: take.Why, Guard: name}
 	case a != answerOK:
 		// The holder is named only to a caller who may read the lock key.
@@ -227,8 +227,8 @@ func (c *Console) exec(r *http.Request, er server.ExecRequest) writeResult {
 	if !res.Version.IsZero() {
 		out.Version = res.Version.String()
 	}
-	if t.answer == answerError {
-		out.Error = strings.TrimSuffix(strings.TrimPrefix(string(res.Payload), "-ERR "), "\r\n")
+	if res.Err != "" {
+		out.Error = string(res.Err)
 		t.errText = []byte(out.Error)
 	}
 	out.Result = t.resultText()

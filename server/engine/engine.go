@@ -115,9 +115,14 @@ type Result struct {
 	// returns an error, the request is to be answered ErrPersistence
 	// instead, and it has changed nothing (see Journal).
 	Wait uint64
+	// Err is the refusal the payload answers ("-ERR " + Err), "" when
+	// the request was served: what the server's logs, trace and metrics
+	// read, so that nothing parses a payload back.
+	Err Error
 	// Why says, on a refusal decided by a request's stamps, what was
-	// compared: the fencing tokens, or how far ahead a __ts or __ft was.
-	// It is for logs and the console, never sent; empty otherwise.
+	// compared: the fencing tokens, or how far ahead a __ts or __ft was;
+	// on one decided before the engine (Refusal), what decided it. It is
+	// for logs and the console, never sent; empty otherwise.
 	Why string
 }
 
@@ -278,13 +283,8 @@ var (
 )
 
 func init() {
-	for _, e := range []Error{
-		ErrTimestampSkew, ErrFencingTokenRequired, ErrFencingTokenSkew,
-		ErrFencingTokenLowerVersion, ErrQuotaExceeded, ErrSyntax, ErrNotAuthorized,
-		ErrUnknownCommand, ErrWrongNumberOfArguments, ErrMissingTimestamp,
-		ErrMalformedTimestamp, ErrKeyLengthZero, ErrInvalidToken,
-	} {
-		errPayloads[e] = fixed(resp3.AppendError(nil, string(e)))
+	for _, e := range protocol.Errors {
+		errPayloads[Error(e.Text)] = fixed(resp3.AppendError(nil, e.Text))
 	}
 }
 
@@ -293,7 +293,17 @@ func fixed(b []byte) []byte { return b[:len(b):len(b)] }
 // errResult is the answer to a refused request: an -ERR payload and no __ts.
 func errResult(err Error) Result {
 	if p, ok := errPayloads[err]; ok {
-		return Result{Payload: p}
+		return Result{Payload: p, Err: err}
 	}
-	return Result{Payload: resp3.AppendError(nil, string(err))}
+	return Result{Payload: resp3.AppendError(nil, string(err)), Err: err}
+}
+
+// Refusal is the answer to a request refused before the engine saw it (a
+// payload that is not a request, a request the authorization rules do not
+// grant), shaped as the engine's own refusals are; why says what decided
+// it (Result.Why).
+func Refusal(err Error, why string) Result {
+	res := errResult(err)
+	res.Why = why
+	return res
 }

@@ -20,6 +20,7 @@ func TestErrorPayloadsAreTheContractTexts(t *testing.T) {
 		ErrMalformedTimestamp:       "-ERR malformed timestamp\r\n",
 		ErrKeyLengthZero:            "-ERR the key length is zero\r\n",
 		ErrInvalidToken:             "-ERR invalid continuation token\r\n",
+		ErrPersistence:              "-ERR persistence failure: the change could not be written to disk and was not applied\r\n",
 	}
 	for e, p := range want {
 		if got := string(errResult(e).Payload); got != p {

@@ -11,7 +11,17 @@ type Error string
 
 func (e Error) Error() string { return string(e) }
 
-// The state store's errors.
+// Class is the word the server's log lines file e under: authorization,
+// fencing, timestamp, quota, syntax, arguments, command, key, persistence,
+// or "error" (protocol.Errors).
+func (e Error) Class() string {
+	if info, ok := protocol.LookupError(string(e)); ok {
+		return info.Class
+	}
+	return protocol.OtherErrorClass
+}
+
+// The state store's errors, one for each text of protocol.Errors.
 const (
 	ErrTimestampSkew            Error = protocol.ErrTimestampSkew
 	ErrFencingTokenRequired     Error = protocol.ErrFencingTokenRequired

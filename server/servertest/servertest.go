@@ -27,6 +27,28 @@ func WithClock(c *engine.FakeClock) Option {
 	return func(o *server.Options) { o.Now = c.Now }
 }
 
+// WithManualClock runs the server on c (server.Options.Clock), a clock
+// that moves only when told: s.AdvanceClock(30*time.Second) expires what
+// fell due at once, and versions follow it. Make c with
+// server.NewManualClock(time.Now()).
+func WithManualClock(c *server.ManualClock) Option {
+	return func(o *server.Options) { o.Clock = c }
+}
+
+// WithChaos starts the server with chaos rules (server.Options.Chaos):
+// requests that match one get its effect. s.SetChaos changes them while
+// the test runs.
+func WithChaos(rules ...server.ChaosRule) Option {
+	return func(o *server.Options) { o.Chaos = rules }
+}
+
+// WithFaultInjection turns on the fault vocabulary of Microsoft's SDK
+// tests (server.Options.FaultInjection): a client's fault:* user
+// properties refuse or disconnect it. Embedded servers only.
+func WithFaultInjection() Option {
+	return func(o *server.Options) { o.FaultInjection = true }
+}
+
 // New starts an embedded state store on 127.0.0.1:0 and closes it with
 // t.Cleanup. Its log goes to t.Log unless an option sets a Logger.
 func New(t testing.TB, opts ...Option) *server.Server {

@@ -1,12 +1,16 @@
 package servertest_test
 
 import (
+	"context"
 	"net"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/ssgen/ssgen/internal/brokertest"
+	"github.com/eclipse/paho.golang/paho"
+
+	"github.com/ssgen/ssgen/internal/protocol"
+	"github.com/ssgen/ssgen/internal/testkit/brokertest"
 	"github.com/ssgen/ssgen/server"
 	"github.com/ssgen/ssgen/server/engine"
 	"github.com/ssgen/ssgen/server/servertest"
@@ -41,5 +45,29 @@ func TestWithClockDrivesExpiry(t *testing.T) {
 	s.Engine().Expire()
 	if _, ok := s.Engine().Lookup([]byte("k")); ok {
 		t.Fatal("key outlived its TTL on the fake clock")
+	}
+}
+
+func TestWithFaultInjectionRefusesOnRequest(t *testing.T) {
+	s := servertest.New(t, servertest.WithFaultInjection())
+	conn, err := net.DialTimeout("tcp", s.Addr(), 5*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc := paho.NewClient(paho.ClientConfig{ClientID: "faulty", Conn: conn})
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	ca, err := pc.Connect(ctx, &paho.Connect{ClientID: "faulty", CleanStart: true, Properties: &paho.ConnectProperties{
+		User: paho.UserProperties{{Key: protocol.FaultRejectConnect, Value: "137"}},
+	}})
+	if err == nil || ca == nil || ca.ReasonCode != 0x89 {
+		t.Fatalf("CONNACK %+v, %v; want 0x89", ca, err)
+	}
+}
+
+func TestWithChaosStartsWithRules(t *testing.T) {
+	s := servertest.New(t, servertest.WithChaos(server.ChaosRule{Name: "x", Effect: server.ChaosDrop}))
+	if st := s.Chaos(); len(st) != 1 || st[0].Name != "x" {
+		t.Fatalf("rules %+v", st)
 	}
 }

@@ -460,6 +460,88 @@
     e.target.textContent = st.paused ? "Resume" : "Pause";
   });
 
+  // --- the manual clock ------------------------------------------------------
+  // Shown when the server runs on a manual clock and serves /api/clock
+  // (ssgen serve --clock manual): Advance moves it forward.
+  async function loadClock() {
+    let c;
+    try { c = await getJSON("/api/clock"); } catch (e) { return; }
+    if (c.clock !== "manual") return;
+    $("#clocknow").textContent = c.now;
+    $("#clock").hidden = false;
+  }
+  $("#clock").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const msg = $("#clockmsg");
+    try {
+      const c = await post("/api/clock", { advance: e.target.advance.value.trim() });
+      $("#clocknow").textContent = c.now;
+      msg.textContent = "";
+      loadKeys(true); // the time left to live of every key moved
+      refreshDetail();
+    } catch (err) { msg.textContent = "Refused: " + err.message; }
+  });
+
+  // --- chaos rules --------------------------------------------------------------
+  // Shown when the server serves /api/chaos (ssgen serve --http): the
+  // rules in force with their counters, and a form that replaces them.
+  function chaosText(rules) {
+    const plain = rules.map((r) => { const c = Object.assign({}, r); delete c.fired; delete c.left; return c; });
+    return JSON.stringify({ rules: plain }, null, 2);
+  }
+  function renderChaos(rules) {
+    const tb = $("#chaoslist tbody");
+    tb.replaceChildren();
+    rules.forEach((r, i) => {
+      const m = [r.verbs && r.verbs.length ? r.verbs.join(",") : "any verb"];
+      if (r.key) m.push("key " + r.key);
+      if (r.client) m.push("client " + r.client);
+      let eff = r.effect;
+      if (r.effect === "error") eff += ": " + r.error;
+      if (r.effect === "delay") eff += " " + r.delay;
+      if (r.probability) eff += ", probability " + r.probability;
+      const tr = el("tr");
+      tr.append(el("td", r.name || "rule " + (i + 1)), el("td", m.join(" ")), el("td", eff),
+        el("td", r.fired, "num"), el("td", r.left === undefined ? "" : r.left, "num"));
+      tb.append(tr);
+    });
+    if (!rules.length) { const tr = el("tr"); tr.append(el("td", "no rules")); tb.append(tr); }
+  }
+  async function loadChaos(fill) {
+    let d;
+    try { d = await getJSON("/api/chaos"); } catch (e) { return; }
+    $("#chaos").hidden = false;
+    renderChaos(d.rules);
+    const ta = $("#chaosform").rules;
+    if (fill && d.rules.length && !ta.value) ta.value = chaosText(d.rules);
+  }
+  async function sendChaos(method, body) {
+    const r = await fetch("/api/chaos", {
+      method, credentials: "same-origin", body,
+      headers: { "Content-Type": "application/yaml", "X-Ssgen-Csrf": csrf },
+    });
+    if (!r.ok) throw new Error((await r.text()).trim());
+    return r.json();
+  }
+  $("#chaosform").addEventListener("submit", async (e) => {
+    e.preventDefault();
+    const msg = $("#chaosmsg");
+    try {
+      const d = await sendChaos("PUT", e.target.rules.value);
+      renderChaos(d.rules);
+      msg.textContent = "Applied: " + d.rules.length + " rule" + (d.rules.length === 1 ? "" : "s") + ".";
+    } catch (err) { msg.textContent = "Refused: " + err.message; }
+  });
+  $("#chaosclear").addEventListener("click", async () => {
+    const msg = $("#chaosmsg");
+    try {
+      const d = await sendChaos("DELETE");
+      renderChaos(d.rules);
+      msg.textContent = "Cleared.";
+    } catch (err) { msg.textContent = "Refused: " + err.message; }
+  });
+  $("#chaosrefresh").addEventListener("click", () => loadChaos(false));
+
   const next = $("#morekeys").dataset.next;
   st.next = next || "";
   fromURL();
@@ -468,6 +550,8 @@
   // as the script does, relative to the folder.
   if (st.prefix || st.q) loadKeys(true);
   loadClients();
+  loadClock();
+  loadChaos(true);
   connect();
   document.body.dataset.ready = "1";
 })();

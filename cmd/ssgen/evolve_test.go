@@ -1,0 +1,70 @@
+package main
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/ssgen/ssgen/server/servertest"
+)
+
+// A value written through the first version of a schema reads through the
+// second under the field's new name, with the new field's default and the
+// enum value's new spelling: ssgen applies renamed_from and default
+// without generated code.
+func TestShellVerbsReadValuesOfAnEarlierSchema(t *testing.T) {
+	url := servertest.New(t).URL()
+	v1 := filepath.Join("testdata", "evolve", "v1.yaml")
+	v2 := filepath.Join("testdata", "evolve", "v2.yaml")
+	for _, key := range []string{"reading", "reading-json"} {
+		run(t, url, "set", "--schema", v1, key, `{"temp": 20, "mode": "chill"}`).want(t, exitOK, nil)
+		r := run(t, url, "get", "--schema", v2, key, "--json")
+		r.want(t, exitOK, nil)
+		var got struct{ Value map[string]any }
+		if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+			t.Fatalf("%s: --json printed %q: %v", key, r.stdout, err)
+		}
+		want := map[string]any{"celsius": 20.0, "mode": "cool", "unit": "C"}
+		if !reflect.DeepEqual(got.Value, want) {
+			t.Errorf("%s: ssgen get --schema v2 shows %v, want %v", key, got.Value, want)
+		}
+	}
+	run(t, url, "set", "--schema", v1, "mode", "chill").want(t, exitOK, nil)
+	run(t, url, "get", "--schema", v2, "mode", "--quiet").want(t, exitOK, ptr("cool\n"))
+}
+
+// ssgen get of a key that moved reads its earlier key while it is absent,
+// and says so.
+func TestGetReadsTheEarlierKeyOfAMovedKey(t *testing.T) {
+	url := servertest.New(t).URL()
+	v1 := filepath.Join("testdata", "evolve", "v1.yaml")
+	v2 := filepath.Join("testdata", "evolve", "v2.yaml")
+	run(t, url, "get", "--schema", v2, "counter").want(t, exitNegative, ptr(""))
+	run(t, url, "set", "--schema", v1, "count", "7").want(t, exitOK, nil)
+	r := run(t, url, "get", "--schema", v2, "counter")
+	r.want(t, exitOK, ptr("7\n"))
+	if !strings.Contains(r.stderr, `read from its earlier key "count"`) {
+		t.Errorf("stderr %q does not say where the value was read", r.stderr)
+	}
+	// The earlier key itself is the declared key's, typed.
+	r = run(t, url, "get", "--schema", v2, "count")
+	r.want(t, exitOK, ptr("7\n"))
+	if !strings.Contains(r.stderr, "Count (int64, string; its earlier key)") {
+		t.Errorf("stderr %q does not name the earlier key's declaration", r.stderr)
+	}
+	r = run(t, url, "get", "--schema", v2, "counter", "--json")
+	var got struct {
+		Value    int64
+		ReadFrom string
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil || got.Value != 7 || got.ReadFrom != "count" {
+		t.Errorf("--json printed %q (%v)", r.stdout, err)
+	}
+	run(t, url, "set", "--schema", v2, "counter", "8").want(t, exitOK, nil)
+	r = run(t, url, "get", "--schema", v2, "counter", "--json")
+	if strings.Contains(r.stdout, "readFrom") {
+		t.Errorf("the key itself was read, yet --json printed %q", r.stdout)
+	}
+}

@@ -1,8 +1,0 @@
-//go:build !linux
-
-package server
-
-import "os"
-
-// fdatasync is a full sync where the system has no fdatasync.
-func fdatasync(f *os.File) error { return f.Sync() }
