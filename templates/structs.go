@@ -8,9 +8,9 @@ import (
 	"github.com/ssgen/ssgen/schema"
 )
 
-// emitStruct declares a value struct. Its msgpack and json tags are the
-// schema's wire names and its fields keep the schema's order, which is the
-// order both encoders write them in.
+// emitStruct declares a value struct. Its fields keep the schema's order,
+// which is the order both encoders write them in; their names, types and
+// tags (the wire names) are the ones package schema gives them.
 func emitStruct(f *jen.File, t *schema.TypeDef) {
 	comment(f, t.Name+" is a value struct of the schema.", sentence(t.Doc))
 	f.Type().Id(t.Name).StructFunc(func(g *jen.Group) {
@@ -24,11 +24,7 @@ func emitStruct(f *jen.File, t *schema.TypeDef) {
 				g.Line()
 			}
 			comment(g, sentence(fd.Doc), notes)
-			tag := fd.Name
-			if fd.Optional {
-				tag += ",omitempty"
-			}
-			g.Id(fd.GoName).Add(fieldType(fd)).Tag(map[string]string{"json": tag, "msgpack": tag})
+			g.Id(fd.GoName).Add(fieldType(fd)).Tag(fd.GoTags())
 		}
 	})
 }

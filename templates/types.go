@@ -13,37 +13,32 @@ const (
 	msgpackPkg = "github.com/vmihailenco/msgpack/v5"
 )
 
-// goType is the Go spelling of a schema value type.
-func goType(t *schema.Type) *jen.Statement {
-	switch t.Kind {
-	case schema.KindBytes:
-		return jen.Index().Byte()
-	case schema.KindTime:
-		return jen.Qual("time", "Time")
-	case schema.KindDuration:
-		return jen.Qual("time", "Duration")
-	case schema.KindList:
-		return jen.Index().Add(goType(t.Elem))
-	case schema.KindMap:
-		return jen.Map(jen.String()).Add(goType(t.Elem))
-	case schema.KindStruct, schema.KindEnum:
-		return jen.Id(t.Def.Name)
-	case schema.KindGoType:
-		return jen.Qual(t.Def.GoType.ImportPath, t.Def.GoType.Name)
+// goType is the Go spelling of a schema value type. Which Go type a
+// schema type becomes is decided in package schema (schema.BuildGoType),
+// which internal/schemaval reads too; this only spells it.
+func goType(t *schema.Type) *jen.Statement { return schema.BuildGoType(spelling{}, t) }
+
+// fieldType is the Go spelling of a struct field's type: a pointer where
+// schema.Field.GoPointer says so.
+func fieldType(f *schema.Field) *jen.Statement { return schema.BuildGoFieldType(spelling{}, f) }
+
+// spelling spells Go types in generated code.
+type spelling struct{}
+
+func (spelling) Scalar(importPath, name string) *jen.Statement {
+	if importPath != "" {
+		return jen.Qual(importPath, name)
 	}
-	// Scalars are spelled in the schema as in Go.
-	return jen.Id(t.Kind.String())
+	return jen.Id(name)
 }
 
-// fieldType is the Go type of a struct field. Optional fields whose zero
-// value omitempty cannot recognise (structs, times, go_types) become
-// pointers, which also breaks the self-reference an optional field allows.
-func fieldType(f *schema.Field) *jen.Statement {
-	if f.Optional {
-		switch f.Type.Kind {
-		case schema.KindStruct, schema.KindTime, schema.KindGoType:
-			return jen.Op("*").Add(goType(f.Type))
-		}
+func (spelling) Slice(elem *jen.Statement) *jen.Statement   { return jen.Index().Add(elem) }
+func (spelling) Map(elem *jen.Statement) *jen.Statement     { return jen.Map(jen.String()).Add(elem) }
+func (spelling) Pointer(elem *jen.Statement) *jen.Statement { return jen.Op("*").Add(elem) }
+
+func (spelling) Declared(def *schema.TypeDef) *jen.Statement {
+	if def.Kind == schema.KindGoType {
+		return jen.Qual(def.GoType.ImportPath, def.GoType.Name)
 	}
-	return goType(f.Type)
+	return jen.Id(def.Name)
 }

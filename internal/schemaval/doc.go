@@ -17,11 +17,12 @@
 // Encode writes the bytes generated code writes for the same value, and
 // Decode accepts what generated code accepts, because both go through the
 // same libraries with the same struct tags: Codec builds, with reflection,
-// Go types shaped like the generated ones (field kinds, tags, optional
-// pointers), so MessagePack integer widths, omitted optional fields and
-// JSON escaping agree byte for byte, and the canonical map order of
-// runtime/codec is applied when the generated type would get it. The
-// string encoding goes through runtime/codec's text codecs themselves.
+// the Go types package schema says generated code declares
+// (schema.BuildGoType: field kinds, tags, optional pointers), so
+// MessagePack integer widths, omitted optional fields and JSON escaping
+// agree byte for byte, and the canonical map order of runtime/codec is
+// applied when the generated type would get it. The string encoding goes
+// through runtime/codec's text codecs themselves.
 //
 // Where the generated code's behaviour depends on code ssgen cannot see, or
 // on Go types reflection cannot build, schemaval says so instead of

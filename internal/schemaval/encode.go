@@ -201,13 +201,15 @@ func (c *Codec) buildStruct(def *schema.TypeDef, rt reflect.Type, v any, p *path
 	for i, f := range def.Fields {
 		fv, present := m[f.Name]
 		if !present || fv == nil && f.Optional {
-			if !f.Optional && !nilable(f.Type.Kind) {
+			// A required slice or map may be left out (or null): generated
+			// code writes one never set as nil.
+			if !f.Optional && !f.Type.Kind.GoNilable() {
 				missing = append(missing, f.Name)
 			}
 			continue
 		}
 		ft := rt.Field(i).Type
-		if ft.Kind() == reflect.Pointer && pointerField(f.Type.Kind) {
+		if f.GoPointer() {
 			ev, err := c.build(f.Type, ft.Elem(), fv, p.fieldOf(f.Name))
 			if err != nil {
 				return out, err
@@ -230,13 +232,6 @@ func (c *Codec) buildStruct(def *schema.TypeDef, rt reflect.Type, v any, p *path
 		return out, encodeErr(p, "%s: required fields %s are missing", def.Name, quoteList(missing))
 	}
 	return out, nil
-}
-
-// nilable kinds have a nil value in Go, which generated code writes for an
-// empty one that was never set: a required field of these kinds may be
-// left out (or null) and is written so.
-func nilable(k schema.Kind) bool {
-	return k == schema.KindList || k == schema.KindMap || k == schema.KindBytes
 }
 
 func fieldNamed(def *schema.TypeDef, name string) *schema.Field {

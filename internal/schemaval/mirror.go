@@ -65,17 +65,21 @@ var (
 	stringType  = reflect.TypeFor[string]()
 )
 
-var scalarTypes = map[schema.Kind]reflect.Type{
-	schema.KindBool: reflect.TypeFor[bool](), schema.KindString: stringType,
-	schema.KindInt: reflect.TypeFor[int](), schema.KindInt8: reflect.TypeFor[int8](),
-	schema.KindInt16: reflect.TypeFor[int16](), schema.KindInt32: reflect.TypeFor[int32](),
-	schema.KindInt64: reflect.TypeFor[int64](), schema.KindUint: reflect.TypeFor[uint](),
-	schema.KindUint8: reflect.TypeFor[uint8](), schema.KindUint16: reflect.TypeFor[uint16](),
-	schema.KindUint32: reflect.TypeFor[uint32](), schema.KindUint64: reflect.TypeFor[uint64](),
-	schema.KindFloat32: reflect.TypeFor[float32](), schema.KindFloat64: reflect.TypeFor[float64](),
-	schema.KindBytes: reflect.TypeFor[[]byte](), schema.KindTime: reflect.TypeFor[time.Time](),
-	schema.KindDuration: reflect.TypeFor[time.Duration](),
+// goScalars are the Go types schema.Kind.GoScalar names, by import path
+// and name.
+var goScalars = map[goName]reflect.Type{
+	{"", "bool"}: reflect.TypeFor[bool](), {"", "string"}: stringType,
+	{"", "int"}: reflect.TypeFor[int](), {"", "int8"}: reflect.TypeFor[int8](),
+	{"", "int16"}: reflect.TypeFor[int16](), {"", "int32"}: reflect.TypeFor[int32](),
+	{"", "int64"}: reflect.TypeFor[int64](), {"", "uint"}: reflect.TypeFor[uint](),
+	{"", "uint8"}: reflect.TypeFor[uint8](), {"", "uint16"}: reflect.TypeFor[uint16](),
+	{"", "uint32"}: reflect.TypeFor[uint32](), {"", "uint64"}: reflect.TypeFor[uint64](),
+	{"", "float32"}: reflect.TypeFor[float32](), {"", "float64"}: reflect.TypeFor[float64](),
+	{"", "[]byte"}: reflect.TypeFor[[]byte](), {"time", "Time"}: reflect.TypeFor[time.Time](),
+	{"time", "Duration"}: reflect.TypeFor[time.Duration](),
 }
+
+type goName struct{ importPath, name string }
 
 // mirror builds the Go types of one encoding (MessagePack or JSON: the
 // only ones that hold structs, lists and maps).
@@ -100,22 +104,37 @@ func newMirror(enc schema.Encoding) *mirror {
 // typeOf returns the mirror of t. depth counts the recursive structs
 // entered on the way to t.
 func (m *mirror) typeOf(t *schema.Type, depth int) reflect.Type {
-	switch t.Kind {
-	case schema.KindList:
-		return reflect.SliceOf(m.typeOf(t.Elem, depth))
-	case schema.KindMap:
-		return reflect.MapOf(stringType, m.typeOf(t.Elem, depth))
+	return schema.BuildGoType(mirrorAt{m, depth}, t)
+}
+
+// mirrorAt builds the Go types package schema says generated code declares
+// (schema.BuildGoType), at one depth of recursion. Scalars, slices, maps
+// and pointers are the generated ones; the declared types are stand-ins
+// the libraries treat the same way.
+type mirrorAt struct {
+	m     *mirror
+	depth int
+}
+
+func (mirrorAt) Scalar(importPath, name string) reflect.Type {
+	return goScalars[goName{importPath, name}]
+}
+
+func (mirrorAt) Slice(elem reflect.Type) reflect.Type   { return reflect.SliceOf(elem) }
+func (mirrorAt) Map(elem reflect.Type) reflect.Type     { return reflect.MapOf(stringType, elem) }
+func (mirrorAt) Pointer(elem reflect.Type) reflect.Type { return reflect.PointerTo(elem) }
+
+func (b mirrorAt) Declared(def *schema.TypeDef) reflect.Type {
+	switch def.Kind {
 	case schema.KindEnum:
 		return enumType
 	case schema.KindGoType:
-		if m.enc == schema.EncodingJSON {
+		if b.m.enc == schema.EncodingJSON {
 			return rawJSONType
 		}
 		return anyType
-	case schema.KindStruct:
-		return m.structOf(t.Def, depth)
 	}
-	return scalarTypes[t.Kind]
+	return b.m.structOf(def, b.depth)
 }
 
 func (m *mirror) structOf(def *schema.TypeDef, depth int) reflect.Type {
@@ -130,33 +149,15 @@ func (m *mirror) structOf(def *schema.TypeDef, depth int) reflect.Type {
 	}
 	fields := make([]reflect.StructField, len(def.Fields))
 	for i, f := range def.Fields {
-		tag := f.Name
-		if f.Optional {
-			tag += ",omitempty"
-		}
 		fields[i] = reflect.StructField{
 			Name: f.GoName,
-			Type: m.fieldType(f, depth),
-			Tag:  reflect.StructTag(`json:"` + tag + `" msgpack:"` + tag + `"`),
+			Type: schema.BuildGoFieldType(mirrorAt{m, depth}, f),
+			Tag:  reflect.StructTag(f.GoStructTag()),
 		}
 	}
 	rt := reflect.StructOf(fields)
 	m.memo[key] = rt
 	return rt
-}
-
-// fieldType is a field's mirror: optional structs, times and go_types are
-// pointers in generated code, and so here.
-func (m *mirror) fieldType(f *schema.Field, depth int) reflect.Type {
-	rt := m.typeOf(f.Type, depth)
-	if f.Optional && pointerField(f.Type.Kind) {
-		return reflect.PointerTo(rt)
-	}
-	return rt
-}
-
-func pointerField(k schema.Kind) bool {
-	return k == schema.KindStruct || k == schema.KindTime || k == schema.KindGoType
 }
 
 // isCyclic reports whether def can hold itself.
