@@ -3,7 +3,6 @@ package persist
 import (
 	"fmt"
 	"os"
-	"strings"
 )
 
 // segmentWatch checks, around each append, that the log segment being
@@ -26,11 +25,7 @@ func newSegmentWatch(f *os.File, path string) (*segmentWatch, error) {
 }
 
 func (w *segmentWatch) lost(format string, args ...any) *fileLostError {
-	e := &fileLostError{path: w.path, what: fmt.Sprintf(format, args...), open: openFileName(w.f)}
-	if strings.HasSuffix(e.open, " (deleted)") {
-		e.fd = fmt.Sprintf("/proc/%d/fd/%d", os.Getpid(), w.f.Fd())
-	}
-	return e
+	return &fileLostError{path: w.path, what: fmt.Sprintf(format, args...), segment: true}
 }
 
 func (w *segmentWatch) check() *fileLostError {
