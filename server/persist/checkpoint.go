@@ -257,7 +257,10 @@ func (c *checkpointer) checkpoint() {
 				c.pending[k] = ch
 			}
 		}
-		if !c.failing {
+		// A lost file is logged once, by the group commit that meets it
+		// (every kept write fails from then on).
+		var lost *fileLostError
+		if !c.failing && !errors.As(err, &lost) {
 			c.log.Error("checkpoint of the write-ahead log into the data file failed; the log keeps the changes and grows until one succeeds", "file", c.s.path, "err", err)
 		}
 		c.failing = true
