@@ -368,8 +368,8 @@ func (h *serviceHook) ID() string { return "statestore" }
 
 func (h *serviceHook) Provides(b byte) bool {
 	return bytes.Contains([]byte{
-		mqtt.OnPublish, mqtt.OnSessionEstablished, mqtt.OnDisconnect, mqtt.OnPublishDropped,
-		mqtt.OnPacketEncode, mqtt.OnPacketProcessed,
+		mqtt.OnPublish, mqtt.OnSessionEstablish, mqtt.OnSessionEstablished, mqtt.OnDisconnect,
+		mqtt.OnPublishDropped, mqtt.OnPacketEncode, mqtt.OnPacketProcessed,
 	}, []byte{b})
 }
 
@@ -407,6 +407,12 @@ func (h *serviceHook) OnPublish(cl *mqtt.Client, pk packets.Packet) (packets.Pac
 	return pk, h.e.handle(cl, pk)
 }
 
+// OnSessionEstablish runs before mochi looks for a session to take over:
+// see awaitDeparture.
+func (h *serviceHook) OnSessionEstablish(cl *mqtt.Client, _ packets.Packet) {
+	h.e.awaitDeparture(cl)
+}
+
 func (h *serviceHook) OnSessionEstablished(cl *mqtt.Client, _ packets.Packet) {
 	h.e.s.log.Info("client connected", "client", cl.ID, "remote", cl.Net.Remote)
 }
@@ -438,4 +444,45 @@ func (h *serviceHook) OnPublishDropped(cl *mqtt.Client, pk packets.Packet) {
 		h.e.s.notesDropped.Add(1)
 	}
 	h.e.s.log.Warn("message to client dropped: outbound queue full", "client", cl.ID, "topic", pk.TopicName)
+}
+
+// departureWait bounds how long a connection waits for the previous
+// connection of its client id to leave (awaitDeparture).
+const departureWait = 2 * time.Second
+
+// awaitDeparture holds a new connection while the previous connection of
+// its client id is on its way out and will end its session. mochi (v2.7.9)
+// ends such a session after the OnDisconnect hooks, deleting the client id
+// from its table and unsubscribing the id's filters: a connection with the
+// same id that arrives in between (a device reconnecting at once after a
+// clean DISCONNECT) is added, then deleted and unsubscribed by the old
+// connection's cleanup, so it receives nothing. Waiting until the old
+// entry is gone closes that window; a previous connection that is still
+// live, or whose session outlives it, is taken over by mochi as usual.
+func (e *embedded) awaitDeparture(cl *mqtt.Client) {
+	old, ok := e.broker.Clients.Get(cl.ID)
+	if !ok || old == cl || !old.Closed() || old.IsTakenOver() || !sessionEnds(old) {
+		return
+	}
+	deadline := time.Now().Add(departureWait)
+	for d := 50 * time.Microsecond; ; d = min(2*d, 5*time.Millisecond) {
+		if cur, ok := e.broker.Clients.Get(cl.ID); !ok || cur != old || old.IsTakenOver() {
+			return
+		}
+		if time.Now().After(deadline) {
+			e.s.log.Warn("the previous connection of a client id did not leave in time; connecting all the same",
+				"client", cl.ID, "waited", departureWait)
+			return
+		}
+		time.Sleep(d)
+	}
+}
+
+// sessionEnds reports whether cl's session ends with its connection, as
+// mochi decides it when the connection ends.
+func sessionEnds(cl *mqtt.Client) bool {
+	if cl.Properties.ProtocolVersion == 5 {
+		return cl.Properties.Props.SessionExpiryInterval == 0
+	}
+	return cl.Properties.Clean
 }
