@@ -355,6 +355,9 @@ type logWriter struct {
 	seq   uint64 // the last sequence number written
 	buf   []byte
 	watch *segmentWatch
+	// syncFault, set by tests, fails an append after its record was
+	// written and synced, as a failed fdatasync would leave it.
+	syncFault func() error
 
 	// next is a segment prepared in the background (nil while being
 	// made); nextErr its failure.
@@ -546,7 +549,11 @@ func (w *logWriter) append(changes []queuedChange) error {
 		w.dirty = max(w.dirty, w.off+int64(len(rec)))
 		return err
 	}
-	if err := fdatasync(w.f); err != nil {
+	err = fdatasync(w.f)
+	if err == nil && w.syncFault != nil {
+		err = w.syncFault()
+	}
+	if err != nil {
 		w.dirty = max(w.dirty, w.off+int64(len(rec)))
 		return err
 	}

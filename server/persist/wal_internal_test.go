@@ -446,3 +446,48 @@ func FuzzLogSegment(f *testing.F) {
 		}
 	})
 }
+
+// A group whose sync failed is answered as failed (the group commit undoes
+// it) and must not come back: the next group overwrites its bytes, in the
+// same segment or, when it moves to the next segment, after zeroing them;
+// a start on what the disk holds finds the groups before and after it,
+// numbered without a gap, and not it.
+func TestLogFailedAppendDoesNotComeBack(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		next []string // the group after the failed one
+	}{
+		{"next group in the same segment", []string{"after"}},
+		{"next group in the next segment", bigGroup("after", 80)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			noCheckpoints(t)
+			smallSegments(t)
+			dir := t.TempDir()
+			s := mustOpen(t, dir)
+			put(t, s, "before")
+			s.wal.syncFault = func() error { return errors.New("injected fdatasync failure") }
+			testVersion.Counter++
+			failed := []queuedChange{{uint64(testVersion.Counter), engine.Change{Record: engine.Record{Key: "failed-with-a-long-key-name", Value: bytes.Repeat([]byte("x"), 300), Version: testVersion}}}}
+			if err := s.applyQueued(failed); err == nil || !errors.Is(err, ErrStore) {
+				t.Fatalf("append with a failed sync: %v", err)
+			}
+			s.wal.syncFault = nil
+			put(t, s, tc.next...)
+			got := keysOf(t, mustOpen(t, crashImage(t, dir)))
+			if strings.Contains(got, "failed") || !strings.Contains(got, "before") || !strings.Contains(got, "after") {
+				t.Fatalf("keys after a start on the crash image: %q", got)
+			}
+		})
+	}
+}
+
+// bigGroup is n keys named prefix/i: a group larger than a small segment's
+// room left.
+func bigGroup(prefix string, n int) []string {
+	var ks []string
+	for i := range n {
+		ks = append(ks, fmt.Sprintf("%s/%03d", prefix, i))
+	}
+	return ks
+}
