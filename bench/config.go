@@ -119,6 +119,9 @@ type Config struct {
 	// Benchmark the disk you mean to serve from: a temporary directory on
 	// tmpfs fsyncs nothing.
 	DataDir string
+	// DirectCommits makes the embedded target commit each group straight
+	// into its data file (server.Options.DirectCommits).
+	DirectCommits bool
 	// Clients is the number of client connections, InFlight the requests
 	// each keeps in flight (one worker goroutine per request).
 	Clients, InFlight int

@@ -74,6 +74,7 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			}
 			defer cleanup()
 			opts.DataDir, rep.DataDir = dir, dir
+			opts.DirectCommits = cfg.DirectCommits
 		}
 		if srv, err = startEmbedded(opts); err != nil {
 			return nil, err

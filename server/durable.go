@@ -7,6 +7,10 @@ import (
 	"github.com/ssgen/ssgen/server/persist"
 )
 
+// forceDirect, set by the package's tests (SSGEN_TEST_DIRECT), runs
+// every data directory with DirectCommits.
+var forceDirect bool
+
 // openDisk opens the durable store of Options.DataDir, if any, and wires
 // it into cfg as the engine's journal (a group commit).
 func (s *Server) openDisk(cfg *engine.Config) error {
@@ -14,9 +18,12 @@ func (s *Server) openDisk(cfg *engine.Config) error {
 		if s.opts.Repair {
 			return fmt.Errorf("%w: Repair needs a DataDir", ErrInvalidOptions)
 		}
+		if s.opts.DirectCommits {
+			return fmt.Errorf("%w: DirectCommits needs a DataDir", ErrInvalidOptions)
+		}
 		return nil
 	}
-	d, err := persist.Open(s.opts.DataDir, persist.Options{Repair: s.opts.Repair, Log: s.log, Now: s.opts.Now})
+	d, err := persist.Open(s.opts.DataDir, persist.Options{Repair: s.opts.Repair, Direct: s.opts.DirectCommits || forceDirect, Log: s.log, Now: s.opts.Now})
 	if err != nil {
 		return err
 	}

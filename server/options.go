@@ -54,14 +54,22 @@ type Options struct {
 	// reason (slog.Default() when nil).
 	Logger *slog.Logger
 	// DataDir, when set, keeps keys on disk (a bbolt file, StoreFile, in
-	// this directory, created if missing): New loads them, and a write of a
-	// kept key is answered only once it is on disk. Concurrent writes share
-	// one transaction (group commit). Which keys are kept is chosen per SET
+	// this directory, created if missing, with a write-ahead log in front
+	// of it, LogPrefix files): New loads them, and a write of a kept key is
+	// answered only once it is on disk. Concurrent writes share one log
+	// record and its fdatasync (group commit). Which keys are kept is chosen per SET
 	// by the aio-persistence user property, or PersistAll.
 	DataDir string
 	// PersistAll keeps every key, not only those whose last SET carried
 	// aio-persistence=true. It needs DataDir.
 	PersistAll bool
+	// DirectCommits commits each group of kept writes straight into the
+	// bbolt file (one transaction, two fdatasyncs) instead of the default:
+	// one record appended to a write-ahead log and one fdatasync, the
+	// bbolt file being brought up to date by checkpoints off the request
+	// path. A start replays a log left in DataDir either way, so a data
+	// directory can be opened with and without it. It needs DataDir.
+	DirectCommits bool
 	// OnRequest, when set, is told of every request after it was answered
 	// or dropped, in the requester's goroutine: it must be quick and must
 	// not block (the web console copies the event into a ring and

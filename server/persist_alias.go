@@ -8,6 +8,10 @@ import "github.com/ssgen/ssgen/server/persist"
 // StoreFile is the name of the bbolt database inside Options.DataDir.
 const StoreFile = persist.StoreFile
 
+// LogPrefix starts the name of every write-ahead log segment inside
+// Options.DataDir; see persist.LogPrefix.
+const LogPrefix = persist.LogPrefix
+
 // ErrStore wraps every failure to open, read or write the durable store;
 // match it with errors.Is.
 var ErrStore = persist.ErrStore

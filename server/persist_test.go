@@ -29,6 +29,9 @@ type diskNode struct {
 	clock *engine.FakeClock
 	srv   *Server
 	log   *slog.Logger // quietLog unless a test reads the log
+	// direct: Options.DirectCommits (a group commit writes the bbolt
+	// file itself).
+	direct bool
 }
 
 func newDiskNode(t *testing.T, all bool) *diskNode {
@@ -44,7 +47,7 @@ func (n *diskNode) open() {
 	if log == nil {
 		log = quietLog
 	}
-	srv, err := New(Options{Listen: "127.0.0.1:0", DataDir: n.dir, PersistAll: n.all, Now: n.clock.Now, Logger: log})
+	srv, err := New(Options{Listen: "127.0.0.1:0", DataDir: n.dir, PersistAll: n.all, DirectCommits: n.direct, Now: n.clock.Now, Logger: log})
 	if err != nil {
 		n.t.Fatal(err)
 	}

@@ -17,7 +17,12 @@ import (
 
 	"github.com/ssgen/ssgen/internal/protocol"
 	"github.com/ssgen/ssgen/server/engine"
+	"github.com/ssgen/ssgen/server/persist"
 )
+
+// SSGEN_TEST_DIRECT runs every test of the package that opens a data
+// directory with Options.DirectCommits.
+func init() { forceDirect = os.Getenv("SSGEN_TEST_DIRECT") != "" }
 
 // Attacks on the data file of a running server (server/persist/watch.go): it is
 // moved away and another put in its place, deleted, or overwritten in
@@ -54,21 +59,27 @@ func (l *lockedLog) errorLines() []string {
 
 // newWatchedNode is a diskNode whose log the test reads.
 func newWatchedNode(t *testing.T) (*diskNode, *lockedLog) {
+	return newWatchedNodeWith(t, false)
+}
+
+// newWatchedNodeWith is newWatchedNode, with DirectCommits when direct.
+func newWatchedNodeWith(t *testing.T, direct bool) (*diskNode, *lockedLog) {
 	logs := &lockedLog{}
 	n := &diskNode{t: t, dir: t.TempDir(), clock: engine.NewFakeClock(time.UnixMilli(1696374425000)),
-		log: slog.New(slog.NewTextHandler(logs, nil))}
+		log: slog.New(slog.NewTextHandler(logs, nil)), direct: direct}
 	n.open()
 	t.Cleanup(func() { _ = n.srv.Close() })
 	return n, logs
 }
 
 // otherDataFile is the bytes of another server's data file, holding the
-// kept keys other0 … other<n-1>, written one transaction each: what the
-// attacks put in place.
-func otherDataFile(t *testing.T, n int) []byte {
+// kept keys other0 … other<n-1>, written one transaction each with direct
+// (DirectCommits), else through the log and its checkpoint at close: what
+// the attacks put in place.
+func otherDataFile(t *testing.T, n int, direct bool) []byte {
 	t.Helper()
 	dir := t.TempDir()
-	srv, err := New(Options{Listen: "127.0.0.1:0", DataDir: dir, PersistAll: true, Logger: quietLog})
+	srv, err := New(Options{Listen: "127.0.0.1:0", DataDir: dir, PersistAll: true, Logger: quietLog, DirectCommits: direct})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,10 +103,10 @@ func otherDataFile(t *testing.T, n int) []byte {
 var persistenceFailure = "-ERR " + protocol.ErrPersistence + "\r\n"
 
 func TestDataFileSwappedWhileRunningStopsKeptWrites(t *testing.T) {
-	other := otherDataFile(t, 1)
+	other := otherDataFile(t, 1, false)
 	// Written as the node below writes its file (the same transactions,
 	// keys of the same length): its meta pages are the node's.
-	twin := otherDataFile(t, 2)
+	twin := otherDataFile(t, 2, false)
 	for _, tc := range []struct {
 		name   string
 		attack func(t *testing.T, path string)
@@ -214,7 +225,26 @@ func TestDataFileSwappedWhileRunningStopsKeptWrites(t *testing.T) {
 				}
 			}
 
-			n.restart()
+			if !forceDirect && strings.HasPrefix(tc.name, "overwritten in place") {
+				// The log holds writes acknowledged before the overwrite
+				// that the file now at the path does not: a restart
+				// refuses, naming the log, and a repair sets it aside.
+				if err := n.srv.Close(); err != nil {
+					t.Fatal(err)
+				}
+				_, err := New(Options{DataDir: n.dir, Logger: quietLog})
+				var damage *DamageError
+				if !errors.As(err, &damage) || !strings.HasPrefix(filepath.Base(damage.Path), persist.LogPrefix) || !strings.Contains(err.Error(), "another data file") || !strings.Contains(err.Error(), "--repair") {
+					t.Fatalf("restart on the file put in place: %v", err)
+				}
+				srv, err := New(Options{DataDir: n.dir, Logger: quietLog, Repair: true})
+				if err != nil {
+					t.Fatal(err)
+				}
+				n.srv = srv
+			} else {
+				n.restart()
+			}
 			if strings.HasPrefix(tc.name, "moved away") {
 				// The writes acknowledged before the swap are in the
 				// moved file (readable once the server let it go).
@@ -258,7 +288,7 @@ func fileKeys(t *testing.T, path string) []string {
 // fault or panic is recovered in the writer's goroutine and answered as
 // the persistence error; the server goes on, and closes.
 func TestDataFileChangedDuringACommitIsAPersistenceFailure(t *testing.T) {
-	other := otherDataFile(t, 3)
+	other := otherDataFile(t, 3, true)
 	for _, tc := range []struct {
 		name   string
 		change func(path string) error
@@ -271,7 +301,9 @@ func TestDataFileChangedDuringACommitIsAPersistenceFailure(t *testing.T) {
 		{"overwritten in place", func(path string) error { return os.WriteFile(path, other, 0o600) }, "overwritten by another writer"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			n, logs := newWatchedNode(t)
+			// A group commit writes the bbolt file only with
+			// DirectCommits (with the log, checkpoints do).
+			n, logs := newWatchedNodeWith(t, true)
 			if err := n.srv.Start(); err != nil { // for Ready
 				t.Fatal(err)
 			}
@@ -340,5 +372,67 @@ func TestAnOrdinaryCommitFailureDoesNotStopTheStore(t *testing.T) {
 	n.restart()
 	if e, _ := n.srv.Engine().Lookup([]byte("kept")); string(e.Value) != "3" {
 		t.Fatalf("kept = %q after restart, want 3", e.Value)
+	}
+}
+
+// The write-ahead log segment being written is deleted, moved away,
+// replaced or truncated while the server runs: the next kept write is
+// answered with the persistence error instead of being acknowledged into
+// a file a restart would not read, and one error line names the segment.
+func TestLogSegmentSwappedWhileRunningStopsKeptWrites(t *testing.T) {
+	if forceDirect {
+		t.Skip("SSGEN_TEST_DIRECT: no write-ahead log")
+	}
+	for _, tc := range []struct {
+		name   string
+		attack func(t *testing.T, path string)
+		log    string
+	}{
+		{"deleted", func(t *testing.T, path string) {
+			if err := os.Remove(path); err != nil {
+				t.Fatal(err)
+			}
+		}, "was deleted"},
+		{"moved away", func(t *testing.T, path string) {
+			if err := os.Rename(path, path+".moved"); err != nil {
+				t.Fatal(err)
+			}
+		}, "was moved away or deleted"},
+		{"replaced", func(t *testing.T, path string) {
+			b, err := os.ReadFile(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Rename(path, path+".moved"); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.WriteFile(path, b, 0o600); err != nil {
+				t.Fatal(err)
+			}
+		}, "was replaced by another file"},
+		{"truncated", func(t *testing.T, path string) {
+			if err := os.Truncate(path, 64); err != nil {
+				t.Fatal(err)
+			}
+		}, "was changed by another writer"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			n, logs := newWatchedNode(t)
+			n.mustOK(true, "", "SET", "kept", "before")
+			segs, _ := filepath.Glob(filepath.Join(n.dir, persist.LogPrefix+"????????"))
+			if len(segs) == 0 {
+				t.Fatal("no log segment")
+			}
+			path := segs[0] // the one being written; the next is made ahead
+			tc.attack(t, path)
+			if res := n.do(true, "", "SET", "after", "1"); string(res.Payload) != persistenceFailure {
+				t.Fatalf("kept SET after the change: %q", res.Payload)
+			}
+			n.mustOK(false, "", "SET", "memory", "only")
+			lines := logs.errorLines()
+			if len(lines) != 1 || !strings.Contains(lines[0], tc.log) || !strings.Contains(lines[0], path) {
+				t.Fatalf("error lines:\n%s", strings.Join(lines, ""))
+			}
+		})
 	}
 }

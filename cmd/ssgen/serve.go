@@ -25,7 +25,7 @@ func init() {
 }
 
 func runServe(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet(env, "serve", "[--listen HOST:PORT | --broker mqtt://HOST:PORT] [--max-keys N] [--max-bytes N] [--data-dir DIR [--persist-all] [--repair]] [limits] [security] [--seed FILE] [--http HOST:PORT | --ui] [--clock real|manual] [--chaos FILE] [--fault-injection] [--log-level LEVEL] [--log-format text|json]\n\n"+
+	fs := newFlagSet(env, "serve", "[--listen HOST:PORT | --broker mqtt://HOST:PORT] [--max-keys N] [--max-bytes N] [--data-dir DIR [--persist-all] [--repair] [--direct-commits]] [limits] [security] [--seed FILE] [--http HOST:PORT | --ui] [--clock real|manual] [--chaos FILE] [--fault-injection] [--log-level LEVEL] [--log-format text|json]\n\n"+
 		"With --broker the store attaches to another MQTT 5 broker as a client. A mosquitto\n"+
 		"needs set_tcp_nodelay true in its configuration: without it every request takes\n"+
 		"~44 ms (Nagle's algorithm), and serve warns once (see --slow-broker).\n\nflags:")
@@ -36,6 +36,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	maxBytes := fs.Int64("max-bytes", 0, "quota on the sum of key and value bytes (0 = unlimited)")
 	dataDir := fs.String("data-dir", "", "keep keys in a bbolt file in this directory across restarts: those SET with aio-persistence=true, or all with --persist-all")
 	persistAll := fs.Bool("persist-all", false, "with --data-dir, keep every key, not only those SET with aio-persistence=true")
+	direct := fs.Bool("direct-commits", false, "with --data-dir: commit each group of kept writes straight into the data file (two fdatasyncs) instead of one write-ahead log record and one fdatasync")
 	repair := fs.Bool("repair", false, "with --data-dir, start on a damaged data file: copy its readable keys into a new file, log every key left out, keep the damaged file aside as statestore.db.damaged-TIME")
 	var lim server.Limits
 	fs.IntVar(&lim.MaxKeyBytes, "max-key-bytes", 0, "longest key any command may name (0 = unlimited)")
@@ -96,6 +97,9 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	if *repair && *dataDir == "" {
 		return usageErrorf("--repair needs --data-dir")
 	}
+	if *direct && *dataDir == "" {
+		return usageErrorf("--direct-commits needs --data-dir")
+	}
 	var level slog.Level
 	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
 		return usageErrorf("--log-level %q: want debug, info, warn or error", *logLevel)
@@ -129,7 +133,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	if *slowBroker <= 0 {
 		opts.SlowBroker = -1
 	}
-	opts.DataDir, opts.PersistAll, opts.Repair = *dataDir, *persistAll, *repair
+	opts.DataDir, opts.PersistAll, opts.Repair, opts.DirectCommits = *dataDir, *persistAll, *repair, *direct
 	opts.Limits = lim
 	opts.FaultInjection = *faults
 	if *chaosFile != "" {

@@ -21,12 +21,13 @@ func init() {
 
 func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlagSet(env, "bench", "[--broker mqtt://HOST:PORT [--attach]] [--clients N] [--in-flight M] [--mix get=50,set=50,del=0] "+
-		"[--requests N | --duration D] [--watchers N --watch-clients M] [--persist [--data-dir DIR]] [--baseline [--bare-baseline]] [--console] [--json]")
+		"[--requests N | --duration D] [--watchers N --watch-clients M] [--persist [--data-dir DIR] [--direct-commits]] [--baseline [--bare-baseline]] [--console] [--json]")
 	def := bench.Defaults()
 	broker := fs.String("broker", "", "a broker a state store serves on (a running ssgen serve, or a broker with one attached); default: an embedded server in this process")
 	attach := fs.Bool("attach", false, "with --broker: start a state store in this process attached to that broker (external mode)")
 	persist := fs.Bool("persist", false, "SETs ask for persistence (aio-persistence=true); the embedded server gets a data dir, and the same load also runs against an in-memory embedded server for the ratio")
 	dataDir := fs.String("data-dir", "", "with --persist and no --broker: the embedded server's data dir (default: a new temporary directory, removed afterwards)")
+	direct := fs.Bool("direct-commits", false, "with --persist and no --broker: the embedded server commits each group straight into its data file (ssgen serve --direct-commits)")
 	clients := fs.Int("clients", def.Clients, "client connections")
 	inFlight := fs.Int("in-flight", def.InFlight, "requests each client keeps in flight")
 	mixSpec := fs.String("mix", def.Mix.String(), "operation weights")
@@ -56,7 +57,7 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 		return usageErrorf("--mix: %v", err)
 	}
 	cfg := bench.Config{
-		Broker: optionalBrokerURL(*broker), Attach: *attach, Persist: *persist, DataDir: *dataDir, Clients: *clients, InFlight: *inFlight, Mix: mix,
+		Broker: optionalBrokerURL(*broker), Attach: *attach, Persist: *persist, DataDir: *dataDir, DirectCommits: *direct, Clients: *clients, InFlight: *inFlight, Mix: mix,
 		ValueSize: *valueSize, Keys: *keys, Requests: *requests, Duration: *duration,
 		Warmup: *warmup, Watchers: *watchers, WatchClients: *watchClients,
 		Baseline: *baseline, BareBaseline: *bare, Segments: *segments, Timeout: *timeout,

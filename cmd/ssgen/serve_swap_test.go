@@ -14,14 +14,18 @@ import (
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/server"
 	"github.com/ssgen/ssgen/server/engine"
+	"github.com/ssgen/ssgen/server/persist"
 )
 
 // The data file of a running `ssgen serve --data-dir` is moved away and
 // another put in its place (a restore script): the next kept write is
 // answered with the persistence error (runtime.ErrPersistence), a
-// memory-only write still works, the log says so once, naming the file,
-// and after a restart the directory serves the file put in place, with
-// nothing acknowledged after the swap missing from it.
+// memory-only write still works, the log says so once, naming the file.
+// After kill -9 the write acknowledged before the swap is only in the
+// write-ahead log, which belongs to the file moved aside: a restart
+// refuses to start on the file put in place without it, naming the log
+// segment and --repair; a repair sets the segment aside and serves the
+// file put in place, with nothing acknowledged after the swap missing.
 func TestServeRefusesKeptWritesOnceTheDataFileIsReplaced(t *testing.T) {
 	dir := t.TempDir()
 	path := filepath.Join(dir, server.StoreFile)
@@ -62,11 +66,20 @@ func TestServeRefusesKeptWritesOnceTheDataFileIsReplaced(t *testing.T) {
 	}
 
 	child.kill()
-	srv, err := server.New(server.Options{Listen: "127.0.0.1:0", DataDir: dir, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	quiet := slog.New(slog.NewTextHandler(io.Discard, nil))
+	_, err := server.New(server.Options{Listen: "127.0.0.1:0", DataDir: dir, Logger: quiet})
+	var damage *server.DamageError
+	if !errors.As(err, &damage) || !strings.HasPrefix(filepath.Base(damage.Path), persist.LogPrefix) || !strings.Contains(err.Error(), "--repair") {
+		t.Fatalf("restart on the file put in place, its log another file's: %v", err)
+	}
+	srv, err := server.New(server.Options{Listen: "127.0.0.1:0", DataDir: dir, Logger: quiet, Repair: true})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer srv.Close()
+	if aside, _ := filepath.Glob(damage.Path + ".damaged-*"); len(aside) != 1 {
+		t.Errorf("the log segment set aside: %q", aside)
+	}
 	if got := srv.Engine().Keys(); len(got) != 1 || got[0] != "restored" {
 		t.Fatalf("keys after restart %q, want [restored]", got)
 	}

@@ -59,7 +59,7 @@ func newMetrics(srv *server.Server, sse func() int) *metrics {
 	}
 	m.commits = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "ssgen_persist_commit_duration_seconds",
-		Help:    "Duration of one commit of the durable store (--data-dir): a bbolt transaction and its fsync, however many changes it carries.",
+		Help:    "Duration of one commit of the durable store (--data-dir): a write-ahead log record and its fdatasync (with --direct-commits a bbolt transaction and its fsyncs), however many changes it carries.",
 		Buckets: []float64{100e-6, 250e-6, 500e-6, 1e-3, 2.5e-3, 5e-3, 10e-3, 25e-3, 50e-3, 100e-3, 250e-3, 1, 2.5},
 	})
 	m.changes = prometheus.NewCounter(prometheus.CounterOpts{

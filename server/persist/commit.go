@@ -12,8 +12,9 @@ import (
 
 // GroupCommit is the engine's Journal over the durable store: the changes
 // the engine appends while a transaction is on disk go together into the
-// next one, so concurrent kept writes share one bbolt transaction and its
-// fsyncs instead of paying one each.
+// next one, so concurrent kept writes share one write-ahead log record and
+// its fdatasync (persist_wal.go; with DirectCommits one bbolt transaction
+// and its fsyncs) instead of paying one each.
 //
 // Two goroutines, started by the first write and kept until close (a
 // goroutine started per transaction would grow its stack again each
@@ -98,9 +99,10 @@ type heldAnswer struct {
 // errAbandoned settles a number whose transaction failed.
 var errAbandoned = errors.New("server: change not made durable (transaction failed)")
 
-// CommitEvent is one commit of the durable store (a bbolt transaction
-// holding the changes of every write that came while the one before was
-// on disk, and its fsyncs), as Options.OnCommit is told of it.
+// CommitEvent is one commit of the durable store (a write-ahead log record,
+// or with DirectCommits a bbolt transaction, holding the changes of every
+// write that came while the one before was on disk, and its syncs), as
+// Options.OnCommit is told of it.
 type CommitEvent struct {
 	Duration time.Duration // from the start of the commit until it was durable (or failed)
 	Changes  int           // key changes it carried (records put or deleted)

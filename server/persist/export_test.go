@@ -2,7 +2,11 @@ package persist
 
 import (
 	"bytes"
+	"fmt"
 	"io"
+	"log/slog"
+	"testing"
+	"time"
 
 	bolt "go.etcd.io/bbolt"
 
@@ -53,7 +57,7 @@ func MetaTxIDs(r io.ReaderAt, size int64) (tx0, tx1 uint64, err0, err1 error) {
 // ReadBack opens the closed data file at path again and returns its
 // records, its floor and its format.
 func ReadBack(path string) (recs []engine.Record, floor hlc.HLC, format []byte, err error) {
-	s, err := openChecked(path)
+	s, err := openChecked(path, Options{Direct: true, Log: slog.New(slog.DiscardHandler)})
 	if err != nil {
 		return nil, hlc.HLC{}, nil, err
 	}
@@ -71,3 +75,37 @@ func ReadBack(path string) (recs []engine.Record, floor hlc.HLC, format []byte, 
 
 // binaryKey is damage_test.go's key with bytes that are not printable.
 const binaryKey = "bin\x00\xff"
+
+// CopyDir copies the files of dir into to.
+var CopyDir = copyDir
+
+// CrashWithFullLog opens the store in dir (n kept keys bench/%08d) with
+// the log, appends groups of 25 overwritten keys until a checkpoint would
+// start, and copies the directory into image before closing: what a crash
+// with a full log, none of it checkpointed, leaves.
+func CrashWithFullLog(tb testing.TB, dir, image string, n int) {
+	tb.Helper()
+	s, err := Open(dir, Options{Log: slog.New(slog.DiscardHandler)})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	version := hlc.HLC{Wall: uint64(time.Now().UnixMilli()), Node: "bench"}
+	value := make([]byte, 100)
+	var group []queuedChange
+	var written int64
+	for i := 0; written < checkpointBytes; i++ {
+		group = group[:0]
+		for j := range 25 {
+			version.Counter++
+			group = append(group, queuedChange{uint64(i), engine.Change{Record: engine.Record{
+				Key: fmt.Sprintf("bench/%08d", (i*25+j)*7919%n), Value: value, Version: version}}})
+		}
+		before := s.wal.off
+		if err := s.wal.append(group); err != nil {
+			tb.Fatal(err)
+		}
+		written += max(s.wal.off-before, 0)
+	}
+	copyDir(tb, dir, image)
+	_ = s.Close()
+}

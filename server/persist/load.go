@@ -103,7 +103,7 @@ func (d *recordDecoder) intern(node string) string {
 // and the records of a format 1 file (for its upgrade). The first record
 // that fails is a DamageError naming its key.
 func (s *Store) verify(tx *bolt.Tx, format []byte) (hlc.HLC, []engine.Record, error) {
-	v2 := bytes.Equal(format, formatValue)
+	v2 := !bytes.Equal(format, formatV1) // format 2 and 3 records are summed
 	floor, err := decodeFloor(tx.Bucket(bucketMeta).Get(metaClock), v2)
 	if err != nil {
 		return hlc.HLC{}, nil, &DamageError{Path: s.path, Reason: "stored clock floor: " + err.Error()}

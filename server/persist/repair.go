@@ -36,6 +36,8 @@ type salvaged struct {
 	skipped []string
 	// pages are the pages the walk reached (the live pages of a sound file).
 	pages map[uint64]bool
+	// logMeta are the write-ahead log's meta values (format 3), as stored.
+	logMeta map[string][]byte
 }
 
 // pageReader reads whole pages of a damaged file, refusing page numbers
@@ -188,6 +190,11 @@ func salvage(r io.ReaderAt, size int64) salvaged {
 				out.format = bytes.Clone(v)
 			case bytes.Equal(k, metaClock):
 				clock = bytes.Clone(v)
+			case isLogMetaKey(k):
+				if out.logMeta == nil {
+					out.logMeta = map[string][]byte{}
+				}
+				out.logMeta[string(k)] = bytes.Clone(v)
 			}
 		}, skip)
 	}
@@ -240,7 +247,7 @@ func repairStore(path string, o Options) error {
 	}
 	got := salvage(f, fi.Size())
 	f.Close()
-	if got.format != nil && !bytes.Equal(got.format, formatValue) && !bytes.Equal(got.format, formatV1) {
+	if got.format != nil && !bytes.Equal(got.format, formatValue) && !bytes.Equal(got.format, formatV2) && !bytes.Equal(got.format, formatV1) {
 		return fail(fmt.Errorf("format %q is not one this build writes; refusing to rewrite it", got.format))
 	}
 	for _, s := range got.skipped {
@@ -291,7 +298,7 @@ func asideName(path string, t time.Time) string {
 	}
 }
 
-// writeSalvaged writes a new format 2 data file at path holding recs and
+// writeSalvaged writes a new data file in the current format at path holding recs and
 // the clock floor (raised past every salvaged version).
 func writeSalvaged(path string, got salvaged) error {
 	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
@@ -311,6 +318,9 @@ func writeSalvaged(path string, got salvaged) error {
 		}
 		keys, err := tx.CreateBucket(bucketKeys)
 		if err != nil {
+			return err
+		}
+		if err := putSalvagedLogMeta(meta, got.logMeta); err != nil {
 			return err
 		}
 		return writeAll(meta, keys, got.recs, floor)

@@ -187,3 +187,47 @@ func BenchmarkEncodeRecord(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkStartupWithLog is BenchmarkStartup after a crash that left a
+// full write-ahead log (checkpointBytes of groups of 25 overwritten keys,
+// none checkpointed): the start replays it into the data file first.
+func BenchmarkStartupWithLog(b *testing.B) {
+	src := b.TempDir()
+	n := benchStoreKeys(b)
+	writeBenchStore(b, src, n)
+	image := b.TempDir()
+	persist.CrashWithFullLog(b, src, image, n)
+	dir := b.TempDir()
+	var cpu time.Duration
+	var live, peak uint64
+	for b.Loop() {
+		b.StopTimer()
+		ents, _ := os.ReadDir(dir)
+		for _, e := range ents {
+			_ = os.Remove(filepath.Join(dir, e.Name()))
+		}
+		persist.CopyDir(b, image, dir)
+		base := liveHeap()
+		b.StartTimer()
+		stop := samplePeakHeap()
+		cpu0 := cputime.Process()
+		srv, err := server.New(server.Options{Listen: "127.0.0.1:0", DataDir: dir, Logger: quietLog})
+		cpu += cputime.Process() - cpu0
+		peak = max(peak, stop()-base)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if got := srv.Engine().Len(); got != n {
+			b.Fatalf("%d keys loaded, want %d", got, n)
+		}
+		live = max(live, liveHeap()-base)
+		b.StopTimer()
+		if err := srv.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(cpu)/float64(time.Millisecond)/float64(b.N), "cpu-ms/op")
+	b.ReportMetric(float64(live)/1e6, "heap-MB")
+	b.ReportMetric(float64(peak)/1e6, "peak-heap-MB")
+}

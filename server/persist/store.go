@@ -14,6 +14,7 @@ import (
 	"runtime/debug"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 	"unicode"
@@ -77,14 +78,19 @@ func displayKey(k []byte) string {
 // Bucket and meta key names. The format number lets a later layout refuse
 // (or migrate) a file written by this one instead of misreading it.
 // Format 1 records carried no checksum; format 2 adds one to every record
-// and to the clock floor. A format 1 file is verified as far as it can be
-// (every record must decode) and upgraded in place on open.
+// and to the clock floor; format 3 adds the store id and the last
+// write-ahead log record the file holds (persist_checkpoint.go), so that a
+// build that does not read the log refuses the file instead of missing
+// writes the log has. A format 1 file is verified as far as it can be
+// (every record must decode) and a format 1 or 2 file is upgraded in place
+// on open.
 var (
 	bucketKeys  = []byte("keys")
 	bucketMeta  = []byte("meta")
 	metaFormat  = []byte("format")
 	metaClock   = []byte("clock")
-	formatValue = []byte("2")
+	formatValue = []byte("3")
+	formatV2    = []byte("2")
 	formatV1    = []byte("1")
 )
 
@@ -126,10 +132,12 @@ func recordSum(key, value []byte, version, fence string, deadline int64) uint32 
 	return crc32.Update(sum, castagnoli, unsafe.Slice(unsafe.StringData(fence), len(fence)))
 }
 
-// Store keeps the engine's durable keys in a bbolt file. Every
-// apply is one fsynced bbolt transaction, so a change it accepted survives
-// a crash of the process or of the machine; the group commit
-// (commit.go) gives it the changes of many writes at a time.
+// Store keeps the engine's durable keys in a bbolt file, in front of
+// which a write-ahead log takes each group commit (wal.go, checkpoint.go;
+// not with Options.Direct). Every apply is one fsynced bbolt transaction,
+// so a change it accepted survives a crash of the process or of the
+// machine; the group commit (commit.go) gives the log, or apply, the
+// changes of many writes at a time.
 type Store struct {
 	db   *bolt.DB
 	path string
@@ -159,11 +167,26 @@ type Store struct {
 	count  int // records in the file
 	// scratch is applyQueued's buffer.
 	scratch []engine.Change
+
+	// The write-ahead log (persist_wal.go, persist_checkpoint.go): the
+	// store id its segments carry, the last record the file holds, the
+	// number of the next segment, and without Options.DirectCommits the
+	// writer and checkpointer (nil without).
+	dir         string
+	id          [16]byte
+	applied     uint64
+	nextSegment uint64
+	wal         *logWriter
+	ckpt        *checkpointer
+	ckptMeta    *checkpointMeta // set while a checkpoint's transaction runs
+	ckptMu      sync.Mutex      // held by a checkpoint (boltAtPath)
+	closed      atomic.Bool     // close began: log appends fail
 }
 
 // Options are what Open takes from the server's options.
 type Options struct {
 	Repair bool             // salvage a damaged file instead of refusing it
+	Direct bool             // no write-ahead log: each group commit is a bbolt transaction
 	Log    *slog.Logger     // where a repair is reported; nil: slog.Default()
 	Now    func() time.Time // names the damaged file's copy; nil: time.Now
 }
@@ -181,20 +204,21 @@ func Open(dir string, o Options) (*Store, error) {
 		return nil, fmt.Errorf("%w: %v", ErrStore, err)
 	}
 	path := filepath.Join(dir, StoreFile)
-	s, err := openChecked(path)
+	s, err := openChecked(path, o)
 	var damage *DamageError
-	if err == nil || !o.Repair || !errors.As(err, &damage) {
+	if err == nil || !o.Repair || !errors.As(err, &damage) || damage.Path != path {
 		return s, err
 	}
 	o.Log.Error("data file damaged, repairing", "file", path, "err", err)
 	if err := repairStore(path, o); err != nil {
 		return nil, err
 	}
-	return openChecked(path)
+	return openChecked(path, o)
 }
 
-// openChecked is open plus every check, without repair.
-func openChecked(path string) (*Store, error) {
+// openChecked is open plus every check, without repair of the bbolt file
+// (with o.Repair, the write-ahead log's damage is skipped).
+func openChecked(path string, o Options) (*Store, error) {
 	isNew, err := checkDataFile(path)
 	if err != nil {
 		return nil, err
@@ -203,14 +227,26 @@ func openChecked(path string) (*Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Store{db: db, path: path, isNew: isNew, file: file}
+	s := &Store{db: db, path: path, isNew: isNew, file: file, dir: filepath.Dir(path)}
 	if err := guarded(path, s.prepare); err != nil {
+		_ = db.Close()
+		return nil, err
+	}
+	if err := s.replayLog(o); err != nil {
 		_ = db.Close()
 		return nil, err
 	}
 	if s.watch, err = newFileWatch(file, path, db.Info().PageSize); err != nil {
 		_ = db.Close()
 		return nil, fmt.Errorf("%w: %s: %v", ErrStore, path, err)
+	}
+	if !o.Direct {
+		if s.wal, err = newLogWriter(s.dir, s.id, s.nextSegment, s.applied); err != nil {
+			_ = db.Close()
+			return nil, fmt.Errorf("%w: write-ahead log: %v", ErrStore, err)
+		}
+		s.ckpt = newCheckpointer(s, o.Log)
+		s.ckpt.applied = s.applied
 	}
 	return s, nil
 }
@@ -282,12 +318,12 @@ func (s *Store) prepare() error {
 		if meta != nil {
 			format = bytes.Clone(meta.Get(metaFormat))
 		}
-		known := bytes.Equal(format, formatValue) || bytes.Equal(format, formatV1)
+		known := bytes.Equal(format, formatValue) || bytes.Equal(format, formatV2) || bytes.Equal(format, formatV1)
 		switch {
 		case !known && len(format) > 0 && strings.Trim(string(format), "0123456789") == "":
 			// A later build's file, not a damaged one: repair must not
 			// rewrite it.
-			return fmt.Errorf("%w: %s: unknown format %q (this build reads %q and %q)", ErrStore, s.path, format, formatV1, formatValue)
+			return fmt.Errorf("%w: %s: unknown format %q (this build reads %q to %q)", ErrStore, s.path, format, formatV1, formatValue)
 		case meta == nil || keys == nil:
 			// A root page emptied by damage looks like this; only a file
 			// bbolt has just created may lack the buckets.
@@ -296,11 +332,21 @@ func (s *Store) prepare() error {
 			return &DamageError{Path: s.path, Reason: fmt.Sprintf("format number %q", format)}
 		}
 		var err error
+		if bytes.Equal(format, formatValue) {
+			if s.id, s.applied, err = readLogMeta(meta); err != nil {
+				return &DamageError{Path: s.path, Reason: err.Error()}
+			}
+		}
 		s.floor, s.loaded, err = s.verify(tx, format)
 		return err
 	})
 	if err != nil {
 		return err
+	}
+	if !bytes.Equal(format, formatValue) {
+		if s.id, err = newStoreID(); err != nil {
+			return fmt.Errorf("%w: %v", ErrStore, err)
+		}
 	}
 	switch {
 	case fresh:
@@ -312,10 +358,22 @@ func (s *Store) prepare() error {
 			if _, err := tx.CreateBucketIfNotExists(bucketKeys); err != nil {
 				return err
 			}
+			if err := meta.Put(metaStoreID, summed(bytes.Clone(s.id[:]))); err != nil {
+				return err
+			}
 			return meta.Put(metaFormat, formatValue)
 		})
 	case bytes.Equal(format, formatV1):
 		err = s.upgrade()
+	case bytes.Equal(format, formatV2):
+		// Format 2 to 3: the records stay as they are.
+		err = s.db.Update(func(tx *bolt.Tx) error {
+			meta := tx.Bucket(bucketMeta)
+			if err := meta.Put(metaStoreID, summed(bytes.Clone(s.id[:]))); err != nil {
+				return err
+			}
+			return meta.Put(metaFormat, formatValue)
+		})
 	}
 	if err != nil {
 		return fmt.Errorf("%w: %s: %v", ErrStore, s.path, err)
@@ -327,6 +385,9 @@ func (s *Store) prepare() error {
 // transaction: a crash meanwhile leaves the format 1 file as it was.
 func (s *Store) upgrade() error {
 	err := s.db.Update(func(tx *bolt.Tx) error {
+		if err := tx.Bucket(bucketMeta).Put(metaStoreID, summed(bytes.Clone(s.id[:]))); err != nil {
+			return err
+		}
 		return writeAll(tx.Bucket(bucketMeta), tx.Bucket(bucketKeys), s.loaded, s.floor)
 	})
 	s.loaded = nil
@@ -419,6 +480,9 @@ func decodeFloor(b []byte, verify bool) (hlc.HLC, error) {
 // applyQueued writes a group commit's changes, in order, in one
 // transaction (apply). Only the group commit's writer calls it.
 func (s *Store) applyQueued(queued []queuedChange) error {
+	if s.wal != nil {
+		return s.appendLog(queued)
+	}
 	flat := s.scratch[:0]
 	for _, q := range queued {
 		flat = append(flat, q.Change)
@@ -492,7 +556,7 @@ func (s *Store) commit(changes []engine.Change) (txid uint64, err error) {
 	if s.inTx != nil {
 		s.inTx()
 	}
-	if err := put(tx, changes); err != nil {
+	if err := s.put(tx, changes); err != nil {
 		_ = tx.Rollback()
 		return txid, err
 	}
@@ -511,8 +575,12 @@ func rollBack(tx *bolt.Tx) (closed bool) {
 	return tx.DB() == nil
 }
 
-// put writes changes and the raised clock floor into tx.
-func put(tx *bolt.Tx, changes []engine.Change) error {
+// put writes changes and the raised clock floor into tx, and what a
+// checkpoint adds (putCheckpointMeta).
+func (s *Store) put(tx *bolt.Tx, changes []engine.Change) error {
+	if err := s.putCheckpointMeta(tx.Bucket(bucketMeta)); err != nil {
+		return err
+	}
 	keys, meta := tx.Bucket(bucketKeys), tx.Bucket(bucketMeta)
 	top, _ := decodeFloor(meta.Get(metaClock), true) // a bad floor is replaced below
 	raised := false
@@ -599,8 +667,9 @@ func (s *Store) Floor() hlc.HLC { return s.floor }
 // by another writer: every later kept write is refused.
 func (s *Store) Lost() bool { return s.lost.Load() != nil }
 
-// Close closes the file.
+// Close checkpoints and closes the write-ahead log, then closes the file.
 func (s *Store) Close() error {
+	s.closeLog()
 	if s.wedged {
 		// bbolt's map stays (the process is most likely about to end):
 		// the descriptor is closed, which releases the file's lock.

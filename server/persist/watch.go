@@ -62,9 +62,15 @@ type fileLostError struct {
 	what string // what happened to it, in a few words
 	open string // where the open file is now, when the system says ("" if not)
 	fd   string // /proc/PID/fd/N, when the open file has no name left
+	// segment: the file is a write-ahead log segment (wal_watch.go).
+	segment bool
 }
 
 func (e *fileLostError) Error() string {
+	if e.segment {
+		return fmt.Sprintf("%v: the write-ahead log segment %s %s while the server ran; kept writes are refused until the server is restarted; the writes acknowledged before this are written into the data file when the server stops (a kill -9 before then loses those the segment held)",
+			ErrStore, e.path, e.what)
+	}
 	s := fmt.Sprintf("%v: the data file %s %s while the server ran; kept writes are refused until the server is restarted, and a restart opens the file then at %s",
 		ErrStore, e.path, e.what, e.path)
 	if e.open != "" {
