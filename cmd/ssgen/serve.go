@@ -7,8 +7,10 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -30,7 +32,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		"needs set_tcp_nodelay true in its configuration: without it every request takes\n"+
 		"~44 ms (Nagle's algorithm), and serve warns once (see --slow-broker).\n\nflags:")
 	listen := fs.String("listen", server.DefaultListen, "address of the embedded MQTT 5 broker (port 0 picks a free one)")
-	broker := fs.String("broker", "", "attach to this MQTT 5 broker instead of embedding one (mqtt://host:port)")
+	broker := fs.String("broker", "", "attach to this MQTT 5 broker instead of embedding one: mqtt://host:port or host:port (no TLS: mqtts:// is refused)")
 	slowBroker := fs.Duration("slow-broker", server.DefaultSlowBroker, "with --broker: warn once if a message the service sends itself through the broker takes longer than this (0: never)")
 	maxKeys := fs.Int("max-keys", 0, "key quota (0 = unlimited)")
 	maxBytes := fs.Int64("max-bytes", 0, "quota on the sum of key and value bytes (0 = unlimited)")
@@ -84,6 +86,13 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	if *clock == "manual" && !web.enabled() {
 		return usageErrorf("--clock manual needs --http or --ui: ssgen clock moves the clock through the HTTP API")
 	}
+	brokerAddr := ""
+	if *broker != "" {
+		var err error
+		if brokerAddr, err = serveBroker(*broker); err != nil {
+			return err
+		}
+	}
 	if *faults && *broker != "" {
 		return usageErrorf("--fault-injection needs the embedded broker, not --broker")
 	}
@@ -122,7 +131,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	var err error
 
-	opts := server.Options{Listen: *listen, Broker: *broker, MaxKeys: *maxKeys, MaxBytes: *maxBytes, Logger: logger, SlowBroker: *slowBroker}
+	opts := server.Options{Listen: *listen, Broker: brokerAddr, MaxKeys: *maxKeys, MaxBytes: *maxBytes, Logger: logger, SlowBroker: *slowBroker}
 	if *slowBroker <= 0 {
 		opts.SlowBroker = -1
 	}
@@ -230,4 +239,21 @@ func seedServer(srv *server.Server, path string) error {
 		return fmt.Errorf("the data dir already holds %s, and --seed starts only an empty store (start without --seed, or with an empty --data-dir; ssgen import --merge or --replace loads into a running store)", plural(srv.Engine().Len(), "key"))
 	}
 	return err
+}
+
+// serveBroker reads serve's --broker as the client verbs read theirs
+// (parseBroker: mqtt://host:port, host:port, a bare host) and returns the
+// mqtt:// URL server.Options.Broker takes. External mode connects without
+// TLS and without a user name, so those are refused here, saying so.
+func serveBroker(s string) (string, error) {
+	cfg, err := parseBroker(s)
+	switch {
+	case err != nil:
+		return "", usageErrorf("--broker: %v", err)
+	case cfg.TLS:
+		return "", usageErrorf("--broker %q: serve attaches to a broker over plain MQTT only (no TLS): give mqtt://HOST:PORT, or use the embedded broker's --tls-cert for TLS clients", s)
+	case cfg.Username != "":
+		return "", usageErrorf("--broker %q: serve attaches without a user name or password: drop the user info from the URL", s)
+	}
+	return "mqtt://" + net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)), nil
 }

@@ -165,6 +165,27 @@ func TestServeRejectsBadUsage(t *testing.T) {
 	}
 }
 
+// TestServeReadsBrokerLikeTheClientVerbs: serve's --broker takes the forms
+// the client verbs take (host:port, a bare host), and says why it refuses
+// TLS, user info and an HTTP URL.
+func TestServeReadsBrokerLikeTheClientVerbs(t *testing.T) {
+	for _, c := range []struct{ in, want, err string }{
+		{"127.0.0.1:1883", "mqtt://127.0.0.1:1883", ""},
+		{"127.0.0.1", "mqtt://127.0.0.1:1883", ""},
+		{"mqtt://broker:1884", "mqtt://broker:1884", ""},
+		{"tcp://[::1]:1885", "mqtt://[::1]:1885", ""},
+		{"mqtts://broker:8883", "", "plain MQTT only (no TLS)"},
+		{"mqtt://u:p@broker:1883", "", "without a user name"},
+		{"http://127.0.0.1:45553/", "", "speaks HTTP, not MQTT"},
+		{"ftp://broker", "", "scheme must be mqtt or mqtts"},
+	} {
+		got, err := serveBroker(c.in)
+		if got != c.want || (err == nil) != (c.err == "") || (err != nil && !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("serveBroker(%q) = %q, %v; want %q, error with %q", c.in, got, err, c.want, c.err)
+		}
+	}
+}
+
 func TestServeFailsWhenTheBrokerIsUnreachable(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -172,10 +193,12 @@ func TestServeFailsWhenTheBrokerIsUnreachable(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close() // nothing listens there now
-	var stderr serveLog
-	env := &cliEnv{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &stderr, getenv: func(string) string { return "" }}
-	if code := runCLI(context.Background(), env, []string{"serve", "--broker", "mqtt://" + addr}); code != exitUsage {
-		t.Fatalf("exit %d; stderr: %s", code, stderr.String())
+	for _, broker := range []string{"mqtt://" + addr, addr} {
+		var stderr serveLog
+		env := &cliEnv{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &stderr, getenv: func(string) string { return "" }}
+		if code := runCLI(context.Background(), env, []string{"serve", "--broker", broker}); code != exitUsage || !strings.Contains(stderr.String(), "cannot connect to broker "+addr) {
+			t.Fatalf("--broker %s: exit %d; stderr: %s", broker, code, stderr.String())
+		}
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -50,6 +51,21 @@ func brokerURL(s string) string {
 	return "mqtt://" + s
 }
 
+// parseBroker reads a --broker or $SSGEN_BROKER value (see brokerURL). An
+// http:// or https:// URL, likely the console's, is refused with the MQTT
+// URL to use instead. The error is the message to show after the source.
+func parseBroker(s string) (runtime.Config, error) {
+	u := brokerURL(s)
+	if scheme, _, ok := strings.Cut(u, "://"); ok && (strings.EqualFold(scheme, "http") || strings.EqualFold(scheme, "https")) {
+		return runtime.Config{}, fmt.Errorf("%q is an HTTP URL: the server there speaks HTTP, not MQTT: is it ssgen serve's console (--http)? Use the MQTT URL, the first line serve prints", s)
+	}
+	cfg, err := runtime.FromURL(u)
+	if err != nil {
+		return runtime.Config{}, errors.New(libText(err))
+	}
+	return cfg, nil
+}
+
 // config resolves the broker: --broker, else $SSGEN_BROKER, else the
 // AIO_* variables, else the default. oneShot verbs keep no MQTT session,
 // so a killed process leaves nothing behind on the broker; long-running
@@ -63,10 +79,10 @@ func (c *connFlags) config(env *cliEnv, oneShot bool) (runtime.Config, error) {
 	switch {
 	case c.broker != "":
 		c.source = "--broker"
-		cfg, err = runtime.FromURL(brokerURL(c.broker))
+		cfg, err = parseBroker(c.broker)
 	case env.getenv(brokerEnv) != "":
 		c.source = "$" + brokerEnv
-		cfg, err = runtime.FromURL(brokerURL(env.getenv(brokerEnv)))
+		cfg, err = parseBroker(env.getenv(brokerEnv))
 	case env.getenv("AIO_BROKER_HOSTNAME") != "":
 		// runtime.FromEnv reads the process environment; env.getenv only
 		// decides whether the variables are there to be read.
