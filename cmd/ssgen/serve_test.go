@@ -251,6 +251,9 @@ func TestVerbsSayNoStateStoreAnswered(t *testing.T) {
 		if args[0] != "keys" && !strings.Contains(r.stderr, `ssgen `+args[0]+`: "k": `) {
 			t.Errorf("%s: stderr %q does not quote the key", args[0], r.stderr)
 		}
+		if strings.Contains(r.stderr, "--cursor") { // keys: nothing was listed, nothing to resume
+			t.Errorf("%s: stderr %q offers a cursor", args[0], r.stderr)
+		}
 		for _, want := range []string{"no state store answered on " + url, "is ssgen serve running, or attached with --broker?"} {
 			if !strings.Contains(r.stderr, want) {
 				t.Errorf("%s: stderr %q lacks %q", args[0], r.stderr, want)

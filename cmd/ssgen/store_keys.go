@@ -69,7 +69,9 @@ func runKeys(ctx context.Context, env *cliEnv, args []string) error {
 	defer c.Close()
 	out := bufio.NewWriter(env.stdout)
 	defer out.Flush()
+	listed := 0
 	next, err := listKeys(ctx, c, pattern, at, *limit, func(key []byte) error {
+		listed++
 		return writeKey(out, key, resolve(res, key), *asJSON, *asHex)
 	})
 	if err != nil {
@@ -77,6 +79,10 @@ func runKeys(ctx context.Context, env *cliEnv, args []string) error {
 		var we *writeError
 		if errors.As(err, &we) {
 			return &exitError{code: exitUsage, err: fmt.Errorf("write: %w", we.err)}
+		}
+		if listed == 0 || next == nil {
+			// Nothing listed yet: resuming is running the command again.
+			return &exitError{code: exitUsage, err: fmt.Errorf("%q: %w", pattern, libErr(err))}
 		}
 		return &exitError{code: exitUsage, err: fmt.Errorf("%q: %w (resume with --cursor %q)", pattern, libErr(err), next.String(pattern))}
 	}
