@@ -4,6 +4,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -184,5 +186,61 @@ func TestReadmeShellVerbsSchemaClaim(t *testing.T) {
 		if has != (v != "lock") {
 			t.Errorf("%s: --schema %v, but the README says otherwise", v, has)
 		}
+	}
+}
+
+// TestHelpPlaceholdersMatchTheDocs: --help names a flag's value as
+// docs/cli.md does (`--limit N`, `--ca-file FILE`), not by its Go type
+// (`--limit int`, `--ca-file string`). Every flag that takes a value
+// prints a placeholder docs/cli.md writes for it; a flag the docs never
+// write with one still gets a placeholder, not a type.
+func TestHelpPlaceholdersMatchTheDocs(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "cli.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]map[string]bool{} // flag -> placeholders
+	for _, m := range regexp.MustCompile("[`\\[ ]--([a-z0-9-]+) ([A-Z][A-Z:]*|[a-z]+(?:\\\\\\|[a-z-]+)+)[` \\]]").FindAllStringSubmatch(string(doc), -1) {
+		if documented[m[1]] == nil {
+			documented[m[1]] = map[string]bool{}
+		}
+		documented[m[1]][strings.ReplaceAll(m[2], `\|`, "|")] = true
+	}
+	types := map[string]bool{"string": true, "int": true, "int64": true, "uint": true, "uint64": true, "float": true, "duration": true, "value": true}
+	line := regexp.MustCompile(`^  --([a-z0-9-]+)(?: (.+))?$`)
+	for name := range verbs {
+		r := runIn(t, "", nil, name, "--help")
+		for _, l := range strings.Split(r.stderr, "\n") {
+			m := line.FindStringSubmatch(l)
+			if m == nil || m[2] == "" {
+				continue // not a flag line, or a boolean flag
+			}
+			flagName, placeholder := m[1], m[2]
+			if types[placeholder] {
+				t.Errorf("ssgen %s --help: --%s %s names a Go type; write the placeholder in backquotes in the usage", name, flagName, placeholder)
+				continue
+			}
+			if want := documented[flagName]; want != nil && !want[placeholder] {
+				t.Errorf("ssgen %s --help: --%s %s, but docs/cli.md writes --%s %v", name, flagName, placeholder, flagName, keysOf(want))
+			}
+		}
+	}
+}
+
+func keysOf(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestKeysRawSaysWhatItChanges: keys prints no values, so its --raw is not
+// "values are bytes".
+func TestKeysRawSaysWhatItChanges(t *testing.T) {
+	r := runIn(t, "", nil, "keys", "--help")
+	if !strings.Contains(r.stderr, "listed without their declarations") || strings.Contains(r.stderr, "values are bytes") {
+		t.Errorf("keys --help: %s", r.stderr)
 	}
 }

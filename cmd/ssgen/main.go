@@ -143,8 +143,8 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 	fs.VisitAll(func(f *flag.Flag) {
 		var b strings.Builder
 		fmt.Fprintf(&b, "  --%s", f.Name)
-		name, usage := flag.UnquoteUsage(f)
-		if name != "" {
+		_, usage := flag.UnquoteUsage(f)
+		if name := placeholder(f); name != "" {
 			b.WriteString(" " + name)
 		}
 		b.WriteString("\n    \t")
@@ -159,6 +159,20 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 		}
 		fmt.Fprintln(w, b.String())
 	})
+}
+
+// placeholder is what help prints after --NAME for f's value: the
+// backquoted word of its usage (flag.UnquoteUsage), as the docs write it;
+// without one, N for a number and D for a duration; "" for a boolean flag.
+func placeholder(f *flag.Flag) string {
+	name, _ := flag.UnquoteUsage(f)
+	switch name {
+	case "int", "int64", "uint", "uint64":
+		return "N"
+	case "duration":
+		return "D"
+	}
+	return name
 }
 
 // zeroFlagValue reports whether f's default is its type's zero value,

@@ -18,7 +18,7 @@ func init() {
 
 func runInit(_ context.Context, env *cliEnv, args []string) error {
 	flags := newFlagSet(env, "init", "[--package NAME] [file, default ssgen.yaml]\n\nWrites a starter schema to edit. It never overwrites a file (exit 1 if it exists).")
-	pkg := flags.String("package", "", "Go package `name` of the generated code (default: derived from the directory)")
+	pkg := flags.String("package", "", "the Go package `NAME` of the generated code (default: derived from the directory)")
 	pos, help, err := interleavedArgs(flags, args)
 	if help || err != nil {
 		return err

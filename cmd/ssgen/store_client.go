@@ -37,8 +37,8 @@ const (
 
 func (c *connFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.broker, "broker", "", "broker `URL`: mqtt://host:port, mqtts://host:port (TLS) or host:port (default: $"+brokerEnv+", else the AIO_* variables, else "+defaultBroker+")")
-	fs.StringVar(&c.caFile, "ca-file", "", "with mqtts://: trust the broker certificates this PEM CA bundle signed, instead of the system's (default: $AIO_TLS_CA_FILE)")
-	fs.StringVar(&c.clientID, "client-id", "", "MQTT client id (default: AIO_MQTT_CLIENT_ID, else a random one)")
+	fs.StringVar(&c.caFile, "ca-file", "", "with mqtts://: trust the broker certificates signed by the PEM CA bundle in `FILE`, instead of the system's (default: $AIO_TLS_CA_FILE)")
+	fs.StringVar(&c.clientID, "client-id", "", "MQTT client `ID` (default: AIO_MQTT_CLIENT_ID, else a random one)")
 	fs.DurationVar(&c.timeout, "timeout", runtime.DefaultTimeout, "bound on connecting and on each request")
 }
 
