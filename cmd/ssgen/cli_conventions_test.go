@@ -93,10 +93,23 @@ func TestFlagsAreSpeltWithTwoDashesAndMisspellingsSuggested(t *testing.T) {
 	if !strings.Contains(r.stderr, "did you mean --listen?") {
 		t.Errorf("stderr %q", r.stderr)
 	}
-	r = runIn(t, "", nil, "get", "k", "--timeout", "soon")
-	r.want(t, exitUsage, ptr(""))
-	if !strings.Contains(r.stderr, "flag --timeout") {
-		t.Errorf("stderr %q", r.stderr)
+	// A bad value: the flag, the value once, and what it should be.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"get", "k", "--timeout", "soon"}, `ssgen get: --timeout: "soon" is not a duration (such as 10s, 1500ms or 2m)` + "\n"},
+		{[]string{"keys", "--limit", "x"}, `ssgen keys: --limit: "x" is not a number` + "\n"},
+		{[]string{"serve", "--max-keys", "99999999999999999999"}, `ssgen serve: --max-keys: "99999999999999999999" is out of range` + "\n"},
+		{[]string{"set", "k", "v", "--px", "0"}, `ssgen set: --px: "0": want a positive number of milliseconds` + "\n"},
+		{[]string{"keys", "--json=maybe"}, `ssgen keys: --json: "maybe" is not true or false` + "\n"},
+		{[]string{"get", "--helpp", "k"}, "ssgen get: unknown flag --helpp (did you mean --help?) (see ssgen get --help)\n"},
+	} {
+		r := runIn(t, "", nil, c.args...)
+		r.want(t, exitUsage, ptr(""))
+		if r.stderr != c.want {
+			t.Errorf("%q: stderr %q, want %q", c.args, r.stderr, c.want)
+		}
 	}
 }
 

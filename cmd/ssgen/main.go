@@ -12,10 +12,12 @@ import (
 	"os"
 	"os/signal"
 	"reflect"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/ssgen/ssgen/internal/suggest"
 )
@@ -122,7 +124,7 @@ func flagError(fs *flag.FlagSet, err error) error {
 	msg := err.Error()
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
 		name = strings.TrimLeft(name, "-")
-		var names []string
+		names := []string{"help"} // -h and --help are the flag package's own
 		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
 		hint := suggest.DidYouMean(name, names)
 		if hint != "" {
@@ -131,10 +133,45 @@ func flagError(fs *flag.FlagSet, err error) error {
 		}
 		return fmt.Errorf("unknown flag --%s%s (see ssgen %s --help)", name, hint, fs.Name())
 	}
-	// "invalid value "x" for flag -timeout: ...", "flag needs an argument: -broker"
+	// invalid value "x" for flag -limit: parse error
+	if m := invalidFlagValue.FindStringSubmatch(msg); m != nil {
+		return fmt.Errorf("--%s: %s", m[2], valueProblem(fs.Lookup(m[2]), m[1], m[3]))
+	}
+	// "flag needs an argument: -broker"
 	msg = strings.Replace(msg, "flag -", "flag --", 1)
 	msg = strings.Replace(msg, "argument: -", "argument: --", 1)
 	return errors.New(msg)
+}
+
+// invalidFlagValue is the flag package's error for a value its flag's Set
+// refused (with "boolean" and without "flag" for a boolean flag): the
+// quoted value, the flag's name and Set's error.
+var invalidFlagValue = regexp.MustCompile(`^invalid (?:boolean )?value ("(?:[^"\\]|\\.)*") for (?:flag )?-([^:]+): (.*)$`)
+
+// valueProblem says what is wrong with the value quoted of f: for the
+// flag package's own types, what the value should be (their errors are
+// only "parse error"); otherwise the flag's own error, which does not
+// repeat the value.
+func valueProblem(f *flag.Flag, quoted, setErr string) string {
+	var v any
+	if g, ok := f.Value.(flag.Getter); f != nil && ok {
+		v = g.Get()
+	}
+	outOfRange := strings.Contains(setErr, "out of range")
+	switch v.(type) {
+	case int, int64, uint, uint64:
+		if outOfRange {
+			return quoted + " is out of range"
+		}
+		return quoted + " is not a number"
+	case float64:
+		return quoted + " is not a number"
+	case time.Duration:
+		return quoted + " is not a duration (such as 10s, 1500ms or 2m)"
+	case bool:
+		return quoted + " is not true or false"
+	}
+	return quoted + ": " + setErr
 }
 
 // printFlags lists fs's flags as flag.PrintDefaults does, but spelt as

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -177,16 +178,16 @@ func (p *pxFlag) Set(s string) error {
 func parsePX(s string) (time.Duration, error) {
 	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
 		if ms <= 0 || ms > int64(time.Duration(1<<63-1)/time.Millisecond) {
-			return 0, fmt.Errorf("%q: want a positive number of milliseconds", s)
+			return 0, errors.New("want a positive number of milliseconds")
 		}
 		return time.Duration(ms) * time.Millisecond, nil
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil {
-		return 0, fmt.Errorf("%q: want a duration like 10s or a number of milliseconds", s)
+		return 0, errors.New("want a duration like 10s or a number of milliseconds")
 	}
 	if d <= 0 {
-		return 0, fmt.Errorf("%q: want a positive duration", s)
+		return 0, errors.New("want a positive duration")
 	}
 	return d, nil
 }
