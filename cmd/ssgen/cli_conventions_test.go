@@ -65,6 +65,22 @@ func TestHelpVerbPrintsTheVerbsHelp(t *testing.T) {
 			t.Errorf("%q printed %q, stderr %q", args, r.stdout, r.stderr)
 		}
 	}
+	// The summaries start in one column, at least two spaces after the
+	// longest verb (persistence).
+	col := -1
+	list := runIn(t, "", nil, "help").stdout
+	_, list, _ = strings.Cut(list, "verbs:\n")
+	list, _, _ = strings.Cut(list, "\n\n")
+	for _, l := range strings.Split(list, "\n") {
+		name, rest, _ := strings.Cut(strings.TrimPrefix(l, "  "), " ")
+		c := 2 + len(name) + 1 + len(rest) - len(strings.TrimLeft(rest, " "))
+		if col == -1 {
+			col = c
+		}
+		if c != col || !strings.HasPrefix(rest, " ") {
+			t.Errorf("help: %q: summary at column %d, others at %d (two spaces at least)", l, c, col)
+		}
+	}
 	// Without a verb, the list goes to stderr and the exit says failure.
 	bare := runIn(t, "", nil)
 	if bare.code != exitUsage || bare.stdout != "" || !strings.Contains(bare.stderr, "ssgen help VERB") {

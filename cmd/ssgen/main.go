@@ -285,8 +285,12 @@ func printHelp(w io.Writer) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	width := 0
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-11s %s\n", n, verbs[n].summary)
+		width = max(width, len(n))
+	}
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, n, verbs[n].summary)
 	}
 	fmt.Fprintln(w, "\nssgen help VERB describes a verb; ssgen --version prints the version.")
 }

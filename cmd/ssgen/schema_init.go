@@ -78,8 +78,13 @@ func packageFromDir(file string) string {
 	return name
 }
 
+// starterSchema is the starter file for package pkg, its package line's
+// comment kept in the column of the lines below it (one space after a
+// longer name).
 func starterSchema(pkg string) []byte {
-	return []byte(strings.ReplaceAll(starterTemplate, "PACKAGE", pkg))
+	const placeholder = "PACKAGE            #"
+	line := pkg + strings.Repeat(" ", max(1, len(placeholder)-1-len(pkg))) + "#"
+	return []byte(strings.Replace(starterTemplate, placeholder, line, 1))
 }
 
 const starterTemplate = `# yaml-language-server: $schema=` + schema.JSONSchemaURL + `

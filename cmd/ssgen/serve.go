@@ -165,7 +165,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	if err := srv.Start(); err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) && *broker == "" {
-			return usageErrorf("%s; another program listens on %s (often a broker: Debian's mosquitto package starts one on 1883): serve on a free port with --listen 127.0.0.1:0, attach to that broker with --broker mqtt://%s, or stop it", libText(err), *listen, *listen)
+			return usageErrorf("%s; %s", libText(err), portTaken(*listen))
 		}
 		return &exitError{code: exitUsage, err: libErr(err)}
 	}
@@ -256,4 +256,15 @@ func serveBroker(s string) (string, error) {
 		return "", usageErrorf("--broker %q: serve attaches without a user name or password: drop the user info from the URL", s)
 	}
 	return "mqtt://" + net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)), nil
+}
+
+// portTaken says what to do when serve's --listen address is taken. Only
+// on the MQTT port is the other program likely a broker (Debian's
+// mosquitto package starts one on 1883).
+func portTaken(listen string) string {
+	who := ""
+	if _, port, err := net.SplitHostPort(listen); err == nil && port == "1883" {
+		who = " (often a broker: Debian's mosquitto package starts one on 1883)"
+	}
+	return fmt.Sprintf("another program listens on %s%s: serve on a free port with --listen 127.0.0.1:0, attach to that broker with --broker mqtt://%s, or stop it", listen, who, listen)
 }

@@ -235,6 +235,14 @@ func TestServeNamesTheProgramOnItsPort(t *testing.T) {
 			t.Errorf("stderr %q lacks %q", r.stderr, want)
 		}
 	}
+	if strings.Contains(r.stderr, "mosquitto") { // only 1883 is mosquitto's
+		t.Errorf("stderr %q names mosquitto for a port other than 1883", r.stderr)
+	}
+	for listen, mosquitto := range map[string]bool{"127.0.0.1:1883": true, ":1883": true, "0.0.0.0:18830": false, "[::1]:1883": true} {
+		if got := strings.Contains(portTaken(listen), "Debian's mosquitto"); got != mosquitto {
+			t.Errorf("portTaken(%q) = %q", listen, portTaken(listen))
+		}
+	}
 	c := runIn(t, "", nil, "serve", "--listen", "127.0.0.1:0", "--http", addr)
 	if c.code != exitUsage || !strings.Contains(c.stderr, "--http 127.0.0.1:0") {
 		t.Errorf("stderr %q lacks the --http hint", c.stderr)
