@@ -154,8 +154,10 @@ var invalidFlagValue = regexp.MustCompile(`^invalid (?:boolean )?value ("(?:[^"\
 // repeat the value.
 func valueProblem(f *flag.Flag, quoted, setErr string) string {
 	var v any
-	if g, ok := f.Value.(flag.Getter); f != nil && ok {
-		v = g.Get()
+	if f != nil {
+		if g, ok := f.Value.(flag.Getter); ok {
+			v = g.Get()
+		}
 	}
 	outOfRange := strings.Contains(setErr, "out of range")
 	switch v.(type) {
