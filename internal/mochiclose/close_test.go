@@ -28,7 +28,11 @@ var connect = []byte{0x10, 14, 0, 4, 'M', 'Q', 'T', 'T', 5, 0x02, 0, 60, 0, 0, 1
 // connection at a different point; every Close must return. (With mochi's
 // own Close, about half the runs of this test hang in one of the rounds.)
 func TestCloseWhileClientsDisconnect(t *testing.T) {
-	const rounds, clients = 1000, 8
+	const clients = 8
+	rounds := 1000
+	if testing.Short() {
+		rounds = 100
+	}
 	for round := range rounds {
 		srv := mqtt.New(&mqtt.Options{Logger: slog.New(slog.DiscardHandler), InlineClient: true})
 		if err := srv.AddHook(new(allowAll), nil); err != nil {
