@@ -8,6 +8,8 @@ import (
 	mqtt "github.com/mochi-mqtt/server/v2"
 	"github.com/mochi-mqtt/server/v2/listeners"
 	"github.com/mochi-mqtt/server/v2/packets"
+
+	"github.com/ssgen/ssgen/internal/mochiclose"
 )
 
 // echoBroker is a mochi broker configured as the embedded server's (same
@@ -46,7 +48,7 @@ func startEchoBroker(topic string, shape *echoShape) (*echoBroker, error) {
 		return nil, err
 	}
 	if err := srv.Serve(); err != nil {
-		_ = srv.Close()
+		_ = mochiclose.Close(srv)
 		return nil, fmt.Errorf("bench: echo broker: %w", err)
 	}
 	return eb, nil
@@ -57,7 +59,9 @@ func (eb *echoBroker) url() string {
 	return "mqtt://" + l.Address()
 }
 
-func (eb *echoBroker) close() { _ = eb.srv.Close() }
+// close stops the broker through mochiclose: a bench client disconnecting
+// while mochi's own Close runs can deadlock it.
+func (eb *echoBroker) close() { _ = mochiclose.Close(eb.srv) }
 
 type echoHook struct {
 	mqtt.HookBase

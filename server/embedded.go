@@ -13,6 +13,7 @@ import (
 	"github.com/mochi-mqtt/server/v2/listeners"
 	"github.com/mochi-mqtt/server/v2/packets"
 
+	"github.com/ssgen/ssgen/internal/mochiclose"
 	"github.com/ssgen/ssgen/internal/protocol"
 	"github.com/ssgen/ssgen/server/access"
 	"github.com/ssgen/ssgen/server/engine"
@@ -126,13 +127,10 @@ func (e *embedded) addr() string {
 	return ""
 }
 
-// close stops the broker. It disconnects the clients itself first: mochi
-// v2.7.9's own client-closing step (Clients.GetByListener) takes the client
-// map's read lock twice, which deadlocks when a disconnecting client waits
-// for the write lock in between (an SDK's Stop during shutdown does that).
-// Listeners close their clients only once, so the broker's Close then skips
-// that step. Before that, no more connections are accepted and those
-// already accepted are registered (see acceptTracker).
+// close stops the broker through mochiclose, which avoids mochi v2.7.9's
+// deadlock when a client disconnects during Close (an SDK's Stop during
+// shutdown does that). Before that, no more connections are accepted and
+// those already accepted are registered (see acceptTracker).
 func (e *embedded) close() error {
 	if e.faults != nil {
 		e.faults.close()
@@ -140,14 +138,7 @@ func (e *embedded) close() error {
 	if e.accepts != nil {
 		e.accepts.stop(2 * time.Second)
 	}
-	e.broker.Listeners.CloseAll(func(listener string) {
-		for _, cl := range e.broker.Clients.GetAll() {
-			if cl.Net.Listener == listener && !cl.Closed() {
-				_ = e.broker.DisconnectClient(cl, packets.ErrServerShuttingDown)
-			}
-		}
-	})
-	return e.broker.Close()
+	return mochiclose.Close(e.broker)
 }
 
 // handle serves one PUBLISH on the request topic, in the requester's read

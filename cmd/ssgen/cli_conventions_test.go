@@ -4,6 +4,8 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -63,6 +65,22 @@ func TestHelpVerbPrintsTheVerbsHelp(t *testing.T) {
 			t.Errorf("%q printed %q, stderr %q", args, r.stdout, r.stderr)
 		}
 	}
+	// The summaries start in one column, at least two spaces after the
+	// longest verb (persistence).
+	col := -1
+	list := runIn(t, "", nil, "help").stdout
+	_, list, _ = strings.Cut(list, "verbs:\n")
+	list, _, _ = strings.Cut(list, "\n\n")
+	for _, l := range strings.Split(list, "\n") {
+		name, rest, _ := strings.Cut(strings.TrimPrefix(l, "  "), " ")
+		c := 2 + len(name) + 1 + len(rest) - len(strings.TrimLeft(rest, " "))
+		if col == -1 {
+			col = c
+		}
+		if c != col || !strings.HasPrefix(rest, " ") {
+			t.Errorf("help: %q: summary at column %d, others at %d (two spaces at least)", l, c, col)
+		}
+	}
 	// Without a verb, the list goes to stderr and the exit says failure.
 	bare := runIn(t, "", nil)
 	if bare.code != exitUsage || bare.stdout != "" || !strings.Contains(bare.stderr, "ssgen help VERB") {
@@ -91,10 +109,23 @@ func TestFlagsAreSpeltWithTwoDashesAndMisspellingsSuggested(t *testing.T) {
 	if !strings.Contains(r.stderr, "did you mean --listen?") {
 		t.Errorf("stderr %q", r.stderr)
 	}
-	r = runIn(t, "", nil, "get", "k", "--timeout", "soon")
-	r.want(t, exitUsage, ptr(""))
-	if !strings.Contains(r.stderr, "flag --timeout") {
-		t.Errorf("stderr %q", r.stderr)
+	// A bad value: the flag, the value once, and what it should be.
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"get", "k", "--timeout", "soon"}, `ssgen get: --timeout: "soon" is not a duration (such as 10s, 1500ms or 2m)` + "\n"},
+		{[]string{"keys", "--limit", "x"}, `ssgen keys: --limit: "x" is not a number` + "\n"},
+		{[]string{"serve", "--max-keys", "99999999999999999999"}, `ssgen serve: --max-keys: "99999999999999999999" is out of range` + "\n"},
+		{[]string{"set", "k", "v", "--px", "0"}, `ssgen set: --px: "0": want a positive number of milliseconds` + "\n"},
+		{[]string{"keys", "--json=maybe"}, `ssgen keys: --json: "maybe" is not true or false` + "\n"},
+		{[]string{"get", "--helpp", "k"}, "ssgen get: unknown flag --helpp (did you mean --help?) (see ssgen get --help)\n"},
+	} {
+		r := runIn(t, "", nil, c.args...)
+		r.want(t, exitUsage, ptr(""))
+		if r.stderr != c.want {
+			t.Errorf("%q: stderr %q, want %q", c.args, r.stderr, c.want)
+		}
 	}
 }
 
@@ -184,5 +215,61 @@ func TestReadmeShellVerbsSchemaClaim(t *testing.T) {
 		if has != (v != "lock") {
 			t.Errorf("%s: --schema %v, but the README says otherwise", v, has)
 		}
+	}
+}
+
+// TestHelpPlaceholdersMatchTheDocs: --help names a flag's value as
+// docs/cli.md does (`--limit N`, `--ca-file FILE`), not by its Go type
+// (`--limit int`, `--ca-file string`). Every flag that takes a value
+// prints a placeholder docs/cli.md writes for it; a flag the docs never
+// write with one still gets a placeholder, not a type.
+func TestHelpPlaceholdersMatchTheDocs(t *testing.T) {
+	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "cli.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string]map[string]bool{} // flag -> placeholders
+	for _, m := range regexp.MustCompile("[`\\[ ]--([a-z0-9-]+) ([A-Z][A-Z:]*|[a-z]+(?:\\\\\\|[a-z-]+)+)[` \\]]").FindAllStringSubmatch(string(doc), -1) {
+		if documented[m[1]] == nil {
+			documented[m[1]] = map[string]bool{}
+		}
+		documented[m[1]][strings.ReplaceAll(m[2], `\|`, "|")] = true
+	}
+	types := map[string]bool{"string": true, "int": true, "int64": true, "uint": true, "uint64": true, "float": true, "duration": true, "value": true}
+	line := regexp.MustCompile(`^  --([a-z0-9-]+)(?: (.+))?$`)
+	for name := range verbs {
+		r := runIn(t, "", nil, name, "--help")
+		for _, l := range strings.Split(r.stderr, "\n") {
+			m := line.FindStringSubmatch(l)
+			if m == nil || m[2] == "" {
+				continue // not a flag line, or a boolean flag
+			}
+			flagName, placeholder := m[1], m[2]
+			if types[placeholder] {
+				t.Errorf("ssgen %s --help: --%s %s names a Go type; write the placeholder in backquotes in the usage", name, flagName, placeholder)
+				continue
+			}
+			if want := documented[flagName]; want != nil && !want[placeholder] {
+				t.Errorf("ssgen %s --help: --%s %s, but docs/cli.md writes --%s %v", name, flagName, placeholder, flagName, keysOf(want))
+			}
+		}
+	}
+}
+
+func keysOf(m map[string]bool) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestKeysRawSaysWhatItChanges: keys prints no values, so its --raw is not
+// "values are bytes".
+func TestKeysRawSaysWhatItChanges(t *testing.T) {
+	r := runIn(t, "", nil, "keys", "--help")
+	if !strings.Contains(r.stderr, "listed without their declarations") || strings.Contains(r.stderr, "values are bytes") {
+		t.Errorf("keys --help: %s", r.stderr)
 	}
 }

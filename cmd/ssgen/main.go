@@ -12,10 +12,12 @@ import (
 	"os"
 	"os/signal"
 	"reflect"
+	"regexp"
 	"sort"
 	"strconv"
 	"strings"
 	"syscall"
+	"time"
 
 	"github.com/ssgen/ssgen/internal/suggest"
 )
@@ -122,7 +124,7 @@ func flagError(fs *flag.FlagSet, err error) error {
 	msg := err.Error()
 	if name, ok := strings.CutPrefix(msg, "flag provided but not defined: "); ok {
 		name = strings.TrimLeft(name, "-")
-		var names []string
+		names := []string{"help"} // -h and --help are the flag package's own
 		fs.VisitAll(func(f *flag.Flag) { names = append(names, f.Name) })
 		hint := suggest.DidYouMean(name, names)
 		if hint != "" {
@@ -131,10 +133,47 @@ func flagError(fs *flag.FlagSet, err error) error {
 		}
 		return fmt.Errorf("unknown flag --%s%s (see ssgen %s --help)", name, hint, fs.Name())
 	}
-	// "invalid value "x" for flag -timeout: ...", "flag needs an argument: -broker"
+	// invalid value "x" for flag -limit: parse error
+	if m := invalidFlagValue.FindStringSubmatch(msg); m != nil {
+		return fmt.Errorf("--%s: %s", m[2], valueProblem(fs.Lookup(m[2]), m[1], m[3]))
+	}
+	// "flag needs an argument: -broker"
 	msg = strings.Replace(msg, "flag -", "flag --", 1)
 	msg = strings.Replace(msg, "argument: -", "argument: --", 1)
 	return errors.New(msg)
+}
+
+// invalidFlagValue is the flag package's error for a value its flag's Set
+// refused (with "boolean" and without "flag" for a boolean flag): the
+// quoted value, the flag's name and Set's error.
+var invalidFlagValue = regexp.MustCompile(`^invalid (?:boolean )?value ("(?:[^"\\]|\\.)*") for (?:flag )?-([^:]+): (.*)$`)
+
+// valueProblem says what is wrong with the value quoted of f: for the
+// flag package's own types, what the value should be (their errors are
+// only "parse error"); otherwise the flag's own error, which does not
+// repeat the value.
+func valueProblem(f *flag.Flag, quoted, setErr string) string {
+	var v any
+	if f != nil {
+		if g, ok := f.Value.(flag.Getter); ok {
+			v = g.Get()
+		}
+	}
+	outOfRange := strings.Contains(setErr, "out of range")
+	switch v.(type) {
+	case int, int64, uint, uint64:
+		if outOfRange {
+			return quoted + " is out of range"
+		}
+		return quoted + " is not a number"
+	case float64:
+		return quoted + " is not a number"
+	case time.Duration:
+		return quoted + " is not a duration (such as 10s, 1500ms or 2m)"
+	case bool:
+		return quoted + " is not true or false"
+	}
+	return quoted + ": " + setErr
 }
 
 // printFlags lists fs's flags as flag.PrintDefaults does, but spelt as
@@ -143,8 +182,8 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 	fs.VisitAll(func(f *flag.Flag) {
 		var b strings.Builder
 		fmt.Fprintf(&b, "  --%s", f.Name)
-		name, usage := flag.UnquoteUsage(f)
-		if name != "" {
+		_, usage := flag.UnquoteUsage(f)
+		if name := placeholder(f); name != "" {
 			b.WriteString(" " + name)
 		}
 		b.WriteString("\n    \t")
@@ -159,6 +198,20 @@ func printFlags(w io.Writer, fs *flag.FlagSet) {
 		}
 		fmt.Fprintln(w, b.String())
 	})
+}
+
+// placeholder is what help prints after --NAME for f's value: the
+// backquoted word of its usage (flag.UnquoteUsage), as the docs write it;
+// without one, N for a number and D for a duration; "" for a boolean flag.
+func placeholder(f *flag.Flag) string {
+	name, _ := flag.UnquoteUsage(f)
+	switch name {
+	case "int", "int64", "uint", "uint64":
+		return "N"
+	case "duration":
+		return "D"
+	}
+	return name
 }
 
 // zeroFlagValue reports whether f's default is its type's zero value,
@@ -234,8 +287,12 @@ func printHelp(w io.Writer) {
 		names = append(names, n)
 	}
 	sort.Strings(names)
+	width := 0
 	for _, n := range names {
-		fmt.Fprintf(w, "  %-11s %s\n", n, verbs[n].summary)
+		width = max(width, len(n))
+	}
+	for _, n := range names {
+		fmt.Fprintf(w, "  %-*s  %s\n", width, n, verbs[n].summary)
 	}
 	fmt.Fprintln(w, "\nssgen help VERB describes a verb; ssgen --version prints the version.")
 }

@@ -32,9 +32,9 @@ which each parameter is '*' (Pattern). See docs/cli.md.`
 
 func runAuthz(_ context.Context, env *cliEnv, args []string) error {
 	fs := newFlagSet(env, "authz", authzUsage)
-	format := fs.String("format", "broker", "`broker` (BrokerAuthorization manifest) or serve (ssgen serve --authz-file)")
-	name := fs.String("name", "", "metadata.name of the BrokerAuthorization (default ssgen-PACKAGE)")
-	namespace := fs.String("namespace", "azure-iot-operations", "metadata.namespace of the BrokerAuthorization")
+	format := fs.String("format", "broker", "what to print, `broker|serve`: broker (a BrokerAuthorization manifest) or serve (ssgen serve --authz-file)")
+	name := fs.String("name", "", "the BrokerAuthorization's metadata.name, `NAME` (default ssgen-PACKAGE)")
+	namespace := fs.String("namespace", "azure-iot-operations", "the BrokerAuthorization's metadata.namespace, `NS`")
 	out := fs.String("o", "", "write to `FILE` instead of stdout")
 	in, err := openSchema(env, fs, args, nil, func() error {
 		if *format != "broker" && *format != "serve" {

@@ -32,8 +32,8 @@ breaks, 2 on bad usage or an invalid schema.`
 
 func runBreaking(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlagSet(env, "breaking", breakingUsage)
-	against := fs.String("against", "", "the older schema: a `FILE or GIT-REF` (required)")
-	format := fs.String("format", "text", "output `format`: text, json or github-actions")
+	against := fs.String("against", "", "the older schema, `BASE`: a file or a git ref (required)")
+	format := fs.String("format", "text", "output format, `text|json|github-actions`")
 	in, err := openSchema(env, fs, args, format, func() error {
 		if *against == "" {
 			return usageErrorf("--against is required (see ssgen breaking --help)")

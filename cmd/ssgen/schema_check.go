@@ -27,7 +27,7 @@ diff follows, for the log).`
 
 func runCheck(_ context.Context, env *cliEnv, args []string) error {
 	g, help, err := parseGenFlags(env, "check", checkUsage, args, func(fs *flag.FlagSet, g *genFlags) {
-		fs.StringVar(&g.format, "format", "text", "output `format`: text or github-actions")
+		fs.StringVar(&g.format, "format", "text", "output format, `text|github-actions`")
 	})
 	if help || err != nil {
 		return err

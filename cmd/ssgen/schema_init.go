@@ -18,7 +18,7 @@ func init() {
 
 func runInit(_ context.Context, env *cliEnv, args []string) error {
 	flags := newFlagSet(env, "init", "[--package NAME] [file, default ssgen.yaml]\n\nWrites a starter schema to edit. It never overwrites a file (exit 1 if it exists).")
-	pkg := flags.String("package", "", "Go package `name` of the generated code (default: derived from the directory)")
+	pkg := flags.String("package", "", "the Go package `NAME` of the generated code (default: derived from the directory)")
 	pos, help, err := interleavedArgs(flags, args)
 	if help || err != nil {
 		return err
@@ -78,8 +78,13 @@ func packageFromDir(file string) string {
 	return name
 }
 
+// starterSchema is the starter file for package pkg, its package line's
+// comment kept in the column of the lines below it (one space after a
+// longer name).
 func starterSchema(pkg string) []byte {
-	return []byte(strings.ReplaceAll(starterTemplate, "PACKAGE", pkg))
+	const placeholder = "PACKAGE            #"
+	line := pkg + strings.Repeat(" ", max(1, len(placeholder)-1-len(pkg))) + "#"
+	return []byte(strings.Replace(starterTemplate, placeholder, line, 1))
 }
 
 const starterTemplate = `# yaml-language-server: $schema=` + schema.JSONSchemaURL + `

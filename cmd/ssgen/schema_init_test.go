@@ -50,3 +50,28 @@ func TestInitTakesThePackageFlag(t *testing.T) {
 	}
 	runSchemaVerb(t, "init", "--package", "Bad-Name", filepath.Join(t.TempDir(), "x.yaml")).wantCode(t, exitUsage)
 }
+
+// TestInitAlignsThePackageComment: the package line's comment stays in the
+// column of the encoding line's, whatever the package name's length.
+func TestInitAlignsThePackageComment(t *testing.T) {
+	for _, pkg := range []string{"x", "thermostat", "averyveryverylongpackagename"} {
+		var pkgCol, encCol int
+		for _, l := range strings.Split(string(starterSchema(pkg)), "\n") {
+			switch {
+			case strings.HasPrefix(l, "package: "):
+				pkgCol = strings.Index(l, "#")
+				if !strings.HasPrefix(l, "package: "+pkg+" ") {
+					t.Errorf("%s: %q", pkg, l)
+				}
+			case strings.HasPrefix(l, "encoding: "):
+				encCol = strings.Index(l, "#")
+			}
+		}
+		if len(pkg) < 18 && pkgCol != encCol {
+			t.Errorf("%s: package comment at column %d, encoding's at %d", pkg, pkgCol, encCol)
+		}
+		if len(pkg) >= 18 && pkgCol != len("package: ")+len(pkg)+1 {
+			t.Errorf("%s: package comment at column %d, want one space after the name", pkg, pkgCol)
+		}
+	}
+}

@@ -7,8 +7,10 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"runtime/debug"
+	"strconv"
 	"syscall"
 	"time"
 
@@ -29,12 +31,12 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		"With --broker the store attaches to another MQTT 5 broker as a client. A mosquitto\n"+
 		"needs set_tcp_nodelay true in its configuration: without it every request takes\n"+
 		"~44 ms (Nagle's algorithm), and serve warns once (see --slow-broker).\n\nflags:")
-	listen := fs.String("listen", server.DefaultListen, "address of the embedded MQTT 5 broker (port 0 picks a free one)")
-	broker := fs.String("broker", "", "attach to this MQTT 5 broker instead of embedding one (mqtt://host:port)")
+	listen := fs.String("listen", server.DefaultListen, "the embedded MQTT 5 broker's address, `HOST:PORT` (port 0 picks a free one)")
+	broker := fs.String("broker", "", "attach to the MQTT 5 broker at `URL` instead of embedding one: mqtt://host:port or host:port (no TLS: mqtts:// is refused)")
 	slowBroker := fs.Duration("slow-broker", server.DefaultSlowBroker, "with --broker: warn once if a message the service sends itself through the broker takes longer than this (0: never)")
 	maxKeys := fs.Int("max-keys", 0, "key quota (0 = unlimited)")
 	maxBytes := fs.Int64("max-bytes", 0, "quota on the sum of key and value bytes (0 = unlimited)")
-	dataDir := fs.String("data-dir", "", "keep keys in a bbolt file in this directory across restarts: those SET with aio-persistence=true, or all with --persist-all")
+	dataDir := fs.String("data-dir", "", "keep keys in a bbolt file in directory `DIR` across restarts: those SET with aio-persistence=true, or all with --persist-all")
 	persistAll := fs.Bool("persist-all", false, "with --data-dir, keep every key, not only those SET with aio-persistence=true")
 	direct := fs.Bool("direct-commits", false, "with --data-dir: commit each group of kept writes straight into the data file (two fdatasyncs) instead of one write-ahead log record and one fdatasync")
 	repair := fs.Bool("repair", false, "with --data-dir, start on a damaged data file: copy its readable keys into a new file, log every key left out, keep the damaged file aside as statestore.db.damaged-TIME")
@@ -54,18 +56,18 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	fs.DurationVar(&lim.MaxSessionExpiry, "max-session-expiry", 0, "embedded: longest session expiry a client may ask for, announced in CONNACK (0 = 1h)")
 	fs.IntVar(&lim.MaxSessions, "max-sessions", 0, "embedded: sessions kept for disconnected clients; past it the oldest ends (0 = 1000)")
 	fs.Int64Var(&lim.MaxClientOutputBytes, "max-client-output-bytes", 0, "embedded: unacknowledged response and notification bytes per client before it is disconnected with 0x97 (0 = 64 MiB)")
-	tlsCert := fs.String("tls-cert", "", "embedded: serve TLS with this PEM certificate chain (needs --tls-key)")
-	tlsKey := fs.String("tls-key", "", "embedded: PEM private key of --tls-cert")
-	tlsClientCA := fs.String("tls-client-ca", "", "embedded: require client certificates signed by this PEM CA bundle (mutual TLS)")
-	passwordFile := fs.String("password-file", "", "embedded: authenticate by user name and password, lines username:bcrypt-hash")
+	tlsCert := fs.String("tls-cert", "", "embedded: serve TLS with the PEM certificate chain in `FILE` (needs --tls-key)")
+	tlsKey := fs.String("tls-key", "", "embedded: the `FILE` of --tls-cert's PEM private key")
+	tlsClientCA := fs.String("tls-client-ca", "", "embedded: require client certificates signed by the PEM CA bundle in `FILE` (mutual TLS)")
+	passwordFile := fs.String("password-file", "", "embedded: authenticate by user name and password, from a `FILE` of lines username:bcrypt-hash")
 	allowAnonymous := fs.Bool("allow-anonymous", false, "embedded: let clients without credentials in even with --password-file or --tls-client-ca")
-	authzFile := fs.String("authz-file", "", "embedded: YAML state store authorization rules (who may read or write which keys)")
-	clock := fs.String("clock", "real", "the state store's time: real, or manual (starts at the real time and moves only with ssgen clock advance|set; needs --http or --ui to be moved)")
+	authzFile := fs.String("authz-file", "", "embedded: the YAML `FILE` of state store authorization rules (who may read or write which keys)")
+	clock := fs.String("clock", "real", "the state store's time, `real|manual`: real, or manual (starts at the real time and moves only with ssgen clock advance|set; needs --http or --ui to be moved)")
 	chaosFile := fs.String("chaos", "", "start with the chaos rules of this YAML `FILE` (docs/testing.md): matching requests get an -ERR answer, no answer, a held answer or a disconnect; changed at run time with ssgen chaos or the console")
 	faults := fs.Bool("fault-injection", false, "embedded: honour the fault:* user properties of Microsoft's SDK tests (refuse or disconnect a client on its own request; docs/testing.md); for tests only")
-	seed := fs.String("seed", "", "start from this snapshot file (ssgen export); the store must be empty (a --data-dir holding keys is refused)")
-	logLevel := fs.String("log-level", "info", "debug (adds every refused request), info, warn or error")
-	logFormat := fs.String("log-format", "text", "text (key=value lines) or json (one JSON object per line)")
+	seed := fs.String("seed", "", "start from this snapshot `FILE` (ssgen export); the store must be empty (a --data-dir holding keys is refused)")
+	logLevel := fs.String("log-level", "info", "the least `LEVEL` logged: debug (adds every refused request), info, warn or error")
+	logFormat := fs.String("log-format", "text", "the log lines' `FORMAT`: text (key=value lines) or json (one JSON object per line)")
 	var web consoleFlags
 	web.register(fs)
 	if help, err := parseFlags(fs, args); help || err != nil {
@@ -87,6 +89,13 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	if *clock == "manual" && !web.enabled() {
 		return usageErrorf("--clock manual needs --http or --ui: ssgen clock moves the clock through the HTTP API")
+	}
+	brokerAddr := ""
+	if *broker != "" {
+		var err error
+		if brokerAddr, err = serveBroker(*broker); err != nil {
+			return err
+		}
 	}
 	if *faults && *broker != "" {
 		return usageErrorf("--fault-injection needs the embedded broker, not --broker")
@@ -129,7 +138,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	var err error
 
-	opts := server.Options{Listen: *listen, Broker: *broker, MaxKeys: *maxKeys, MaxBytes: *maxBytes, Logger: logger, SlowBroker: *slowBroker}
+	opts := server.Options{Listen: *listen, Broker: brokerAddr, MaxKeys: *maxKeys, MaxBytes: *maxBytes, Logger: logger, SlowBroker: *slowBroker}
 	if *slowBroker <= 0 {
 		opts.SlowBroker = -1
 	}
@@ -163,7 +172,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	if err := srv.Start(); err != nil {
 		if errors.Is(err, syscall.EADDRINUSE) && *broker == "" {
-			return usageErrorf("%s; another program listens on %s (often a broker: Debian's mosquitto package starts one on 1883): serve on a free port with --listen 127.0.0.1:0, attach to that broker with --broker mqtt://%s, or stop it", libText(err), *listen, *listen)
+			return usageErrorf("%s; %s", libText(err), portTaken(*listen))
 		}
 		return &exitError{code: exitUsage, err: libErr(err)}
 	}
@@ -237,4 +246,32 @@ func seedServer(srv *server.Server, path string) error {
 		return fmt.Errorf("the data dir already holds %s, and --seed starts only an empty store (start without --seed, or with an empty --data-dir; ssgen import --merge or --replace loads into a running store)", plural(srv.Engine().Len(), "key"))
 	}
 	return err
+}
+
+// serveBroker reads serve's --broker as the client verbs read theirs
+// (parseBroker: mqtt://host:port, host:port, a bare host) and returns the
+// mqtt:// URL server.Options.Broker takes. External mode connects without
+// TLS and without a user name, so those are refused here, saying so.
+func serveBroker(s string) (string, error) {
+	cfg, err := parseBroker(s)
+	switch {
+	case err != nil:
+		return "", usageErrorf("--broker: %v", err)
+	case cfg.TLS:
+		return "", usageErrorf("--broker %q: serve attaches to a broker over plain MQTT only (no TLS): give mqtt://HOST:PORT, or use the embedded broker's --tls-cert for TLS clients", s)
+	case cfg.Username != "":
+		return "", usageErrorf("--broker %q: serve attaches without a user name or password: drop the user info from the URL", s)
+	}
+	return "mqtt://" + net.JoinHostPort(cfg.Host, strconv.Itoa(cfg.Port)), nil
+}
+
+// portTaken says what to do when serve's --listen address is taken. Only
+// on the MQTT port is the other program likely a broker (Debian's
+// mosquitto package starts one on 1883).
+func portTaken(listen string) string {
+	who := ""
+	if _, port, err := net.SplitHostPort(listen); err == nil && port == "1883" {
+		who = " (often a broker: Debian's mosquitto package starts one on 1883)"
+	}
+	return fmt.Sprintf("another program listens on %s%s: serve on a free port with --listen 127.0.0.1:0, attach to that broker with --broker mqtt://%s, or stop it", listen, who, listen)
 }

@@ -23,14 +23,14 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newFlagSet(env, "bench", "[--broker mqtt://HOST:PORT [--attach]] [--clients N] [--in-flight M] [--mix get=50,set=50,del=0] "+
 		"[--requests N | --duration D] [--watchers N --watch-clients M] [--persist [--data-dir DIR] [--direct-commits]] [--baseline [--bare-baseline]] [--console] [--json]")
 	def := bench.Defaults()
-	broker := fs.String("broker", "", "a broker a state store serves on (a running ssgen serve, or a broker with one attached); default: an embedded server in this process")
+	broker := fs.String("broker", "", "the `URL` of a broker a state store serves on (a running ssgen serve, or a broker with one attached); default: an embedded server in this process")
 	attach := fs.Bool("attach", false, "with --broker: start a state store in this process attached to that broker (external mode)")
 	persist := fs.Bool("persist", false, "SETs ask for persistence (aio-persistence=true); the embedded server gets a data dir, and the same load also runs against an in-memory embedded server for the ratio")
-	dataDir := fs.String("data-dir", "", "with --persist and no --broker: the embedded server's data dir (default: a new temporary directory, removed afterwards)")
+	dataDir := fs.String("data-dir", "", "with --persist and no --broker: the embedded server's data directory `DIR` (default: a new temporary directory, removed afterwards)")
 	direct := fs.Bool("direct-commits", false, "with --persist and no --broker: the embedded server commits each group straight into its data file (ssgen serve --direct-commits)")
 	clients := fs.Int("clients", def.Clients, "client connections")
 	inFlight := fs.Int("in-flight", def.InFlight, "requests each client keeps in flight")
-	mixSpec := fs.String("mix", def.Mix.String(), "operation weights")
+	mixSpec := fs.String("mix", def.Mix.String(), "operation weights, `get=N,set=N,del=N`")
 	valueSize := fs.Int("value-size", def.ValueSize, "bytes of every SET value")
 	keys := fs.Int("keys", def.Keys, "size of the key space (seeded before the run, so GETs hit)")
 	requests := fs.Int("requests", 0, fmt.Sprintf("stop after this many requests (watch mode: SET rounds); %d when neither bound is given", def.Requests))
@@ -44,8 +44,8 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	timeout := fs.Duration("timeout", def.Timeout, "bound of each request, and of each watch round's wait")
 	con := fs.Bool("console", false, "embedded only: serve the web console and compare, in the same run, no live stream open, one stream open as a browser keeps it, and a server without a console")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (client and embedded server) to this file")
-	memProfile := fs.String("memprofile", "", "write an allocation profile of the whole run to this file")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (client and embedded server) to `FILE`")
+	memProfile := fs.String("memprofile", "", "write an allocation profile of the whole run to `FILE`")
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return err
 	}

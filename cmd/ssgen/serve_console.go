@@ -25,13 +25,13 @@ type consoleFlags struct {
 }
 
 func (h *consoleFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&h.addr, "http", "", "serve the web console, /metrics, /healthz and /readyz on this address (a bare :PORT means 127.0.0.1:PORT)")
+	fs.StringVar(&h.addr, "http", "", "serve the web console, /metrics, /healthz and /readyz on `HOST:PORT` (a bare :PORT means 127.0.0.1:PORT)")
 	fs.BoolVar(&h.ui, "ui", false, "serve the web console on a free loopback port and print its URL (second line of stdout)")
-	fs.StringVar(&h.auth, "http-auth", "", "console authentication: none (loopback only), token, or password (the --password-file users); default none on loopback, token elsewhere")
-	fs.StringVar(&h.tokenFile, "http-token-file", "", "with --http-auth token: read the token from this file (default: a random token, printed in the console URL; only when stdout is a terminal)")
-	fs.StringVar(&h.user, "http-user", "", "the user name the console acts as for --authz-file rules (with --http-auth password: the signed-in user)")
-	fs.StringVar(&h.clientID, "http-client-id", console.DefaultClientID, "the client id the console acts as for --authz-file rules and in the request trace")
-	fs.StringVar(&h.allowHosts, "http-allow-hosts", "", "without authentication, host names besides localhost and IP addresses the console answers to (comma-separated)")
+	fs.StringVar(&h.auth, "http-auth", "", "console authentication, `none|token|password`: none (loopback only), token, or password (the --password-file users); default none on loopback, token elsewhere")
+	fs.StringVar(&h.tokenFile, "http-token-file", "", "with --http-auth token: read the token from file `F` (default: a random token, printed in the console URL; only when stdout is a terminal)")
+	fs.StringVar(&h.user, "http-user", "", "the user `NAME` the console acts as for --authz-file rules (with --http-auth password: the signed-in user)")
+	fs.StringVar(&h.clientID, "http-client-id", console.DefaultClientID, "the client `ID` the console acts as for --authz-file rules and in the request trace")
+	fs.StringVar(&h.allowHosts, "http-allow-hosts", "", "without authentication, the host names besides localhost and IP addresses the console answers to, a comma-separated `LIST`")
 	fs.StringVar(&h.schema.file, "schema", "", "with --http or --ui: show the keys this schema `FILE` declares by name, their values decoded as JSON, and its locks as locks (default: $"+schemaEnv+", else ./"+defaultSchemaFile+" when there is one)")
 	fs.BoolVar(&h.schema.raw, "raw", false, "with --http or --ui: ignore any schema; the console shows values as text or hex")
 	fs.BoolVar(&h.pprof, "pprof", false, "with --http or --ui, also serve Go's profiler under /debug/pprof/ (behind the console's authentication)")

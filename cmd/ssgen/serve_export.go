@@ -27,8 +27,8 @@ func runExport(ctx context.Context, env *cliEnv, args []string) error {
 		"data directory (refused while a server holds it).\n\nflags:")
 	var hf httpFlags
 	hf.register(fs)
-	dataDir := fs.String("data-dir", "", "read this data directory of a stopped ssgen serve instead")
-	out := fs.String("o", "", "write to FILE (replaced only once the whole snapshot is written) instead of stdout")
+	dataDir := fs.String("data-dir", "", "read the data directory `DIR` of a stopped ssgen serve instead")
+	out := fs.String("o", "", "write to `FILE` (replaced only once the whole snapshot is written) instead of stdout")
 	pos, _, help, err := parseArgs(fs, args, 0)
 	if help || err != nil {
 		return err

@@ -25,8 +25,8 @@ type httpFlags struct {
 }
 
 func (h *httpFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&h.addr, "http", "", "the server's HTTP address, as ssgen serve --http printed it (http://HOST:PORT; http://USER:PASSWORD@HOST:PORT for HTTP Basic)")
-	fs.StringVar(&h.token, "token", "", "the HTTP surface's access token (default: the SSGEN_TOKEN variable)")
+	fs.StringVar(&h.addr, "http", "", "the server's HTTP `URL`, as ssgen serve --http printed it (http://HOST:PORT; http://USER:PASSWORD@HOST:PORT for HTTP Basic)")
+	fs.StringVar(&h.token, "token", "", "the HTTP surface's access token `T` (default: the SSGEN_TOKEN variable)")
 }
 
 // url resolves path against --http; a bare HOST:PORT means http://.

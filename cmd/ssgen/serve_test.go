@@ -165,6 +165,27 @@ func TestServeRejectsBadUsage(t *testing.T) {
 	}
 }
 
+// TestServeReadsBrokerLikeTheClientVerbs: serve's --broker takes the forms
+// the client verbs take (host:port, a bare host), and says why it refuses
+// TLS, user info and an HTTP URL.
+func TestServeReadsBrokerLikeTheClientVerbs(t *testing.T) {
+	for _, c := range []struct{ in, want, err string }{
+		{"127.0.0.1:1883", "mqtt://127.0.0.1:1883", ""},
+		{"127.0.0.1", "mqtt://127.0.0.1:1883", ""},
+		{"mqtt://broker:1884", "mqtt://broker:1884", ""},
+		{"tcp://[::1]:1885", "mqtt://[::1]:1885", ""},
+		{"mqtts://broker:8883", "", "plain MQTT only (no TLS)"},
+		{"mqtt://u:p@broker:1883", "", "without a user name"},
+		{"http://127.0.0.1:45553/", "", "speaks HTTP, not MQTT"},
+		{"ftp://broker", "", "scheme must be mqtt or mqtts"},
+	} {
+		got, err := serveBroker(c.in)
+		if got != c.want || (err == nil) != (c.err == "") || (err != nil && !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("serveBroker(%q) = %q, %v; want %q, error with %q", c.in, got, err, c.want, c.err)
+		}
+	}
+}
+
 func TestServeFailsWhenTheBrokerIsUnreachable(t *testing.T) {
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -172,10 +193,12 @@ func TestServeFailsWhenTheBrokerIsUnreachable(t *testing.T) {
 	}
 	addr := l.Addr().String()
 	l.Close() // nothing listens there now
-	var stderr serveLog
-	env := &cliEnv{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &stderr, getenv: func(string) string { return "" }}
-	if code := runCLI(context.Background(), env, []string{"serve", "--broker", "mqtt://" + addr}); code != exitUsage {
-		t.Fatalf("exit %d; stderr: %s", code, stderr.String())
+	for _, broker := range []string{"mqtt://" + addr, addr} {
+		var stderr serveLog
+		env := &cliEnv{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &stderr, getenv: func(string) string { return "" }}
+		if code := runCLI(context.Background(), env, []string{"serve", "--broker", broker}); code != exitUsage || !strings.Contains(stderr.String(), "cannot connect to broker "+addr) {
+			t.Fatalf("--broker %s: exit %d; stderr: %s", broker, code, stderr.String())
+		}
 	}
 }
 
@@ -212,6 +235,14 @@ func TestServeNamesTheProgramOnItsPort(t *testing.T) {
 			t.Errorf("stderr %q lacks %q", r.stderr, want)
 		}
 	}
+	if strings.Contains(r.stderr, "mosquitto") { // only 1883 is mosquitto's
+		t.Errorf("stderr %q names mosquitto for a port other than 1883", r.stderr)
+	}
+	for listen, mosquitto := range map[string]bool{"127.0.0.1:1883": true, ":1883": true, "0.0.0.0:18830": false, "[::1]:1883": true} {
+		if got := strings.Contains(portTaken(listen), "Debian's mosquitto"); got != mosquitto {
+			t.Errorf("portTaken(%q) = %q", listen, portTaken(listen))
+		}
+	}
 	c := runIn(t, "", nil, "serve", "--listen", "127.0.0.1:0", "--http", addr)
 	if c.code != exitUsage || !strings.Contains(c.stderr, "--http 127.0.0.1:0") {
 		t.Errorf("stderr %q lacks the --http hint", c.stderr)
@@ -224,12 +255,12 @@ func TestVerbsSayNoStateStoreAnswered(t *testing.T) {
 	url := brokertest.Mosquitto(t)
 	for _, args := range [][]string{{"get", "k"}, {"set", "k", "v"}, {"keys"}, {"watch", "k"}} {
 		r := run(t, url, append(args, "--timeout", "1m")...)
-		if args[0] == "watch" { // the cause, then the end of the watch
-			if r.code != exitUsage {
-				t.Errorf("watch: exit %d", r.code)
-			}
-		} else {
-			r.want(t, exitUsage, ptr(""))
+		r.want(t, exitUsage, ptr("")) // watch too: one line, the cause and the end of the watch
+		if args[0] != "keys" && !strings.Contains(r.stderr, `ssgen `+args[0]+`: "k": `) {
+			t.Errorf("%s: stderr %q does not quote the key", args[0], r.stderr)
+		}
+		if strings.Contains(r.stderr, "--cursor") { // keys: nothing was listed, nothing to resume
+			t.Errorf("%s: stderr %q offers a cursor", args[0], r.stderr)
 		}
 		for _, want := range []string{"no state store answered on " + url, "is ssgen serve running, or attached with --broker?"} {
 			if !strings.Contains(r.stderr, want) {

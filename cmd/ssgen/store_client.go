@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -36,8 +37,8 @@ const (
 
 func (c *connFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&c.broker, "broker", "", "broker `URL`: mqtt://host:port, mqtts://host:port (TLS) or host:port (default: $"+brokerEnv+", else the AIO_* variables, else "+defaultBroker+")")
-	fs.StringVar(&c.caFile, "ca-file", "", "with mqtts://: trust the broker certificates this PEM CA bundle signed, instead of the system's (default: $AIO_TLS_CA_FILE)")
-	fs.StringVar(&c.clientID, "client-id", "", "MQTT client id (default: AIO_MQTT_CLIENT_ID, else a random one)")
+	fs.StringVar(&c.caFile, "ca-file", "", "with mqtts://: trust the broker certificates signed by the PEM CA bundle in `FILE`, instead of the system's (default: $AIO_TLS_CA_FILE)")
+	fs.StringVar(&c.clientID, "client-id", "", "MQTT client `ID` (default: AIO_MQTT_CLIENT_ID, else a random one)")
 	fs.DurationVar(&c.timeout, "timeout", runtime.DefaultTimeout, "bound on connecting and on each request")
 }
 
@@ -48,6 +49,21 @@ func brokerURL(s string) string {
 		return s
 	}
 	return "mqtt://" + s
+}
+
+// parseBroker reads a --broker or $SSGEN_BROKER value (see brokerURL). An
+// http:// or https:// URL, likely the console's, is refused with the MQTT
+// URL to use instead. The error is the message to show after the source.
+func parseBroker(s string) (runtime.Config, error) {
+	u := brokerURL(s)
+	if scheme, _, ok := strings.Cut(u, "://"); ok && (strings.EqualFold(scheme, "http") || strings.EqualFold(scheme, "https")) {
+		return runtime.Config{}, fmt.Errorf("%q is an HTTP URL: the server there speaks HTTP, not MQTT: is it ssgen serve's console (--http)? Use the MQTT URL, the first line serve prints", s)
+	}
+	cfg, err := runtime.FromURL(u)
+	if err != nil {
+		return runtime.Config{}, errors.New(libText(err))
+	}
+	return cfg, nil
 }
 
 // config resolves the broker: --broker, else $SSGEN_BROKER, else the
@@ -63,10 +79,10 @@ func (c *connFlags) config(env *cliEnv, oneShot bool) (runtime.Config, error) {
 	switch {
 	case c.broker != "":
 		c.source = "--broker"
-		cfg, err = runtime.FromURL(brokerURL(c.broker))
+		cfg, err = parseBroker(c.broker)
 	case env.getenv(brokerEnv) != "":
 		c.source = "$" + brokerEnv
-		cfg, err = runtime.FromURL(brokerURL(env.getenv(brokerEnv)))
+		cfg, err = parseBroker(env.getenv(brokerEnv))
 	case env.getenv("AIO_BROKER_HOSTNAME") != "":
 		// runtime.FromEnv reads the process environment; env.getenv only
 		// decides whether the variables are there to be read.

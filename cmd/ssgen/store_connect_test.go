@@ -191,7 +191,7 @@ func TestShellVerbsTrustACAFile(t *testing.T) {
 func TestShellVerbsSayAnHTTPPortIsNotMQTT(t *testing.T) {
 	_, consoleURL := startServe(t, "--ui")
 	host := strings.TrimSuffix(strings.TrimPrefix(consoleURL, "http://"), "/")
-	for _, broker := range []string{host, "mqtts://" + host} {
+	for _, broker := range []string{host, "mqtts://" + host, consoleURL} {
 		r := runIn(t, "", nil, "get", "--broker", broker, "k")
 		r.want(t, exitUsage, ptr(""))
 		if !strings.Contains(r.stderr, "speaks HTTP, not MQTT") || strings.Contains(r.stderr, "Prop type") {

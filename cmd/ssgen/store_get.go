@@ -33,7 +33,7 @@ func runGet(ctx context.Context, env *cliEnv, args []string) error {
 	var sf schemaFlags
 	sf.register(fs)
 	asHex := fs.Bool("hex", false, "print the value's bytes as hex")
-	out := fs.String("out", "", "write the value's bytes, byte-exact, to this file (- for stdout) instead")
+	out := fs.String("out", "", "write the value's bytes, byte-exact, to `FILE` (- for stdout) instead")
 	withVersion := fs.Bool("version", false, "print the version on its own line after the value")
 	asJSON := fs.Bool("json", false, `print one JSON object: key, value (or valueHex), version, written; for a declared key also schema, ttl and expires`)
 	quiet := fs.Bool("quiet", false, "print no summary line on stderr")

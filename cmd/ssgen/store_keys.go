@@ -28,10 +28,11 @@ func runKeys(ctx context.Context, env *cliEnv, args []string) error {
 	cf.register(fs)
 	var sf schemaFlags
 	sf.register(fs)
+	fs.Lookup("raw").Usage = "ignore any schema: keys are listed without their declarations" // keys prints no values
 	asJSON := fs.Bool("json", false, `print JSON lines: {"key":K} ({"keyHex":H} for a key that is not UTF-8; "schema" for a declared key), then {"cursor":C} if --limit stopped the listing`)
 	asHex := fs.Bool("key-hex", false, "print keys as hex")
 	limit := fs.Int("limit", 0, "stop after this many keys (0: all)")
-	from := fs.String("cursor", "", "resume a listing of the same GLOB from this cursor")
+	from := fs.String("cursor", "", "resume a listing of the same GLOB from cursor `C` (printed after --limit)")
 	pos, _, help, err := parseArgs(fs, args, 0)
 	if help || err != nil {
 		return err
@@ -69,7 +70,9 @@ func runKeys(ctx context.Context, env *cliEnv, args []string) error {
 	defer c.Close()
 	out := bufio.NewWriter(env.stdout)
 	defer out.Flush()
+	listed := 0
 	next, err := listKeys(ctx, c, pattern, at, *limit, func(key []byte) error {
+		listed++
 		return writeKey(out, key, resolve(res, key), *asJSON, *asHex)
 	})
 	if err != nil {
@@ -77,6 +80,10 @@ func runKeys(ctx context.Context, env *cliEnv, args []string) error {
 		var we *writeError
 		if errors.As(err, &we) {
 			return &exitError{code: exitUsage, err: fmt.Errorf("write: %w", we.err)}
+		}
+		if listed == 0 || next == nil {
+			// Nothing listed yet: resuming is running the command again.
+			return &exitError{code: exitUsage, err: fmt.Errorf("%q: %w", pattern, libErr(err))}
 		}
 		return &exitError{code: exitUsage, err: fmt.Errorf("%q: %w (resume with --cursor %q)", pattern, libErr(err), next.String(pattern))}
 	}

@@ -51,8 +51,11 @@ func runLock(ctx context.Context, env *cliEnv, args []string) error {
 	if *ttl < time.Millisecond {
 		return usageErrorf("--ttl must be at least 1ms, got %s", *ttl)
 	}
-	if *wait < 0 || *grace < 0 {
-		return usageErrorf("--wait and --grace must not be negative")
+	if *wait < 0 {
+		return usageErrorf("--wait must not be negative, got %s", *wait)
+	}
+	if *grace < 0 {
+		return usageErrorf("--grace must not be negative, got %s", *grace)
 	}
 	if !flagSet(fs, "grace") {
 		*grace = min(defaultGrace, maxGrace(*ttl))
@@ -80,11 +83,26 @@ func runLock(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return lockError(subject, err)
 	}
-	defer func() {
-		rctx, cancel := context.WithTimeout(context.Background(), cf.timeout)
+	// release gives the lock back, waiting at most bound (and --timeout).
+	// Its error is for the caller to report after its own.
+	released := false
+	release := func(bound time.Duration) error {
+		released = true
+		if bound <= 0 {
+			return nil // nothing left to give back
+		}
+		rctx, cancel := context.WithTimeout(context.Background(), min(bound, cf.timeout))
 		defer cancel()
 		if err := lease.Release(rctx); err != nil {
-			fmt.Fprintf(env.stderr, "ssgen lock: %s: release: %s (the lock expires by itself after --ttl)\n", subject, libText(err))
+			return fmt.Errorf("release: %s (the lock expires by itself after --ttl)", libText(err))
+		}
+		return nil
+	}
+	defer func() {
+		if !released {
+			if err := release(cf.timeout); err != nil {
+				fmt.Fprintf(env.stderr, "ssgen lock: %s: %v\n", subject, err)
+			}
 		}
 	}()
 
@@ -141,14 +159,37 @@ supervise:
 		}
 	}
 	restoreTerminal()
+	var primary error
 	switch {
 	case lost:
-		return &exitError{code: exitNegative, err: fmt.Errorf("%s: %s; stopped %s", subject, libText(lease.Err()), command[0])}
+		// The lock is someone else's: there is nothing to release.
+		_ = release(0)
+		primary = fmt.Errorf("%s: %s; stopped %s", subject, libText(lease.Err()), command[0])
 	case late:
-		return &exitError{code: exitNegative, err: fmt.Errorf("%s: the lease was not renewed in time (%s of its --ttl %s left); stopped %s before the lock could pass to another holder",
-			subject, left.Round(time.Millisecond), *ttl, command[0])}
+		primary = lateError(subject, left, *ttl, command[0])
+		// Renewals failed: the service is likely unreachable, and a release
+		// is worth waiting for only while the lease is still ours.
+		if rerr := release(time.Until(lease.Deadline())); rerr != nil {
+			primary = fmt.Errorf("%w; %v", primary, rerr)
+		}
+	}
+	if primary != nil {
+		return &exitError{code: exitNegative, err: primary}
 	}
 	return commandExit(cmd, err)
+}
+
+// lateError says why CMD was stopped when the lease was not renewed in
+// time. left is what remained of the lease when the stop began: negative
+// when ssgen itself did not run meanwhile (paused, a suspended machine),
+// and the lock may already have passed to another holder.
+func lateError(subject string, left, ttl time.Duration, command string) error {
+	if left <= 0 {
+		return fmt.Errorf("%s: the lease expired %s ago without being renewed (was ssgen paused?): another holder may have taken the lock meanwhile, while %s ran on; stopped %s",
+			subject, (-left).Round(time.Millisecond), command, command)
+	}
+	return fmt.Errorf("%s: the lease was not renewed in time (%s of its --ttl %s left); stopped %s before the lock could pass to another holder",
+		subject, left.Round(time.Millisecond), ttl, command)
 }
 
 // How ssgen lock keeps CMD inside its lease. The runtime renews the lease

@@ -87,6 +87,64 @@ func TestLockStopsTheCommandBeforeTheLeaseCanExpire(t *testing.T) {
 	}
 }
 
+// TestLockCutOffSaysWhyFirstAndDoesNotWaitOutTimeout: with the service
+// unreachable, the release after a late stop waits only while the lease is
+// still ours, not the whole --timeout (a minute here, past the test's
+// bound), and the one error line starts with why CMD was stopped.
+func TestLockCutOffSaysWhyFirstAndDoesNotWaitOutTimeout(t *testing.T) {
+	srv := servertest.New(t)
+	proxy := faultproxy.Start(t, srv.Addr())
+	var stdout, stderr syncBuffer
+	env := &cliEnv{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
+	done := make(chan int, 1)
+	go func() {
+		done <- runCLI(context.Background(), env, []string{"lock", "lk", "--ttl", "2s", "--grace", "200ms", "--timeout", "1m", "--broker", proxy.Addr(),
+			"--", "sh", "-c", `echo started; exec sleep 30`})
+	}()
+	until(t, &stdout, "started", func() {})
+	proxy.Blackhole()
+	var code int
+	waitFor(t, "ssgen lock to exit before its --timeout", func() bool {
+		select {
+		case code = <-done:
+			return true
+		default:
+			return false
+		}
+	})
+	lines := strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n")
+	if code != exitNegative || len(lines) != 1 || !strings.HasPrefix(lines[0], `ssgen lock: "lk": the lease was not renewed in time`) {
+		t.Fatalf("exit %d, stderr %q: want exit 1 and one line saying first that the lease was not renewed in time", code, stderr.String())
+	}
+}
+
+// TestLockLateErrorSaysWhenTheLeaseHadAlreadyExpired: a holder paused past
+// its TTL (SIGSTOP) finds its deadline gone when it runs again; it must not
+// claim CMD was stopped before the lock could pass on.
+func TestLockLateErrorSaysWhenTheLeaseHadAlreadyExpired(t *testing.T) {
+	late := lateError(`"lk"`, 300*time.Millisecond, 3*time.Second, "sh").Error()
+	if !strings.Contains(late, "not renewed in time (300ms of its --ttl 3s left)") || !strings.Contains(late, "before the lock could pass") {
+		t.Errorf("late stop: %q", late)
+	}
+	expired := lateError(`"lk"`, -4500*time.Millisecond, 3*time.Second, "sh").Error()
+	if strings.Contains(expired, "before the lock could pass") || !strings.Contains(expired, "expired 4.5s ago") || !strings.Contains(expired, "another holder may have taken the lock") {
+		t.Errorf("expired lease: %q", expired)
+	}
+}
+
+// TestLockNamesTheNegativeFlag: a negative --grace is refused naming
+// --grace alone (not "--wait and --grace"), and the same for --wait.
+func TestLockNamesTheNegativeFlag(t *testing.T) {
+	const url = "mqtt://127.0.0.1:1" // never dialled: usage is checked first
+	for flag, other := range map[string]string{"--grace": "--wait", "--wait": "--grace"} {
+		r := runIn(t, "", nil, "lock", "n", flag, "-1s", "--broker", url, "--", "true")
+		r.want(t, exitUsage, ptr(""))
+		if !strings.Contains(r.stderr, flag+" must not be negative, got -1s") || strings.Contains(r.stderr, other) {
+			t.Errorf("%s -1s: stderr %q", flag, r.stderr)
+		}
+	}
+}
+
 // TestLockRefusesAGraceThatDoesNotFitTheTTL: with --grace longer than 2/5
 // of --ttl, a command could outlive the lease between SIGTERM and SIGKILL.
 func TestLockRefusesAGraceThatDoesNotFitTheTTL(t *testing.T) {

@@ -98,9 +98,10 @@ func checkDeclared(env *cliEnv, verb string, res *schemaval.Resolver, m *schemav
 	case strict:
 		return usageErrorf("%s (nothing was sent)", undeclared(res, key, subject))
 	}
-	what := "stored as bytes"
+	// Said before the request: what is sent, not what happened.
+	what := "sending the value as bytes"
 	if verb != "set" {
-		what = "deleted all the same"
+		what = "sending the delete anyway"
 	}
 	fmt.Fprintf(env.stderr, "ssgen %s: warning: %s; %s (--strict refuses, --raw is quiet)\n", verb, undeclared(res, key, subject), what)
 	return nil

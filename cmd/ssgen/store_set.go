@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -41,12 +42,12 @@ func runSet(ctx context.Context, env *cliEnv, args []string) error {
 	nx := fs.Bool("nx", false, "set only if the key does not exist")
 	nex := fs.Bool("nex", false, "set only if the key does not exist or already holds exactly VALUE")
 	var px pxFlag
-	fs.Var(&px, "px", "expire the key after this long: a Go duration (10s, 1500ms) or a number of milliseconds")
-	fencing := fs.String("fencing-token", "", "fencing token (an HLC, as printed by ssgen lock/set) sent with the write")
+	fs.Var(&px, "px", "expire the key after `D`: a Go duration (10s, 1500ms) or a number of milliseconds")
+	fencing := fs.String("fencing-token", "", "fencing token, an `HLC` as printed by ssgen lock/set, sent with the write")
 	persist := fs.Bool("persist", false, "ask the broker to persist the key (aio-persistence)")
 	wait := fs.Duration("wait", 0, "for a guarded key: wait this long for the guard lock (0: fail at once if it is held)")
 	asHex := fs.Bool("hex", false, "VALUE is given as hex bytes (implies --raw)")
-	file := fs.String("file", "", "read VALUE from this file (- for stdin)")
+	file := fs.String("file", "", "read VALUE from the file at `PATH` (- for stdin)")
 	keyHex := fs.Bool("key-hex", false, "KEY is given as hex")
 	strict := registerStrict(fs)
 	pos, _, help, err := parseArgs(fs, args, 0)
@@ -177,16 +178,16 @@ func (p *pxFlag) Set(s string) error {
 func parsePX(s string) (time.Duration, error) {
 	if ms, err := strconv.ParseInt(s, 10, 64); err == nil {
 		if ms <= 0 || ms > int64(time.Duration(1<<63-1)/time.Millisecond) {
-			return 0, fmt.Errorf("%q: want a positive number of milliseconds", s)
+			return 0, errors.New("want a positive number of milliseconds")
 		}
 		return time.Duration(ms) * time.Millisecond, nil
 	}
 	d, err := time.ParseDuration(s)
 	if err != nil {
-		return 0, fmt.Errorf("%q: want a duration like 10s or a number of milliseconds", s)
+		return 0, errors.New("want a duration like 10s or a number of milliseconds")
 	}
 	if d <= 0 {
-		return 0, fmt.Errorf("%q: want a positive duration", s)
+		return 0, errors.New("want a positive duration")
 	}
 	return d, nil
 }

@@ -131,6 +131,12 @@ func TestSetWarnsOfAnUndeclaredKeyAndStrictRefusesIt(t *testing.T) {
 			t.Errorf("%s: exit %d, stderr %q", verb[0], r.code, r.stderr)
 		}
 	}
+	// The warning comes before the request: it says what is sent, not
+	// that the delete happened (here there was nothing to delete).
+	gone := run(t, url, append([]string{"del", "thermostats/Kitchen/nothing"}, schema...)...)
+	if gone.code != exitNegative || !strings.Contains(gone.stderr, "sending the delete anyway") || strings.Contains(gone.stderr, "deleted") {
+		t.Errorf("del of a missing undeclared key: exit %d, stderr %q", gone.code, gone.stderr)
+	}
 }
 
 // TestDocsTypedExamplesNameDeclaredKeys: every thermostat key a shell

@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"time"
 	"unicode"
 	"unicode/utf8"
 
@@ -110,27 +111,70 @@ func notificationsRefused(c *runtime.Client, err error) error {
 		c.ClientID(), runtime.NotifyTopicPrefix(c.ClientID())+"+", code)}
 }
 
+// errorSettle is how long watchKey holds an error back to learn whether
+// the watch ends after it: an error that ends the watch is said in the one
+// line that ends it, one the watch survives on its own line.
+const errorSettle = 200 * time.Millisecond
+
+// watchEvent is one step of a watch's iteration.
+type watchEvent struct {
+	ev  runtime.Event
+	err error
+}
+
 // watchKey prints key's events until ctx ends. An error the iteration
 // survives goes to stderr; one that ends it is returned.
 func watchKey(ctx context.Context, c *runtime.Client, env *cliEnv, key []byte, opts runtime.WatchOptions, f eventFormat, out *lineWriter) error {
-	var last error
-	for ev, err := range c.WatchWith(ctx, key, opts) {
-		if errors.Is(err, runtime.ErrNotificationsUnavailable) {
-			last = err // it ends every key's watch: said once, by runWatch
+	steps := make(chan watchEvent)
+	go func() {
+		defer close(steps)
+		for ev, err := range c.WatchWith(ctx, key, opts) {
+			select {
+			case steps <- watchEvent{ev, err}:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	subject := showKey(key, f.keyHex)
+	var (
+		last    error // the latest error, until an event follows it
+		pending error // last, not yet printed
+		settle  <-chan time.Time
+	)
+	say := func() {
+		if pending != nil {
+			out.warn(env.stderr, "ssgen watch: %s: %s\n", subject, withBrokerHint(env, libErr(pending)))
+			pending, settle = nil, nil
+		}
+	}
+	for done := false; !done; {
+		select {
+		case <-settle:
+			say()
 			continue
-		}
-		if err != nil {
-			last = err
-			out.warn(env.stderr, "ssgen watch: %s: %s\n", f.key(key), withBrokerHint(env, libErr(err)))
-			continue
-		}
-		last = nil
-		line, warn := f.format(ev)
-		if warn != "" {
-			out.warn(env.stderr, "ssgen watch: %s\n", warn)
-		}
-		if err := out.line(line); err != nil {
-			return &exitError{code: exitUsage, err: fmt.Errorf("write: %w", err)}
+		case st, ok := <-steps:
+			if !ok {
+				done = true
+				continue
+			}
+			say()
+			if errors.Is(st.err, runtime.ErrNotificationsUnavailable) {
+				last = st.err // it ends every key's watch: said once, by runWatch
+				continue
+			}
+			if st.err != nil {
+				last, pending, settle = st.err, st.err, time.After(errorSettle)
+				continue
+			}
+			last = nil
+			line, warn := f.format(st.ev)
+			if warn != "" {
+				out.warn(env.stderr, "ssgen watch: %s\n", warn)
+			}
+			if err := out.line(line); err != nil {
+				return &exitError{code: exitUsage, err: fmt.Errorf("write: %w", err)}
+			}
 		}
 	}
 	if ctx.Err() != nil {
@@ -139,11 +183,14 @@ func watchKey(ctx context.Context, c *runtime.Client, env *cliEnv, key []byte, o
 	if errors.Is(last, runtime.ErrNotificationsUnavailable) {
 		return notificationsRefused(c, last)
 	}
+	if pending != nil {
+		return &exitError{code: exitUsage, err: fmt.Errorf("%s: the watch ended: %s", subject, withBrokerHint(env, libErr(pending)))}
+	}
 	if last != nil {
 		// The cause is already on stderr, one line above.
-		return &exitError{code: exitUsage, err: fmt.Errorf("%s: watch ended after an error", f.key(key))}
+		return &exitError{code: exitUsage, err: fmt.Errorf("%s: the watch ended after the error above", subject)}
 	}
-	return &exitError{code: exitUsage, err: fmt.Errorf("%s: watch ended (client closed)", f.key(key))}
+	return &exitError{code: exitUsage, err: fmt.Errorf("%s: the watch ended (client closed)", subject)}
 }
 
 // lineWriter serializes whole lines from the per-key goroutines and

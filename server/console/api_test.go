@@ -417,3 +417,14 @@ func TestCommitMetrics(t *testing.T) {
 		}
 	}
 }
+
+// TestPageStartsConnectingNotOffline: until its live stream connects, the
+// page's badge says it is connecting (neutral), not a red "offline": a
+// screenshot or a slow link must not report the server down.
+func TestPageStartsConnectingNotOffline(t *testing.T) {
+	e := newEnv(t, console.Options{}, nil)
+	_, html, _ := e.do("GET", "/", "")
+	if !strings.Contains(html, `<span id="live" class="live wait" title="live updates">connecting…</span>`) || strings.Contains(html, "offline") {
+		t.Fatalf("page's live badge: %s", html[:min(len(html), 2000)])
+	}
+}

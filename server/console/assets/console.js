@@ -168,6 +168,7 @@
 
   // --- key details ----------------------------------------------------------
   async function select(ref, move) {
+    if ($("#newkey").dataset.editing !== ref) placeForm(null); // another key: the edit form goes back
     st.selected = ref;
     if (move !== false) remember(true);
     for (const tr of document.querySelectorAll("#keylist tr.selected")) tr.classList.remove("selected");
@@ -192,7 +193,7 @@
     const d = st.detail;
     $("#detailbody").hidden = !d;
     $("#detailhint").hidden = !!d;
-    if (!d) { $("#detailhint").textContent = st.selected ? "That key no longer exists." : "Choose a key."; return; }
+    if (!d) { placeForm(null); $("#detailhint").textContent = st.selected ? "That key no longer exists." : "Choose a key."; return; }
     $("#dname").textContent = shown(d.name);
     const dl = $("#dmeta");
     dl.replaceChildren();
@@ -286,9 +287,33 @@
     f.ttl_ms.value = d.ttl_ms > 0 ? String(Math.max(1, d.ttl_ms - (Date.now() - st.fetched))) : "";
     f.fencing_token.value = "";
     showGuard(d.schema && d.schema.guard);
+    placeForm(d);
     $("#newkey").open = true;
     f.value.focus();
   });
+  // The set form is the Keys panel's "New key", or after Edit… the edit of
+  // the key shown, placed under that key's details and named after it.
+  function placeForm(d) {
+    const box = $("#newkey");
+    const summary = box.querySelector("summary");
+    if (d) {
+      summary.textContent = "Edit " + d.name;
+      box.dataset.editing = d.ref;
+      box.classList.add("editing");
+      $("#detailbody").append(box);
+      return;
+    }
+    if (!box.dataset.editing) return;
+    delete box.dataset.editing;
+    box.classList.remove("editing");
+    summary.textContent = "New key";
+    box.open = false;
+    const f = $("#setform");
+    f.reset();
+    delete f.key.dataset.ref;
+    showGuard(null);
+    $("#keys").append(box);
+  }
   // A key the schema guards is written under its guard lock, which the
   // console takes for the write (as ssgen set does); a fencing token is
   // then not needed.

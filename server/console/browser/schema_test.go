@@ -202,6 +202,15 @@ func TestConsoleWithSchemaInChromium(t *testing.T) {
 	if !strings.HasPrefix(form.Value, "{") || !strings.Contains(form.Value, `"mode": "heat"`) || form.Encoding != "schema" || !form.Guard || !form.GuardRow || !strings.Contains(form.Name, "Thermostat.Edit") {
 		t.Fatalf("Edit filled the form with %+v", form)
 	}
+	// The form is the edit of that key: under its details and named after
+	// it, not under the Keys panel's "New key".
+	var placed string
+	if err := chromedp.Run(bctx, chromedp.Evaluate(`(() => { const b = document.querySelector("#newkey"); return (b.closest("#detail") ? "detail" : "keys") + ": " + b.querySelector("summary").textContent; })()`, &placed)); err != nil {
+		t.Fatal(err)
+	}
+	if placed != "detail: Edit thermostats/kitchen/setPoint" {
+		t.Fatalf("after Edit… the form is in %q, want under the key's details, named after it", placed)
+	}
 	if *screenshot {
 		shootSchema(t, bctx)
 	}
