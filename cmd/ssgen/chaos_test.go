@@ -50,6 +50,22 @@ func TestChaosVerbAndServeChaos(t *testing.T) {
 	if code, _, errs := runVerb(t, "", "serve", "--listen", "127.0.0.1:0", "--chaos", bad); code != exitUsage || !strings.Contains(errs, "explode") {
 		t.Fatalf("serve --chaos bad.yaml: %d %q", code, errs)
 	}
+	// A file without rules would clear them all unasked: refused, pointing
+	// to --clear (review of #30, F7); the rule put above stays.
+	if code, _, errs := runVerb(t, "rules: [{key: kept, effect: drop}]", "chaos", "--http", consoleURL, "-"); code != 0 {
+		t.Fatalf("chaos -: %d %q", code, errs)
+	}
+	empty := filepath.Join(dir, "empty.yaml")
+	writeTestFile(t, empty, []byte("# rules to come\n"))
+	if code, _, errs := runVerb(t, "", "chaos", "--http", consoleURL, empty); code != exitUsage || !strings.Contains(errs, "ssgen chaos --clear") {
+		t.Fatalf("chaos empty.yaml: %d %q", code, errs)
+	}
+	if code, _, errs := runVerb(t, "", "serve", "--listen", "127.0.0.1:0", "--chaos", empty); code != exitUsage || !strings.Contains(errs, "no rules") {
+		t.Fatalf("serve --chaos empty.yaml: %d %q", code, errs)
+	}
+	if code, out, _ := runVerb(t, "", "chaos", "--http", consoleURL); code != 0 || !strings.Contains(out, `key "kept"`) {
+		t.Fatalf("rules after the empty file: %q", out)
+	}
 	for _, args := range [][]string{
 		{"chaos"},
 		{"chaos", "--http", consoleURL, "a", "b"},
