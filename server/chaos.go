@@ -18,8 +18,8 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ssgen/ssgen/internal/glob"
-	"github.com/ssgen/ssgen/internal/textsafe"
 	"github.com/ssgen/ssgen/internal/protocol"
+	"github.com/ssgen/ssgen/internal/textsafe"
 )
 
 // Chaos rules (Options.Chaos, ssgen serve --chaos FILE): state store
