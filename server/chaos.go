@@ -460,36 +460,72 @@ func (s *Server) injector() func(client string, args [][]byte) *chaosHit {
 	return set.match
 }
 
+// Bounds of the answers chaos delay rules hold at once: past them a
+// matching request is answered at once (logged), so a flood of requests
+// under a delay rule cannot grow the server's memory without end.
+const (
+	MaxHeldAnswers          = 1024
+	MaxHeldAnswersPerClient = 64
+)
+
 // delays holds the answers chaos delays, so that Close can stop them.
 type delays struct {
 	mu      sync.Mutex
 	pending map[*byte]*time.Timer
 	closed  bool
 	wg      sync.WaitGroup
+	// held counts the answers held per client; perClient and total
+	// bound them (MaxHeldAnswersPerClient, MaxHeldAnswers when 0).
+	held             map[string]int
+	perClient, total int
 }
 
-// after runs f after d, unless close comes first.
-func (d *delays) after(dur time.Duration, f func()) {
+// after runs f after d, unless close comes first, and reports true; it
+// reports false, and does nothing, when client or the server holds as
+// many answers as they may.
+func (d *delays) after(client string, dur time.Duration, f func()) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
-		return
+		return true // dropped, as held answers are on close
+	}
+	perClient, total := d.perClient, d.total
+	if perClient == 0 {
+		perClient, total = MaxHeldAnswersPerClient, MaxHeldAnswers
+	}
+	if len(d.pending) >= total || d.held[client] >= perClient {
+		return false
 	}
 	if d.pending == nil {
 		d.pending = make(map[*byte]*time.Timer)
+		d.held = make(map[string]int)
 	}
+	d.held[client]++
 	tok := new(byte)
 	d.wg.Add(1)
 	d.pending[tok] = time.AfterFunc(dur, func() {
 		defer d.wg.Done()
 		d.mu.Lock()
 		_, live := d.pending[tok]
-		delete(d.pending, tok)
+		if live {
+			delete(d.pending, tok)
+			if d.held[client]--; d.held[client] <= 0 {
+				delete(d.held, client)
+			}
+		}
 		d.mu.Unlock()
 		if live {
 			f()
 		}
 	})
+	return true
+}
+
+// count returns how many answers are held.
+func (d *delays) count() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.pending)
 }
 
 // close drops the answers still held and waits for those being sent.
@@ -502,6 +538,7 @@ func (d *delays) close() {
 		}
 		delete(d.pending, tok)
 	}
+	clear(d.held)
 	d.mu.Unlock()
 	d.wg.Wait()
 }
