@@ -198,8 +198,11 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	if *clock == "manual" {
 		logger.Warn("manual clock: the state store's time moves only with ssgen clock", "now", srv.Now().UTC().Format(time.RFC3339Nano))
 	}
-	if n := len(opts.Chaos); n > 0 || *chaosAPI {
-		logger.Warn("chaos rules active: matching requests get an error, no answer, a late answer or a disconnect (ssgen chaos lists them)", "rules", n, "file", *chaosFile, "api", con != nil)
+	switch n := len(opts.Chaos); {
+	case n > 0:
+		logger.Warn("chaos rules active: matching requests get an error, no answer, a late answer or a disconnect (ssgen chaos lists them)", "rules", n, "file", *chaosFile)
+	case *chaosAPI:
+		logger.Warn("chaos API on, no rules yet: ssgen chaos sets rules that give matching requests an error, no answer, a late answer or a disconnect")
 	}
 	<-ctx.Done()
 	logger.Info("shutting down")
