@@ -189,3 +189,39 @@ func TestChaosAndClockNeedWriteOnEveryKey(t *testing.T) {
 		t.Errorf("GET /api/chaos without --chaos: %d, want 404", code)
 	}
 }
+
+// Review of #30, F6: the CI recipe wrote "$SSGEN_HTTP/api/clock" with a
+// URL ending in "/": the request went to //api/clock and got a redirect
+// that curl -X POST does not follow, so nothing moved. Such a path is
+// served as /api/clock.
+func TestConsoleServesDoubleSlashAPIPaths(t *testing.T) {
+	_, consoleURL := startServe(t, "--ui", "--clock", "manual", "--chaos-api")
+	if !strings.HasSuffix(consoleURL, "/") {
+		t.Fatalf("console URL %q does not end in /", consoleURL)
+	}
+	for _, c := range []struct{ method, path, ctype, body string }{
+		{http.MethodPost, "/api/clock", "application/json", `{"advance":"1s"}`},
+		{http.MethodPut, "/api/chaos", "application/yaml", "rules: [{key: x, effect: drop}]"},
+		{http.MethodGet, "//api/chaos", "", ""},
+	} {
+		req, err := http.NewRequest(c.method, consoleURL+c.path, strings.NewReader(c.body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.ctype != "" {
+			req.Header.Set("Content-Type", c.ctype)
+		}
+		client := &http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+		resp, err := client.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Errorf("%s %s%s: %d, want 200", c.method, consoleURL, c.path, resp.StatusCode)
+		}
+	}
+	if code, out, _ := runVerb(t, "", "chaos", "--http", consoleURL); code != 0 || !strings.Contains(out, `key "x"`) {
+		t.Fatalf("rules after PUT //api/chaos: %q", out)
+	}
+}

@@ -387,6 +387,15 @@ func (c *Console) routes() *http.ServeMux {
 // everything else.
 func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	securityHeaders(w.Header())
+	if strings.HasPrefix(r.URL.Path, "//") {
+		// "$URL/api/clock" with a URL that ends in "/": served as
+		// /api/clock, where ServeMux would answer a redirect that
+		// curl -X POST does not follow.
+		u := *r.URL
+		u.Path, u.RawPath = "/"+strings.TrimLeft(u.Path, "/"), ""
+		r = r.Clone(r.Context())
+		r.URL = &u
+	}
 	switch r.URL.Path {
 	case "/healthz":
 		c.healthz(w, r)
