@@ -13,11 +13,13 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"go.yaml.in/yaml/v3"
 
 	"github.com/ssgen/ssgen/internal/glob"
 	"github.com/ssgen/ssgen/internal/protocol"
+	"github.com/ssgen/ssgen/internal/textsafe"
 )
 
 // Chaos rules (Options.Chaos, ssgen serve --chaos FILE): state store
@@ -96,21 +98,127 @@ type ChaosFile struct {
 }
 
 // ParseChaos reads a chaos file (YAML, of which JSON is a subset) and
-// checks its rules; an error wraps ErrInvalidChaos and names the rule.
-func ParseChaos(r io.Reader) ([]ChaosRule, error) {
-	dec := yaml.NewDecoder(r)
-	dec.KnownFields(true)
-	var f ChaosFile
-	if err := dec.Decode(&f); err != nil {
-		if errors.Is(err, io.EOF) {
-			return nil, nil
+// checks its rules; an error wraps ErrInvalidChaos and names the rule
+// (rules[i]) and its field, with the line and column in the text. A file
+// without rules (empty, or only comments) is refused: clearing every rule
+// is asked for explicitly (Server.SetChaos(nil), DELETE /api/chaos,
+// ssgen chaos --clear).
+func ParseChaos(r io.Reader) ([]ChaosRule, error) { return parseChaos("", r) }
+
+// ParseChaosFile is ParseChaos for the file called name: its errors start
+// with name:line:column (name alone when the problem has no place).
+func ParseChaosFile(name string, r io.Reader) ([]ChaosRule, error) { return parseChaos(name, r) }
+
+// chaosFields are a rule's fields in the file, in ChaosRule's order,
+// with what each wants.
+var chaosFields = []chaosField{
+	{"name", "a string", func(r *ChaosRule) any { return &r.Name }},
+	{"verbs", "a list of verbs such as [GET, SET]", func(r *ChaosRule) any { return &r.Verbs }},
+	{"key", "a glob such as config/*", func(r *ChaosRule) any { return &r.Key }},
+	{"client", "a glob such as thermostat-*", func(r *ChaosRule) any { return &r.Client }},
+	{"effect", "error, drop, delay or disconnect", func(r *ChaosRule) any { return &r.Effect }},
+	{"error", "the -ERR text, a string", func(r *ChaosRule) any { return &r.Error }},
+	{"delay", "a duration such as 250ms or 2s", func(r *ChaosRule) any { return &r.Delay }},
+	{"probability", "a number in (0, 1]", func(r *ChaosRule) any { return &r.Probability }},
+	{"count", "a whole number", func(r *ChaosRule) any { return &r.Count }},
+}
+
+type chaosField struct {
+	name string
+	want string
+	ptr  func(*ChaosRule) any
+}
+
+// errNoChaosRules is the refusal of a chaos file without rules.
+const errNoChaosRules = "no rules (an empty file would clear every rule): to remove them all, use ssgen chaos --clear (HTTP: DELETE /api/chaos)"
+
+func parseChaos(name string, r io.Reader) ([]ChaosRule, error) {
+	whole := func(msg string) error {
+		if name != "" {
+			return fmt.Errorf("%s: %w: %s", name, ErrInvalidChaos, msg)
 		}
-		return nil, fmt.Errorf("%w: %w", ErrInvalidChaos, err)
+		return fmt.Errorf("%w: %s", ErrInvalidChaos, msg)
 	}
-	if _, err := compileChaos(f.Rules); err != nil {
+	at := func(n *yaml.Node, where, format string, args ...any) error {
+		msg := fmt.Sprintf(format, args...)
+		if where != "" {
+			msg = where + ": " + msg
+		}
+		if name != "" {
+			return fmt.Errorf("%s:%d:%d: %w: %s", name, n.Line, n.Column, ErrInvalidChaos, msg)
+		}
+		return fmt.Errorf("%w: line %d, column %d: %s", ErrInvalidChaos, n.Line, n.Column, msg)
+	}
+	var doc yaml.Node
+	if err := yaml.NewDecoder(r).Decode(&doc); err != nil {
+		if errors.Is(err, io.EOF) {
+			return nil, whole(errNoChaosRules)
+		}
+		return nil, whole(err.Error())
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	}
+	if root.Kind == yaml.ScalarNode && root.Tag == "!!null" {
+		return nil, whole(errNoChaosRules)
+	}
+	if root.Kind != yaml.MappingNode {
+		return nil, at(root, "", "want a mapping holding rules: (a list of rules)")
+	}
+	var list *yaml.Node
+	for i := 0; i+1 < len(root.Content); i += 2 {
+		k := root.Content[i]
+		if k.Value != "rules" {
+			return nil, at(k, "", "unknown field %s: a chaos file holds rules: only", quoteValue(k.Value))
+		}
+		if list != nil {
+			return nil, at(k, "rules", "given twice")
+		}
+		list = root.Content[i+1]
+	}
+	switch {
+	case list == nil, list.Kind == yaml.ScalarNode && list.Tag == "!!null", list.Kind == yaml.SequenceNode && len(list.Content) == 0:
+		return nil, whole(errNoChaosRules)
+	case list.Kind != yaml.SequenceNode:
+		return nil, at(list, "rules", "want a list of rules")
+	case len(list.Content) > MaxChaosRules:
+		return nil, whole(fmt.Sprintf("%d rules, at most %d", len(list.Content), MaxChaosRules))
+	}
+	rules := make([]ChaosRule, len(list.Content))
+	for i, rn := range list.Content {
+		where := fmt.Sprintf("rules[%d]", i)
+		if rn.Kind != yaml.MappingNode {
+			return nil, at(rn, where, "want a mapping of the rule's fields (name, verbs, key, client, effect, error, delay, probability, count)")
+		}
+		seen := map[string]bool{}
+		for j := 0; j+1 < len(rn.Content); j += 2 {
+			k, v := rn.Content[j], rn.Content[j+1]
+			fi := slices.IndexFunc(chaosFields, func(f chaosField) bool { return f.name == k.Value })
+			if fi < 0 {
+				return nil, at(k, where, "unknown field %s (the fields: name, verbs, key, client, effect, error, delay, probability, count)", quoteValue(k.Value))
+			}
+			f := chaosFields[fi]
+			if seen[f.name] {
+				return nil, at(k, where+"."+f.name, "given twice")
+			}
+			seen[f.name] = true
+			if err := v.Decode(f.ptr(&rules[i])); err != nil {
+				got := "a " + strings.TrimPrefix(v.Tag, "!!")
+				if v.Kind == yaml.ScalarNode {
+					got = quoteValue(v.Value)
+				}
+				return nil, at(v, where+"."+f.name, "want %s, got %s", f.want, got)
+			}
+		}
+	}
+	if _, err := compileChaos(rules); err != nil {
+		if name != "" {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
 		return nil, err
 	}
-	return f.Rules, nil
+	return rules, nil
 }
 
 // LoadChaos reads and checks the chaos file at path.
@@ -120,11 +228,7 @@ func LoadChaos(path string) ([]ChaosRule, error) {
 		return nil, err
 	}
 	defer f.Close()
-	rules, err := ParseChaos(f)
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", path, err)
-	}
-	return rules, nil
+	return ParseChaosFile(path, f)
 }
 
 // chaosRule is a checked rule, with its counters.
@@ -159,8 +263,8 @@ func compileChaos(rules []ChaosRule) (*chaosSet, error) {
 		bad := func(format string, args ...any) error {
 			return fmt.Errorf("%w: rules[%d] (%s): %s", ErrInvalidChaos, i, quoteValue(c.name), fmt.Sprintf(format, args...))
 		}
-		if len(r.Name) > 64 || strings.ContainsAny(r.Name, "\r\n") {
-			return nil, bad("name: at most 64 bytes on one line")
+		if len(r.Name) > 64 || !plainText(r.Name) {
+			return nil, bad("name: at most 64 bytes of UTF-8 on one line, without control or bidirectional characters")
 		}
 		for _, v := range r.Verbs {
 			if !slices.Contains(protocol.Verbs[:], v) {
@@ -178,8 +282,8 @@ func compileChaos(rules []ChaosRule) (*chaosSet, error) {
 		}
 		switch r.Effect {
 		case ChaosError:
-			if r.Error == "" || len(r.Error) > maxChaosErrorBytes || strings.ContainsAny(r.Error, "\r\n") {
-				return nil, bad("error: the -ERR text, 1 to %d bytes on one line", maxChaosErrorBytes)
+			if r.Error == "" || len(r.Error) > maxChaosErrorBytes || !plainText(r.Error) {
+				return nil, bad("error: the -ERR text, 1 to %d bytes of UTF-8 on one line, without control or bidirectional characters", maxChaosErrorBytes)
 			}
 		case ChaosDrop, ChaosDisconnect:
 		case ChaosDelay:
@@ -210,6 +314,21 @@ func compileChaos(rules []ChaosRule) (*chaosSet, error) {
 		set.rules = append(set.rules, c)
 	}
 	return set, nil
+}
+
+// plainText reports whether s is valid UTF-8 with no line break, control
+// or bidirectional character: a rule's name and -ERR text are printed by
+// terminals (ssgen chaos, ssgen get) and logs.
+func plainText(s string) bool {
+	if !utf8.ValidString(s) {
+		return false
+	}
+	for _, r := range s {
+		if r == '\t' || textsafe.Hidden(r) || textsafe.LineBreak(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // chaosHit is the effect a request gets.
@@ -341,36 +460,72 @@ func (s *Server) injector() func(client string, args [][]byte) *chaosHit {
 	return set.match
 }
 
+// Bounds of the answers chaos delay rules hold at once: past them a
+// matching request is answered at once (logged), so a flood of requests
+// under a delay rule cannot grow the server's memory without end.
+const (
+	MaxHeldAnswers          = 1024
+	MaxHeldAnswersPerClient = 64
+)
+
 // delays holds the answers chaos delays, so that Close can stop them.
 type delays struct {
 	mu      sync.Mutex
 	pending map[*byte]*time.Timer
 	closed  bool
 	wg      sync.WaitGroup
+	// held counts the answers held per client; perClient and total
+	// bound them (MaxHeldAnswersPerClient, MaxHeldAnswers when 0).
+	held             map[string]int
+	perClient, total int
 }
 
-// after runs f after d, unless close comes first.
-func (d *delays) after(dur time.Duration, f func()) {
+// after runs f after d, unless close comes first, and reports true; it
+// reports false, and does nothing, when client or the server holds as
+// many answers as they may.
+func (d *delays) after(client string, dur time.Duration, f func()) bool {
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
-		return
+		return true // dropped, as held answers are on close
+	}
+	perClient, total := d.perClient, d.total
+	if perClient == 0 {
+		perClient, total = MaxHeldAnswersPerClient, MaxHeldAnswers
+	}
+	if len(d.pending) >= total || d.held[client] >= perClient {
+		return false
 	}
 	if d.pending == nil {
 		d.pending = make(map[*byte]*time.Timer)
+		d.held = make(map[string]int)
 	}
+	d.held[client]++
 	tok := new(byte)
 	d.wg.Add(1)
 	d.pending[tok] = time.AfterFunc(dur, func() {
 		defer d.wg.Done()
 		d.mu.Lock()
 		_, live := d.pending[tok]
-		delete(d.pending, tok)
+		if live {
+			delete(d.pending, tok)
+			if d.held[client]--; d.held[client] <= 0 {
+				delete(d.held, client)
+			}
+		}
 		d.mu.Unlock()
 		if live {
 			f()
 		}
 	})
+	return true
+}
+
+// count returns how many answers are held.
+func (d *delays) count() int {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return len(d.pending)
 }
 
 // close drops the answers still held and waits for those being sent.
@@ -383,6 +538,7 @@ func (d *delays) close() {
 		}
 		delete(d.pending, tok)
 	}
+	clear(d.held)
 	d.mu.Unlock()
 	d.wg.Wait()
 }

@@ -27,21 +27,55 @@ const maxChaosBody = 64 << 10
 //
 // Like SnapshotHandler it authenticates nobody: mount it behind the
 // authentication and cross-site request protection of the HTTP surface
-// that serves it (the console's Handle).
-func (s *Server) ChaosHandler() http.Handler { return chaosHandler{s} }
+// that serves it (the console's Handle). o.Caller, when set, decides who
+// may use it at all (403 for the others: the rules' fired counts tell
+// about keys, and the rules act on every client) and names the caller in
+// the log.
+func (s *Server) ChaosHandler(o ControlHTTP) http.Handler { return chaosHandler{s, o} }
 
-type chaosHandler struct{ s *Server }
+// ControlHTTP is what ChaosHandler and ClockHandler know about their
+// callers.
+type ControlHTTP struct {
+	// Caller, when set, returns the caller's name for the log ("" when
+	// the HTTP surface has no user accounts) and whether it may change
+	// the server's chaos rules or clock: ssgen serve allows it, under an
+	// authorization policy, only to a console identity the policy grants
+	// write on every key (Policy.MayWriteEvery). Nil: everyone may.
+	Caller func(r *http.Request) (user string, allowed bool)
+}
+
+// caller returns the name of r's caller and whether it is allowed.
+func (o ControlHTTP) caller(r *http.Request) (string, bool) {
+	if o.Caller == nil {
+		return "", true
+	}
+	return o.Caller(r)
+}
+
+// forbidden is the answer to a caller ControlHTTP does not allow.
+const controlForbidden = "forbidden: under the authorization policy, changing the chaos rules or the clock needs write on every key (a rule granting Write or ReadWrite on keyType pattern \"*\")"
+
+type chaosHandler struct {
+	s *Server
+	o ControlHTTP
+}
 
 func (h chaosHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	user, ok := h.o.caller(r)
+	if !ok {
+		h.s.log.Info("chaos API refused", "user", user, "remote", r.RemoteAddr, "method", r.Method)
+		httpError(w, http.StatusForbidden, controlForbidden)
+		return
+	}
 	switch r.Method {
 	case http.MethodGet, http.MethodHead:
 	case http.MethodPut:
-		if !h.put(w, r) {
+		if !h.put(w, r, user) {
 			return
 		}
 	case http.MethodDelete:
 		_ = h.s.SetChaos(nil)
-		h.s.log.Info("chaos rules cleared over HTTP", "remote", r.RemoteAddr)
+		h.s.log.Info("chaos rules cleared over HTTP", "user", user, "remote", r.RemoteAddr)
 	default:
 		w.Header().Set("Allow", "GET, HEAD, PUT, DELETE")
 		httpError(w, http.StatusMethodNotAllowed, "method "+r.Method+" not allowed: GET reads the chaos rules, PUT replaces them, DELETE clears them")
@@ -54,7 +88,7 @@ func (h chaosHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-func (h chaosHandler) put(w http.ResponseWriter, r *http.Request) bool {
+func (h chaosHandler) put(w http.ResponseWriter, r *http.Request, user string) bool {
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	switch {
 	case err != nil:
@@ -81,10 +115,10 @@ func (h chaosHandler) put(w http.ResponseWriter, r *http.Request) bool {
 		err = h.s.SetChaos(rules)
 	}
 	if err != nil {
-		h.s.log.Info("chaos rules refused", "remote", r.RemoteAddr, "error", err)
+		h.s.log.Info("chaos rules refused", "user", user, "remote", r.RemoteAddr, "error", err)
 		httpError(w, http.StatusBadRequest, err.Error())
 		return false
 	}
-	h.s.log.Info("chaos rules put over HTTP", "remote", r.RemoteAddr, "rules", len(rules))
+	h.s.log.Info("chaos rules put over HTTP", "user", user, "remote", r.RemoteAddr, "rules", len(rules))
 	return true
 }

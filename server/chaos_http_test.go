@@ -32,7 +32,7 @@ func chaosCall(t *testing.T, h http.Handler, method, ctype, body string) (*httpt
 
 func TestChaosHandler(t *testing.T) {
 	srv := servertest.New(t)
-	h := srv.ChaosHandler()
+	h := srv.ChaosHandler(server.ControlHTTP{})
 	if w, rules := chaosCall(t, h, http.MethodGet, "", ""); w.Code != 200 || len(rules) != 0 {
 		t.Fatalf("GET: %d %+v", w.Code, rules)
 	}

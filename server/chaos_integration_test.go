@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ssgen/ssgen/internal/testkit/testwait"
 	"github.com/ssgen/ssgen/server"
 )
 
@@ -166,4 +167,39 @@ func TestChaosDisconnectIsADropInExternalMode(t *testing.T) {
 		t.Fatal("the request ran")
 	}
 	checkResponse(t, c.do("SET", "other", "v"), "+OK\r\n", true)
+}
+
+// Attack (review of #30, F3): a client floods requests under a chaos
+// delay rule (17,000 answers of ~10 KB held in external mode). Held
+// answers are bounded per client and over the server: past the bounds a
+// request is answered at once, and another client keeps its share.
+func TestChaosHeldAnswersAreBounded(t *testing.T) {
+	eachTransport(t, func(t *testing.T, e *env) {
+		server.SetHeldAnswerBounds(e.srv, 2, 3)
+		if err := e.srv.SetChaos([]server.ChaosRule{{Key: "slow", Effect: server.ChaosDelay, Delay: server.Duration(time.Hour)}}); err != nil {
+			t.Fatal(err)
+		}
+		flood, other := e.connect("chaos-flood"), e.connect("chaos-other")
+		hold := func(c *client, want int) {
+			t.Helper()
+			c.send(request{payload: cmd("GET", "slow"), unacked: true})
+			testwait.Until(t, wait, "the answer held", func() bool { return server.HeldAnswers(e.srv) == want })
+		}
+		hold(flood, 1)
+		hold(flood, 2)
+		// The client's share is used: its next answer comes at once.
+		corr := flood.send(request{payload: cmd("GET", "slow"), unacked: true})
+		if p := flood.await(); string(p.Properties.CorrelationData) != string(corr) {
+			t.Fatalf("past the client's share: answer %q to another request", p.Payload)
+		}
+		hold(other, 3)
+		// The server's bound is reached: answered at once.
+		corr = other.send(request{payload: cmd("GET", "slow"), unacked: true})
+		if p := other.await(); string(p.Properties.CorrelationData) != string(corr) {
+			t.Fatalf("past the server's bound: answer %q to another request", p.Payload)
+		}
+		if n := server.HeldAnswers(e.srv); n != 3 {
+			t.Fatalf("%d answers held, want 3", n)
+		}
+	})
 }

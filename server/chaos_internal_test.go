@@ -130,8 +130,60 @@ rules:
 			t.Errorf("%q: %v", bad, err)
 		}
 	}
-	if rules, err := ParseChaos(strings.NewReader("")); err != nil || rules != nil {
-		t.Errorf("empty file: %v %v", rules, err)
+}
+
+// Review of #30, F7: a file without rules (empty, comments only, no
+// rules: or an empty list) would clear every rule unasked: refused,
+// pointing to ssgen chaos --clear.
+func TestParseChaosRefusesAFileWithoutRules(t *testing.T) {
+	for _, in := range []string{"", "# nothing yet\n", "---\n", "rules:\n", "rules: []\n", "{}"} {
+		rules, err := ParseChaos(strings.NewReader(in))
+		if !errors.Is(err, ErrInvalidChaos) || !strings.Contains(err.Error(), "ssgen chaos --clear") || rules != nil {
+			t.Errorf("%q: %v %v, want a refusal pointing to ssgen chaos --clear", in, rules, err)
+		}
+	}
+}
+
+// Review of #30, F8: a problem the YAML decoder finds names the rule, the
+// field and, for a file, file:line:column.
+func TestParseChaosNamesTheRuleAndFieldOfYAMLProblems(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{"rules:\n  - effect: drop\n    colour: red\n", `chaos.yaml:3:5: invalid chaos rules: rules[0]: unknown field "colour"`},
+		{"rules:\n  - effect: drop\n  - verbs: GET\n    effect: drop\n", `chaos.yaml:3:12: invalid chaos rules: rules[1].verbs: want a list of verbs such as [GET, SET], got "GET"`},
+		{"rules:\n  - effect: delay\n    delay: 2\n", `chaos.yaml:3:12: invalid chaos rules: rules[0].delay: want a duration such as 250ms or 2s, got "2"`},
+		{"rules:\n  - effect: drop\n    count: [1]\n", `chaos.yaml:3:12: invalid chaos rules: rules[0].count: want a whole number, got a seq`},
+		{"rules:\n  - drop\n", `chaos.yaml:2:5: invalid chaos rules: rules[0]: want a mapping`},
+		{"rules: 3\n", `chaos.yaml:1:8: invalid chaos rules: rules: want a list of rules`},
+		{"rulez: []\n", `chaos.yaml:1:1: invalid chaos rules: unknown field "rulez"`},
+		{"rules:\n  - effect: drop\n    effect: error\n", `chaos.yaml:3:5: invalid chaos rules: rules[0].effect: given twice`},
+		{"rules:\n  - effect: explode\n", `chaos.yaml: invalid chaos rules: rules[0] ("rule 1"): effect: "explode" is not`},
+	} {
+		_, err := ParseChaosFile("chaos.yaml", strings.NewReader(c.in))
+		if !errors.Is(err, ErrInvalidChaos) || !strings.HasPrefix(err.Error(), c.want) {
+			t.Errorf("%q: %v, want it to start %q", c.in, err, c.want)
+		}
+	}
+	// Without a file name (the HTTP API): the line and column.
+	_, err := ParseChaos(strings.NewReader("rules:\n  - effect: drop\n    colour: red\n"))
+	if err == nil || err.Error() != `invalid chaos rules: line 3, column 5: rules[0]: unknown field "colour" (the fields: name, verbs, key, client, effect, error, delay, probability, count)` {
+		t.Errorf("without a name: %v", err)
+	}
+}
+
+// Review of #30, F4: a rule's name and -ERR text reach terminals (ssgen
+// chaos, ssgen get) and logs: control, bidirectional and invalid UTF-8
+// characters are refused.
+func TestCompileChaosRefusesControlAndBidiText(t *testing.T) {
+	for _, s := range []string{"a\x1b[31mred", "bell\a", "nul\x00", "rtl\u202eevil", "isolate\u2066x", "tab\tx", "bad\xffutf8", "del\x7f", "c1\u009b", "ls\u2028x"} {
+		if _, err := compileChaos([]ChaosRule{{Name: s, Effect: ChaosDrop}}); !errors.Is(err, ErrInvalidChaos) || !strings.Contains(err.Error(), "name:") {
+			t.Errorf("name %q: %v", s, err)
+		}
+		if _, err := compileChaos([]ChaosRule{{Effect: ChaosError, Error: "boom " + s}}); !errors.Is(err, ErrInvalidChaos) || !strings.Contains(err.Error(), "error:") {
+			t.Errorf("error %q: %v", s, err)
+		}
+	}
+	if _, err := compileChaos([]ChaosRule{{Name: "température réglée", Effect: ChaosError, Error: "la clé n'existe pas"}}); err != nil {
+		t.Errorf("plain UTF-8 refused: %v", err)
 	}
 }
 
@@ -140,6 +192,8 @@ func FuzzParseChaos(f *testing.F) {
 	f.Add(`{"rules":[{"effect":"delay","delay":"1ms"},{"effect":"disconnect"}]}`)
 	f.Add("rules: [{effect: drop, key: \"[a-\"}]")
 	f.Add("rules:\n  - effect: delay\n    delay: -1s\n")
+	f.Add("rules: []\n")
+	f.Add("rules:\n  - &a {effect: drop}\n  - *a\n")
 	f.Fuzz(func(t *testing.T, in string) {
 		rules, err := ParseChaos(strings.NewReader(in))
 		if err != nil {

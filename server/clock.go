@@ -12,6 +12,15 @@ import (
 // back, and a key's deadline must never come back to life.
 var ErrClockBackwards = errors.New("server: the clock only moves forward")
 
+// ErrClockRange is returned by ManualClock.Advance and Set for a move
+// past MaxManualClock, which changes nothing.
+var ErrClockRange = errors.New("server: the clock stops at " + MaxManualClock.Format(time.RFC3339))
+
+// MaxManualClock is the latest time a ManualClock moves to: the last
+// second of year 9999, the last an RFC 3339 time (ssgen clock set, the
+// HTTP API, a snapshot) can write, so that every reading round-trips.
+var MaxManualClock = time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)
+
 // ErrRealClock is returned by Server.AdvanceClock and SetClock on a
 // server running on real time (Options.Clock unset).
 var ErrRealClock = errors.New("server: the clock is real time (start the server with a manual clock)")
@@ -66,6 +75,11 @@ func (c *ManualClock) Set(t time.Time) (time.Time, error) {
 func (c *ManualClock) move(to func(time.Time) time.Time) (time.Time, error) {
 	c.mu.Lock()
 	next := to(c.t)
+	if next.After(MaxManualClock) {
+		now := c.t
+		c.mu.Unlock()
+		return now, fmt.Errorf("%w: cannot move from %s past it", ErrClockRange, now.UTC().Format(time.RFC3339Nano))
+	}
 	if next.Before(c.t) {
 		now := c.t
 		c.mu.Unlock()

@@ -42,10 +42,15 @@ type ClockMove struct {
 //
 // Like SnapshotHandler it authenticates nobody: mount it behind the
 // authentication and cross-site request protection of the HTTP surface
-// that serves it (the console's Handle).
-func (s *Server) ClockHandler() http.Handler { return clockHandler{s} }
+// that serves it (the console's Handle). o.Caller, when set, decides who
+// may move the clock (403 for the others; anyone may read it) and names
+// the caller in the log.
+func (s *Server) ClockHandler(o ControlHTTP) http.Handler { return clockHandler{s, o} }
 
-type clockHandler struct{ s *Server }
+type clockHandler struct {
+	s *Server
+	o ControlHTTP
+}
 
 func (h clockHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.Method {
@@ -72,6 +77,12 @@ func (h clockHandler) answer(w http.ResponseWriter, r *http.Request, now time.Ti
 }
 
 func (h clockHandler) move(w http.ResponseWriter, r *http.Request) {
+	user, ok := h.o.caller(r)
+	if !ok {
+		h.s.log.Info("clock move refused", "user", user, "remote", r.RemoteAddr, "error", "not allowed")
+		httpError(w, http.StatusForbidden, controlForbidden)
+		return
+	}
 	mt, _, err := mime.ParseMediaType(r.Header.Get("Content-Type"))
 	if err != nil || mt != "application/json" {
 		httpError(w, http.StatusUnsupportedMediaType, `a clock move is posted as Content-Type: application/json, {"advance":"30s"} or {"set":"TIME"}`)
@@ -101,7 +112,7 @@ func (h clockHandler) move(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		now, err = h.s.AdvanceClock(d)
-		if h.refused(w, r, err) {
+		if h.refused(w, r, user, err) {
 			return
 		}
 	default:
@@ -113,20 +124,20 @@ func (h clockHandler) move(w http.ResponseWriter, r *http.Request) {
 			}
 		}
 		now, err = h.s.SetClock(t)
-		if h.refused(w, r, err) {
+		if h.refused(w, r, user, err) {
 			return
 		}
 	}
-	h.s.log.Info("clock moved", "now", now.UTC().Format(time.RFC3339Nano), "remote", r.RemoteAddr)
+	h.s.log.Info("clock moved", "now", now.UTC().Format(time.RFC3339Nano), "user", user, "remote", r.RemoteAddr)
 	h.answer(w, r, now)
 }
 
 // refused answers a move the server refused.
-func (h clockHandler) refused(w http.ResponseWriter, r *http.Request, err error) bool {
+func (h clockHandler) refused(w http.ResponseWriter, r *http.Request, user string, err error) bool {
 	if err == nil {
 		return false
 	}
-	h.s.log.Info("clock move refused", "remote", r.RemoteAddr, "error", err)
+	h.s.log.Info("clock move refused", "user", user, "remote", r.RemoteAddr, "error", err)
 	msg := err.Error()
 	if errors.Is(err, ErrRealClock) {
 		msg = "the server's clock is real time: start it with ssgen serve --clock manual"

@@ -34,7 +34,7 @@ func TestClockHandler(t *testing.T) {
 	start := time.Now().UTC().Truncate(time.Second)
 	clock := server.NewManualClock(start)
 	srv := servertest.New(t, servertest.WithManualClock(clock))
-	h := srv.ClockHandler()
+	h := srv.ClockHandler(server.ControlHTTP{})
 	if err := srv.Engine().Put([]byte("k"), []byte("v"), engine.PutOptions{TTL: 20 * time.Second}); err != nil {
 		t.Fatal(err)
 	}
@@ -84,7 +84,7 @@ func TestClockHandler(t *testing.T) {
 }
 
 func TestClockHandlerOnRealTime(t *testing.T) {
-	h := servertest.New(t).ClockHandler()
+	h := servertest.New(t).ClockHandler(server.ControlHTTP{})
 	if w, st := clockCall(t, h, http.MethodGet, "", ""); w.Code != 200 || st.Clock != "real" {
 		t.Fatalf("GET: %d %+v", w.Code, st)
 	}

@@ -222,3 +222,30 @@ func TestManualClockInExternalMode(t *testing.T) {
 		t.Fatalf("Get after the advance: %v, want ErrNotFound", err)
 	}
 }
+
+// Review of #30, F10: a clock moved past year 9999 could not be written
+// as RFC 3339, so ssgen clock set with the reading it printed failed.
+// Moves past MaxManualClock are refused and change nothing; every
+// reading round-trips through RFC 3339.
+func TestManualClockStopsAtMaxManualClock(t *testing.T) {
+	c := server.NewManualClock(time.Date(2026, 11, 27, 16, 0, 0, 0, time.UTC))
+	for _, move := range []func() (time.Time, error){
+		func() (time.Time, error) { return c.Set(server.MaxManualClock.Add(time.Second)) },
+		func() (time.Time, error) { return c.Set(time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)) },
+	} {
+		if _, err := move(); !errors.Is(err, server.ErrClockRange) {
+			t.Fatalf("move past the bound: %v, want ErrClockRange", err)
+		}
+	}
+	if _, err := c.Set(server.MaxManualClock); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Advance(time.Nanosecond); !errors.Is(err, server.ErrClockRange) {
+		t.Fatalf("a nanosecond past the bound: %v", err)
+	}
+	s := c.Now().UTC().Format(time.RFC3339Nano)
+	back, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil || !back.Equal(c.Now()) {
+		t.Fatalf("reading %s does not round-trip: %v", s, err)
+	}
+}

@@ -11,3 +11,14 @@ func SetCommitHook(s *Server, hook func() error) {
 func PolicyWork(p *Policy) (resolves, work int64) {
 	return p.Work()
 }
+
+// SetHeldAnswerBounds sets the bounds of the answers chaos delay rules
+// hold (MaxHeldAnswersPerClient, MaxHeldAnswers) for a test, and
+// HeldAnswers tells how many are held.
+func SetHeldAnswerBounds(s *Server, perClient, total int) {
+	s.delayed.mu.Lock()
+	defer s.delayed.mu.Unlock()
+	s.delayed.perClient, s.delayed.total = perClient, total
+}
+
+func HeldAnswers(s *Server) int { return s.delayed.count() }

@@ -232,6 +232,11 @@ func (h *faultHook) OnPacketRead(cl *mqtt.Client, pk packets.Packet) (packets.Pa
 			return pk, nil
 		}
 		fc := h.client(cl)
+		if len(fc.waiting) >= maxPendingFaultsPerClient {
+			h.e.s.log.Warn("fault ignored: too many delayed disconnects waiting for this client", "client", cl.ID,
+				"packet", k.String(), "limit", maxPendingFaultsPerClient)
+			return pk, nil
+		}
 		if fc.waiting == nil {
 			fc.waiting = make(map[*delayed]struct{})
 			fc.byAck = make(map[ackKey]*delayed)

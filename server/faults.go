@@ -31,8 +31,13 @@ const FaultRequestIDs = 4096
 const MaxFaultDelay = 24 * time.Hour
 
 // maxPendingFaults bounds the delayed disconnects waiting at once, over
-// all clients; a packet asking for one more gets no fault.
-const maxPendingFaults = 1024
+// all clients, and maxPendingFaultsPerClient those of one connection, so
+// that one client cannot use up the others' share; a packet asking for
+// one more gets no fault.
+const (
+	maxPendingFaults          = 1024
+	maxPendingFaultsPerClient = 16
+)
 
 // faultKind is the type of packet a fault rides on.
 type faultKind uint8

@@ -2,6 +2,7 @@ package server
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -153,8 +154,10 @@ func FuzzPlanFault(f *testing.F) {
 }
 
 // Attack: a client asks for more delayed disconnects than the server
-// keeps (a day each, so none fires): past maxPendingFaults they are
-// ignored, and its disconnect forgets them all.
+// keeps (a day each, so none fires): past its share,
+// maxPendingFaultsPerClient, they are ignored, so another client still
+// gets its own; past maxPendingFaults over all clients, too; and a
+// client's disconnect forgets its own.
 func TestDelayedDisconnectsAreBounded(t *testing.T) {
 	srv, err := New(Options{Listen: "127.0.0.1:0", FaultInjection: true, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
@@ -165,31 +168,55 @@ func TestDelayedDisconnectsAreBounded(t *testing.T) {
 	}
 	defer srv.Close()
 	h := srv.tr.(*embedded).faults
-	conn, err := net.DialTimeout("tcp", srv.Addr(), 5*time.Second)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pc := paho.NewClient(paho.ClientConfig{ClientID: "flood", Conn: conn})
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
 	defer cancel()
-	if _, err := pc.Connect(ctx, &paho.Connect{ClientID: "flood", CleanStart: true, KeepAlive: 30}); err != nil {
-		t.Fatal(err)
+	dial := func(id string) *paho.Client {
+		conn, err := net.DialTimeout("tcp", srv.Addr(), 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		pc := paho.NewClient(paho.ClientConfig{ClientID: id, Conn: conn})
+		if _, err := pc.Connect(ctx, &paho.Connect{ClientID: id, CleanStart: true, KeepAlive: 30}); err != nil {
+			t.Fatal(err)
+		}
+		return pc
+	}
+	ask := func(pc *paho.Client, n int) {
+		for i := range n {
+			if _, err := pc.Publish(ctx, &paho.Publish{QoS: 1, Topic: "t", Payload: []byte("x"), Properties: &paho.PublishProperties{
+				User: paho.UserProperties{{Key: protocol.FaultDisconnect, Value: "152"}, {Key: protocol.FaultDelay, Value: "86400"}},
+			}}); err != nil {
+				t.Fatalf("publish %d: %v", i, err)
+			}
+		}
 	}
 	pending := func() int {
 		h.mu.Lock()
 		defer h.mu.Unlock()
 		return h.pending
 	}
-	for i := range maxPendingFaults + 10 {
-		if _, err := pc.Publish(ctx, &paho.Publish{QoS: 1, Topic: "t", Payload: []byte("x"), Properties: &paho.PublishProperties{
-			User: paho.UserProperties{{Key: protocol.FaultDisconnect, Value: "152"}, {Key: protocol.FaultDelay, Value: "86400"}},
-		}}); err != nil {
-			t.Fatalf("publish %d: %v", i, err)
-		}
+	flood := dial("flood")
+	ask(flood, maxPendingFaultsPerClient+10)
+	if n := pending(); n != maxPendingFaultsPerClient {
+		t.Fatalf("one client has %d delayed disconnects waiting, want its share %d", n, maxPendingFaultsPerClient)
+	}
+	other := dial("other")
+	ask(other, 1)
+	if n := pending(); n != maxPendingFaultsPerClient+1 {
+		t.Fatalf("%d delayed disconnects waiting, want the other client's one added", n)
+	}
+	// Enough clients to fill the server's bound.
+	var all []*paho.Client
+	for i := 0; pending() < maxPendingFaults; i++ {
+		pc := dial(fmt.Sprintf("fill-%d", i))
+		all = append(all, pc)
+		ask(pc, maxPendingFaultsPerClient)
 	}
 	if n := pending(); n != maxPendingFaults {
 		t.Fatalf("%d delayed disconnects waiting, want the bound %d", n, maxPendingFaults)
 	}
-	_ = pc.Disconnect(&paho.Disconnect{})
-	testwait.Until(t, 10*time.Second, "the client's delayed disconnects forgotten", func() bool { return pending() == 0 })
+	for _, pc := range append(all, flood, other) {
+		_ = pc.Disconnect(&paho.Disconnect{})
+	}
+	testwait.Until(t, 10*time.Second, "the clients' delayed disconnects forgotten", func() bool { return pending() == 0 })
 }

@@ -66,8 +66,11 @@ func (s *Server) serve(client string, build func() (inbound, string), kick func(
 		logAnswer(s.log, client, out)
 		if out.Delay > 0 { // held by a chaos rule
 			o := *out
-			s.delayed.after(o.Delay, func() { respond(o, true) })
-			return
+			if s.delayed.after(client, o.Delay, func() { respond(o, true) }) {
+				return
+			}
+			s.log.Warn("chaos delay not applied: too many answers held, answered at once", "client", client,
+				"per_client", MaxHeldAnswersPerClient, "server", MaxHeldAnswers)
 		}
 		respond(*out, true)
 	})

@@ -62,8 +62,12 @@ func runChaos(ctx context.Context, env *cliEnv, args []string) error {
 			return usageErrorf("%v", err)
 		}
 		// Checked here first, so that a bad file is named with its path.
-		if _, err := server.ParseChaos(bytes.NewReader(body)); err != nil {
-			return usageErrorf("%s: %s", pos[0], libText(err))
+		name := pos[0]
+		if name == "-" {
+			name = "stdin"
+		}
+		if _, err := server.ParseChaosFile(name, bytes.NewReader(body)); err != nil {
+			return usageErrorf("%s", libText(err))
 		}
 		req, err = http.NewRequest(http.MethodPut, u, bytes.NewReader(body))
 		if err == nil {
@@ -94,7 +98,9 @@ func runChaos(ctx context.Context, env *cliEnv, args []string) error {
 		fmt.Fprintln(env.stdout, "no chaos rules")
 	}
 	for i, r := range st.Rules {
-		fmt.Fprintln(env.stdout, chaosLine(i, &r))
+		// The server's text: a rule's name, key, client and -ERR text
+		// are shown, never acted on by the terminal.
+		fmt.Fprintln(env.stdout, terminalSafe(chaosLine(i, &r)))
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"io"
 	"net"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 	"github.com/eclipse/paho.golang/paho"
 
 	"github.com/ssgen/ssgen/internal/protocol"
+	"github.com/ssgen/ssgen/internal/testkit/testwait"
 )
 
 func TestClockVerbMovesAManualClock(t *testing.T) {
@@ -118,5 +120,34 @@ func TestServeFaultInjection(t *testing.T) {
 	off, _ := startServe(t, "--ui")
 	if code := connackWith(t, off); code != 0 {
 		t.Fatalf("without --fault-injection: CONNACK 0x%02X, want 0", code)
+	}
+}
+
+// Review of #30, F10: serve says at startup that it is not behaving like
+// the real service (fault injection, a manual clock, chaos rules), and
+// --fault-injection with --broker names what to do instead.
+func TestServeLogsFailureTestingAtStartup(t *testing.T) {
+	sp := backgroundServe(t, "serve", "--listen", "127.0.0.1:0", "--ui", "--fault-injection", "--clock", "manual", "--chaos-api")
+	for range 2 {
+		if !sp.lines.Scan() {
+			t.Fatalf("serve printed too little; stderr:\n%s", sp.stderr)
+		}
+	}
+	go func() { _, _ = io.Copy(io.Discard, sp.out) }()
+	testwait.Until(t, 5*time.Second, "the startup warnings", func() bool {
+		log := sp.stderr.String()
+		return strings.Contains(log, `msg="fault injection on`) && strings.Contains(log, `msg="manual clock`) && strings.Contains(log, `msg="chaos API on`)
+	})
+	plain := backgroundServe(t, "serve", "--listen", "127.0.0.1:0")
+	if !plain.lines.Scan() {
+		t.Fatalf("serve printed nothing; stderr:\n%s", plain.stderr)
+	}
+	plain.stop()
+	if log := plain.stderr.String(); strings.Contains(log, "fault injection") || strings.Contains(log, "manual clock") || strings.Contains(log, "chaos rules") {
+		t.Fatalf("warnings without the flags:\n%s", log)
+	}
+	code, _, errs := runVerb(t, "", "serve", "--broker", "mqtt://127.0.0.1:1", "--fault-injection")
+	if code != exitUsage || !strings.Contains(errs, "drop --broker") || !strings.Contains(errs, "--chaos") {
+		t.Fatalf("--fault-injection --broker: %d %q", code, errs)
 	}
 }

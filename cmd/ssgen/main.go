@@ -270,11 +270,11 @@ func runCLI(ctx context.Context, env *cliEnv, args []string) int {
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil && ee.err.Error() != "" {
-			fmt.Fprintf(env.stderr, "ssgen %s: %s\n", v.name, withBrokerHint(env, ee.err))
+			fmt.Fprintf(env.stderr, "ssgen %s: %s\n", v.name, terminalSafe(withBrokerHint(env, ee.err)))
 		}
 		return ee.code
 	}
-	fmt.Fprintf(env.stderr, "ssgen %s: %s\n", v.name, withBrokerHint(env, err))
+	fmt.Fprintf(env.stderr, "ssgen %s: %s\n", v.name, terminalSafe(withBrokerHint(env, err)))
 	return exitUsage
 }
 

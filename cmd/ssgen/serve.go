@@ -27,7 +27,7 @@ func init() {
 }
 
 func runServe(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet(env, "serve", "[--listen HOST:PORT | --broker mqtt://HOST:PORT] [--max-keys N] [--max-bytes N] [--data-dir DIR [--persist-all] [--repair] [--direct-commits]] [limits] [security] [--seed FILE] [--http HOST:PORT | --ui] [--clock real|manual] [--chaos FILE] [--fault-injection] [--log-level LEVEL] [--log-format text|json]\n\n"+
+	fs := newFlagSet(env, "serve", "[--listen HOST:PORT | --broker mqtt://HOST:PORT] [--max-keys N] [--max-bytes N] [--data-dir DIR [--persist-all] [--repair] [--direct-commits]] [limits] [security] [--seed FILE] [--http HOST:PORT | --ui] [--clock real|manual] [--chaos FILE] [--chaos-api] [--fault-injection] [--log-level LEVEL] [--log-format text|json]\n\n"+
 		"With --broker the store attaches to another MQTT 5 broker as a client. A mosquitto\n"+
 		"needs set_tcp_nodelay true in its configuration: without it every request takes\n"+
 		"~44 ms (Nagle's algorithm), and serve warns once (see --slow-broker).\n\nflags:")
@@ -64,6 +64,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	authzFile := fs.String("authz-file", "", "embedded: the YAML `FILE` of state store authorization rules (who may read or write which keys)")
 	clock := fs.String("clock", "real", "the state store's time, `real|manual`: real, or manual (starts at the real time and moves only with ssgen clock advance|set; needs --http or --ui to be moved)")
 	chaosFile := fs.String("chaos", "", "start with the chaos rules of this YAML `FILE` (docs/testing.md): matching requests get an -ERR answer, no answer, a held answer or a disconnect; changed at run time with ssgen chaos or the console")
+	chaosAPI := fs.Bool("chaos-api", false, "serve the chaos rules' HTTP API (ssgen chaos, the console's chaos form) starting with no rules; --chaos FILE implies it; needs --http or --ui")
 	faults := fs.Bool("fault-injection", false, "embedded: honour the fault:* user properties of Microsoft's SDK tests (refuse or disconnect a client on its own request; docs/testing.md); for tests only")
 	seed := fs.String("seed", "", "start from this snapshot `FILE` (ssgen export); the store must be empty (a --data-dir holding keys is refused)")
 	logLevel := fs.String("log-level", "info", "the least `LEVEL` logged: debug (adds every refused request), info, warn or error")
@@ -98,7 +99,10 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		}
 	}
 	if *faults && *broker != "" {
-		return usageErrorf("--fault-injection needs the embedded broker, not --broker")
+		return usageErrorf("--fault-injection needs the embedded broker, not --broker (another broker decides its own acknowledgements): drop --broker and serve with --listen, or use chaos rules (--chaos FILE or --chaos-api), which work with --broker")
+	}
+	if *chaosAPI && !web.enabled() {
+		return usageErrorf("--chaos-api needs --http or --ui: ssgen chaos changes the rules through the HTTP API")
 	}
 	if *persistAll && *dataDir == "" {
 		return usageErrorf("--persist-all needs --data-dir")
@@ -182,8 +186,14 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		// its caller may read and write.
 		con.Handle(snapshotPath, srv.SnapshotHandler(server.SnapshotHTTP{Access: con.Access}))
 		// The clock (ssgen clock), behind the same protection.
-		con.Handle(clockPath, srv.ClockHandler())
-		con.Handle(chaosPath, srv.ChaosHandler())
+		// Under --authz-file, only a console identity that may write
+		// every key moves the clock or uses the chaos rules (they act on
+		// every client and key alike); the log names the user.
+		ctl := server.ControlHTTP{Caller: con.Operator}
+		con.Handle(clockPath, srv.ClockHandler(ctl))
+		if *chaosFile != "" || *chaosAPI {
+			con.Handle(chaosPath, srv.ChaosHandler(ctl))
+		}
 		if err := con.Start(srv); err != nil {
 			_ = srv.Close()
 			if errors.Is(err, syscall.EADDRINUSE) {
@@ -197,6 +207,19 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	// there is one, is the next line.
 	fmt.Fprintln(env.stdout, srv.URL())
 	web.announce(env, con)
+	// Failure testing changes what clients see: say so once at startup.
+	if *faults {
+		logger.Warn("fault injection on: clients' fault:* user properties refuse or disconnect them (docs/testing.md)")
+	}
+	if *clock == "manual" {
+		logger.Warn("manual clock: the state store's time moves only with ssgen clock", "now", srv.Now().UTC().Format(time.RFC3339Nano))
+	}
+	switch n := len(opts.Chaos); {
+	case n > 0:
+		logger.Warn("chaos rules active: matching requests get an error, no answer, a late answer or a disconnect (ssgen chaos lists them)", "rules", n, "file", *chaosFile)
+	case *chaosAPI:
+		logger.Warn("chaos API on, no rules yet: ssgen chaos sets rules that give matching requests an error, no answer, a late answer or a disconnect")
+	}
 	<-ctx.Done()
 	logger.Info("shutting down")
 	if con != nil {

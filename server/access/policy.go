@@ -48,6 +48,7 @@ type resource struct {
 	glob   *glob.Pattern // keyType pattern; nil for the others
 	exact  []byte        // keyType string, binary or hex
 	access access
+	every  bool // keyType pattern, key "*": every key
 }
 
 // policyFile is the YAML form. Its shape follows the real broker's
@@ -123,6 +124,7 @@ func ParsePolicy(data []byte) (*Policy, error) {
 				switch strings.ToLower(res.KeyType) {
 				case "pattern":
 					rs.glob = glob.Compile(k)
+					rs.every = k == "*"
 				case "string":
 					rs.exact = []byte(k)
 				case "binary":
@@ -437,6 +439,29 @@ func (pr Principal) Identity() Identity {
 func (p *Policy) MayRead(pr Principal, key []byte) bool {
 	id := pr.Identity()
 	return p.allows(&id, key, accessRead)
+}
+
+// MayWriteEvery reports whether a rule that names pr grants it write on
+// every key: a stateStoreResources entry of keyType pattern whose keys
+// include "*" with method Write or ReadWrite. Operations that affect
+// every key alike (the chaos rules and the manual clock of ssgen serve's
+// HTTP API) need it.
+func (p *Policy) MayWriteEvery(pr Principal) bool {
+	id := pr.Identity()
+	work := 0
+	defer func() { p.principalWork.Add(int64(work)) }()
+	for i := range p.rules {
+		r := &p.rules[i]
+		if !r.names(&id, &work) {
+			continue
+		}
+		for j := range r.resources {
+			if rs := &r.resources[j]; rs.every && rs.access&accessWrite != 0 {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // MayWrite reports whether pr may write key (SET, DEL, VDEL).

@@ -141,3 +141,36 @@ func TestGrantsAreResolvedOncePerIdentity(t *testing.T) {
 		t.Errorf("readCost(100) = %d for one read glob, want at least 101", c)
 	}
 }
+
+// MayWriteEvery needs a rule naming the principal that grants write on
+// keyType pattern "*": reading every key, or writing many, is not enough.
+func TestPolicyMayWriteEvery(t *testing.T) {
+	p, err := ParsePolicy([]byte(testPolicy + `
+  - principals:
+      clientIds: ["viewer"]
+    stateStoreResources:
+      - keyType: pattern
+        keys: ["*"]
+        method: Read
+      - keyType: string
+        keys: ["*"]
+        method: Write
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		pr   Principal
+		want bool
+	}{
+		{Principal{ClientID: "admin"}, true},
+		{Principal{ClientID: "reader-1"}, false},
+		{Principal{ClientID: "x", Username: "alice"}, false},
+		{Principal{ClientID: "viewer"}, false},
+		{Principal{ClientID: "nobody"}, false},
+	} {
+		if got := p.MayWriteEvery(c.pr); got != c.want {
+			t.Errorf("%+v: %v, want %v", c.pr, got, c.want)
+		}
+	}
+}

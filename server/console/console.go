@@ -321,6 +321,25 @@ func (c *Console) Access(r *http.Request) (readable, writable func(key []byte) b
 		func(k []byte) bool { return c.opts.Policy.MayWrite(pr, k) }
 }
 
+// Operator returns the caller of r's user name (AuthPassword's signed-in
+// user, else Options.Principal's Username; "token" for a Bearer token
+// without one, "" otherwise) and whether it may
+// change what affects every key alike (the chaos rules, the manual
+// clock): always without a policy, and under Options.Policy only when it
+// grants the caller write on every key (Policy.MayWriteEvery). Its shape
+// is server.ControlHTTP's Caller.
+func (c *Console) Operator(r *http.Request) (user string, allowed bool) {
+	w, _ := r.Context().Value(whoKey{}).(who)
+	user = c.principal(r).Username
+	if user == "" && w.bearer {
+		user = "token"
+	}
+	if c.opts.Policy == nil {
+		return user, true
+	}
+	return user, c.opts.Policy.MayWriteEvery(c.principal(r))
+}
+
 func (c *Console) principal(r *http.Request) server.Principal {
 	pr := c.opts.Principal
 	if w, ok := r.Context().Value(whoKey{}).(who); ok && w.user != "" {
@@ -368,6 +387,15 @@ func (c *Console) routes() *http.ServeMux {
 // everything else.
 func (c *Console) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	securityHeaders(w.Header())
+	if strings.HasPrefix(r.URL.Path, "//") {
+		// "$URL/api/clock" with a URL that ends in "/": served as
+		// /api/clock, where ServeMux would answer a redirect that
+		// curl -X POST does not follow.
+		u := *r.URL
+		u.Path, u.RawPath = "/"+strings.TrimLeft(u.Path, "/"), ""
+		r = r.Clone(r.Context())
+		r.URL = &u
+	}
 	switch r.URL.Path {
 	case "/healthz":
 		c.healthz(w, r)

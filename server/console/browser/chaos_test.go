@@ -34,7 +34,7 @@ func TestConsoleChaosRulesInChromium(t *testing.T) {
 			t.Fatal(err)
 		}
 	}))
-	con.Handle("/api/chaos", srv.ChaosHandler()) // as ssgen serve mounts it
+	con.Handle("/api/chaos", srv.ChaosHandler(server.ControlHTTP{})) // as ssgen serve mounts it
 	if err := con.Start(srv); err != nil {
 		t.Fatal(err)
 	}

@@ -51,7 +51,7 @@ func TestConsoleAdvancesAManualClockInChromium(t *testing.T) {
 			t.Fatal(err)
 		}
 	}))
-	con.Handle("/api/clock", srv.ClockHandler()) // as ssgen serve mounts it
+	con.Handle("/api/clock", srv.ClockHandler(server.ControlHTTP{})) // as ssgen serve mounts it
 	if err := con.Start(srv); err != nil {
 		t.Fatal(err)
 	}
