@@ -49,10 +49,11 @@ func connectSeed(f *testing.F, id string, will *packets.ConnectParams, user stri
 
 // FuzzConnect feeds arbitrary CONNECT bodies (properties, will fields,
 // credentials) through mochi's decoder and validation into the hook, as
-// the embedded broker does, and checks the topic rule on the will: the
-// hook lets a CONNECT in exactly when its will (if any) is one the client
-// could publish, a will that got in is left alone when it fires, and no
-// input makes the hook panic.
+// the embedded broker does, and checks the hook's rules: it lets a CONNECT
+// in exactly when its client id is one the broker accepts (or none, to be
+// assigned) and its will (if any) is one the client could publish, not
+// retained on the state store's topics; a will that got in is left alone
+// when it fires, and no input makes the hook panic.
 func FuzzConnect(f *testing.F) {
 	notify := protocol.NotifyTopic("victim-app", []byte("k"))
 	forged := []byte("*4\r\n$6\r\nNOTIFY\r\n$3\r\nSET\r\n$5\r\nVALUE\r\n$6\r\nforged\r\n")
@@ -85,8 +86,10 @@ func FuzzConnect(f *testing.F) {
 		if pk.ConnectValidate() != packets.CodeSuccess {
 			return
 		}
+		id := pk.Connect.ClientIdentifier
 		err := g.OnConnect(cl, pk)
-		allowed := !pk.Connect.WillFlag || protocol.MayPublish(cl.ID, pk.Connect.WillTopic)
+		allowed := (id == "" || protocol.ValidClientID(id)) && (!pk.Connect.WillFlag ||
+			protocol.MayPublish(cl.ID, pk.Connect.WillTopic) && !(pk.Connect.WillRetain && protocol.ServiceOwned(pk.Connect.WillTopic)))
 		if (err == nil) != allowed {
 			t.Fatalf("client %q, will %v on %q: OnConnect = %v", cl.ID, pk.Connect.WillFlag, pk.Connect.WillTopic, err)
 		}
