@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"reflect"
 	"strings"
 	"sync"
@@ -77,13 +76,27 @@ func (c Evolved[T]) Encode(v T) ([]byte, error) { return c.Codec.Encode(v) }
 
 // Decode upgrades data to the current form and decodes it with Codec.
 // Bytes that are not a well-formed value of the encoding fail as Codec
-// fails on them.
+// fails on them (nesting deeper than MaxDepth with ErrTooDeep); an upgrade
+// that cannot be made fails too, never decoding data without it.
 func (c Evolved[T]) Decode(data []byte) (T, error) {
 	up, err := c.upgrade(data)
 	if err != nil {
-		return c.Codec.Decode(data)
+		v, derr := c.Codec.Decode(data)
+		if derr != nil {
+			return v, derr
+		}
+		var zero T
+		return zero, &DecodeError{Codec: c.codecName(), Type: typeName[T](), Err: err}
 	}
 	return c.Codec.Decode(up)
+}
+
+func (c Evolved[T]) codecName() string {
+	switch c.Codec.(type) {
+	case JSON[T], *JSON[T]:
+		return "json"
+	}
+	return "msgpack"
 }
 
 // Current returns the bytes the value stored as data encodes to today:
@@ -185,8 +198,8 @@ func (u *mpUpgrader) value(out []byte, shape string, rt reflect.Type, depth int)
 	if shape == "" {
 		return u.copyValue(out)
 	}
-	if depth > maxCanonicalDepth {
-		return nil, fmt.Errorf("%w: nesting deeper than %d", errMsgpackSyntax, maxCanonicalDepth)
+	if depth >= MaxDepth { // not reached after wellFormed; kept as a guard
+		return nil, tooDeep()
 	}
 	start := u.c.pos
 	_, count, isMap, err := u.c.header()
@@ -457,6 +470,9 @@ func msgpackDefault(rt reflect.Type, name, def string) ([]byte, error) {
 // as encoding/json matches them: exactly, else case-insensitively, after
 // unescaping.
 func (e *Evolution) UpgradeJSON(data []byte, typ string) ([]byte, error) {
+	if err := jsonDepth(data); err != nil {
+		return nil, err
+	}
 	if !json.Valid(data) {
 		return nil, errors.New("codec: evolution: invalid JSON")
 	}
@@ -479,11 +495,6 @@ type jsUpgrader struct {
 	pos     int
 	changed bool
 }
-
-// maxJSONDepth matches encoding/json's own nesting limit.
-const maxJSONDepth = 10000
-
-var errJSONDepth = errors.New("codec: evolution: JSON nested too deep")
 
 func (u *jsUpgrader) space() {
 	for u.pos < len(u.src) {
@@ -564,8 +575,8 @@ func (u *jsUpgrader) value(out []byte, shape string, depth int) ([]byte, error) 
 	if shape == "" || c != '[' && c != '{' {
 		return append(out, u.skip()...), nil
 	}
-	if depth > maxJSONDepth {
-		return nil, errJSONDepth
+	if depth >= MaxDepth { // not reached after jsonDepth; kept as a guard
+		return nil, tooDeep()
 	}
 	elem, isList := strings.CutPrefix(shape, "[]")
 	mapElem, isMap := strings.CutPrefix(shape, "map[string]")
