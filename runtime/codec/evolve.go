@@ -140,7 +140,7 @@ func (e *Evolution) UpgradeMsgPack(data []byte, typ string, rt reflect.Type) ([]
 	if err := wellFormed(data); err != nil {
 		return nil, err
 	}
-	u := mpUpgrader{e: e, c: canonicalizer{src: data}}
+	u := mpUpgrader{e: e, c: canonicalizer{src: data}, budget: newBudget(len(data))}
 	out, err := u.value(make([]byte, 0, len(data)+16), typ, rt, 0)
 	if err != nil {
 		return nil, err
@@ -155,6 +155,44 @@ type mpUpgrader struct {
 	e       *Evolution
 	c       canonicalizer
 	changed bool
+	budget
+}
+
+// An upgrade inserts at most UpgradeDefaultsPerByte defaults per byte of
+// the stored value plus UpgradeDefaultsSlack, and at most
+// UpgradeBytesPerByte bytes of them per stored byte plus
+// UpgradeBytesSlack; past either it fails with ErrUpgradeLimit. A stored
+// empty map is one byte, and each default it lacks becomes a field of
+// the decoded value (a list or map default an allocation of its own):
+// without a bound, a 1 MB list of empty maps decoded to a 1 GB value.
+const (
+	UpgradeDefaultsPerByte = 1
+	UpgradeDefaultsSlack   = 4096
+	UpgradeBytesPerByte    = 16
+	UpgradeBytesSlack      = 1 << 20
+)
+
+// ErrUpgradeLimit is matched (errors.Is) by the error of a decode whose
+// upgrade would insert more defaults than the limits above allow.
+var ErrUpgradeLimit = errors.New("codec: evolution: the defaults a stored value lacks exceed the upgrade limit")
+
+// budget counts down the defaults an upgrade may still insert.
+type budget struct {
+	defaults, bytes int
+}
+
+func newBudget(n int) budget {
+	return budget{defaults: UpgradeDefaultsPerByte*n + UpgradeDefaultsSlack, bytes: UpgradeBytesPerByte*n + UpgradeBytesSlack}
+}
+
+// spend takes one default of n bytes from the budget.
+func (b *budget) spend(n int) error {
+	b.defaults--
+	b.bytes -= n
+	if b.defaults < 0 || b.bytes < 0 {
+		return ErrUpgradeLimit
+	}
+	return nil
 }
 
 // skip moves past one value, whose well-formedness was checked.
@@ -316,6 +354,9 @@ func (u *mpUpgrader) structValue(out []byte, se StructEvolution, rt reflect.Type
 			return nil, err
 		}
 		u.changed = true
+		if err := u.spend(len(f.Name) + len(def)); err != nil {
+			return nil, err
+		}
 		out = appendMsgpackStr(out, f.Name)
 		out = append(out, def...)
 		n++
@@ -476,7 +517,7 @@ func (e *Evolution) UpgradeJSON(data []byte, typ string) ([]byte, error) {
 	if !json.Valid(data) {
 		return nil, errors.New("codec: evolution: invalid JSON")
 	}
-	u := jsUpgrader{e: e, src: data}
+	u := jsUpgrader{e: e, src: data, budget: newBudget(len(data))}
 	out, err := u.value(make([]byte, 0, len(data)+16), typ, 0)
 	if err != nil {
 		return nil, err
@@ -494,6 +535,7 @@ type jsUpgrader struct {
 	src     []byte
 	pos     int
 	changed bool
+	budget
 }
 
 func (u *jsUpgrader) space() {
@@ -678,6 +720,9 @@ func (u *jsUpgrader) structValue(out []byte, se StructEvolution, depth int) ([]b
 	for i, f := range se.Fields {
 		if !seen[i] && f.Default != "" {
 			u.changed = true
+			if err := u.spend(len(f.Name) + len(f.Default)); err != nil {
+				return nil, err
+			}
 			sep()
 			out = appendJSONString(out, f.Name)
 			out = append(out, ':')

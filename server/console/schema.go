@@ -3,6 +3,7 @@ package console
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/ssgen/ssgen/internal/schemaval"
 	"github.com/ssgen/ssgen/schema"
@@ -33,11 +34,21 @@ func (v *schemaView) describe(key, value []byte) (Description, bool) {
 	if d.Lock {
 		return d, true
 	}
+	if len(value) > maxSchemaDecoded {
+		// Decoding costs a multiple of the stored size (defaults,
+		// allocations, indentation): a 1 MB value cost 33 s and 7 GB.
+		d.Error = fmt.Sprintf("not decoded: the value is %d bytes, more than the %d the console decodes through the schema (its first %d are shown as text or hex)", len(value), maxSchemaDecoded, maxShownValue)
+		return d, true
+	}
 	val, err := m.Codec().Decode(value)
 	if err == nil {
 		var b []byte
 		if b, err = json.MarshalIndent(val, "", "  "); err == nil {
-			d.JSON = string(b)
+			if len(b) > maxSchemaJSON {
+				err = fmt.Errorf("not shown: the value decodes to %d bytes of JSON, more than the %d the console shows", len(b), maxSchemaJSON)
+			} else {
+				d.JSON = string(b)
+			}
 		}
 	}
 	if err != nil {
@@ -45,6 +56,14 @@ func (v *schemaView) describe(key, value []byte) (Description, bool) {
 	}
 	return d, true
 }
+
+// The console decodes a value through the schema only when it is at most
+// maxSchemaDecoded bytes, and shows the JSON only when it is at most
+// maxSchemaJSON bytes.
+const (
+	maxSchemaDecoded = maxShownValue
+	maxSchemaJSON    = 1 << 20
+)
 
 // declaration says what the schema declares key to be, without reading
 // its value: its declared name, type and guard, or that it is a lock.
