@@ -55,6 +55,7 @@ const (
 	RuleFieldDefaultChanged  = "field-default-changed"
 	RuleFieldNameReused      = "field-name-reused"
 	RuleEnumValueRenamed     = "enum-value-renamed"
+	RuleEnumParamRenamed     = "enum-param-value-renamed"
 	RuleKeyMoved             = "key-moved"
 	RuleTypeKindChanged      = "type-kind-changed"
 	RuleGoTypeChanged        = "go-type-changed"
@@ -175,7 +176,7 @@ func (c *comparer) types(old, new *Schema) {
 		case KindStruct:
 			c.fields(ot, nt)
 		case KindEnum:
-			c.enumValues(ot, nt)
+			c.enumValues(ot, nt, paramUses(new, nt))
 		case KindGoType:
 			if ot.GoType != nil && nt.GoType != nil && *ot.GoType != *nt.GoType {
 				c.add(RuleGoTypeChanged, SeverityError, nt.Pos, "type %s: go_type changed from %s to %s", ot.Name, ot.GoType, nt.GoType)
@@ -254,12 +255,41 @@ func renamedFrom(names []Name, name string) bool {
 
 func isRemoved(t *TypeDef, name string) bool { return renamedFrom(t.Removed, name) }
 
-func (c *comparer) enumValues(ot, nt *TypeDef) {
+// paramUses returns the qualified names of the keys and locks of s with
+// a path parameter of enum type t.
+func paramUses(s *Schema, t *TypeDef) []string {
+	var out []string
+	uses := func(ps []*Param) bool {
+		for _, p := range ps {
+			if p.Type != nil && p.Type.Kind == KindEnum && p.Type.Def == t {
+				return true
+			}
+		}
+		return false
+	}
+	for _, k := range s.AllKeys() {
+		if uses(k.AllParams()) {
+			out = append(out, k.QualifiedName())
+		}
+	}
+	for _, l := range s.AllLocks() {
+		if uses(l.AllParams()) {
+			out = append(out, l.QualifiedName())
+		}
+	}
+	return out
+}
+
+func (c *comparer) enumValues(ot, nt *TypeDef, params []string) {
 	for _, ov := range ot.Values {
 		if hasEnumValue(nt, ov.Value) {
 			continue
 		}
 		if nv := findEnumValue(nt, func(v *EnumValue) bool { return renamedFrom(v.RenamedFrom, ov.Value) }); nv != nil {
+			if len(params) > 0 {
+				c.add(RuleEnumParamRenamed, SeverityError, nv.Pos, "enum %s: value %q was renamed from %q, and %s has a path parameter of this enum: keys stored under the old spelling (%q) are not moved, and no accessor reaches them any more; migrate them to the new spelling (read each, write it under %q, delete the old key) before the new schema goes live, or keep the old value", nt.Name, nv.Value, ov.Value, strings.Join(params, ", "), ov.Value, nv.Value)
+				continue
+			}
 			c.add(RuleEnumValueRenamed, SeverityWarning, nv.Pos, "enum %s: value %q was renamed from %q (renamed_from): stored values read; programs built from the older schema refuse the new spelling until they are upgraded", nt.Name, nv.Value, ov.Value)
 			continue
 		}
