@@ -391,6 +391,15 @@ func (k *Key) FullMovedFrom() Path {
 	return join(base, own)
 }
 
+// FullMovedFroms returns the key's earlier full paths, in the order reads
+// fall back to them; nil when the key did not move.
+func (k *Key) FullMovedFroms() []Path {
+	if !k.Moved() {
+		return nil
+	}
+	return []Path{k.FullMovedFrom()}
+}
+
 // FullPath returns the group's path followed by the key's own.
 func (k *Key) FullPath() Path { return fullPath(k.Group, k.Path) }
 

@@ -68,3 +68,35 @@ func TestGetReadsTheEarlierKeyOfAMovedKey(t *testing.T) {
 		t.Errorf("the key itself was read, yet --json printed %q", r.stdout)
 	}
 }
+
+// Issue #27: ssgen set of a moved key left its earlier key, and a delete
+// of the key then let the stale earlier value read as the key's again.
+// set, del and vdel now treat the earlier key as generated code does.
+func TestWritesOfAMovedKeyMoveIt(t *testing.T) {
+	url := servertest.New(t).URL()
+	v1 := filepath.Join("testdata", "evolve", "v1.yaml")
+	v2 := filepath.Join("testdata", "evolve", "v2.yaml")
+	run(t, url, "set", "--schema", v1, "count", "7").want(t, exitOK, nil)
+	// --nx counts the earlier value as present (SetIfAbsent).
+	run(t, url, "set", "--schema", v2, "--nx", "counter", "9").want(t, exitNegative, nil)
+	run(t, url, "set", "--schema", v2, "counter", "8").want(t, exitOK, nil)
+	run(t, url, "get", "--raw", "count").want(t, exitNegative, ptr(""))
+	run(t, url, "del", "--schema", v2, "counter").want(t, exitOK, ptr(""))
+	run(t, url, "get", "--schema", v2, "counter").want(t, exitNegative, ptr(""))
+
+	// A delete removes the earlier key too, and the key counts as
+	// deleted when only the earlier one held a value.
+	run(t, url, "set", "--schema", v1, "count", "7").want(t, exitOK, nil)
+	run(t, url, "del", "--schema", v2, "counter").want(t, exitOK, ptr(""))
+	run(t, url, "get", "--raw", "count").want(t, exitNegative, ptr(""))
+	run(t, url, "set", "--schema", v1, "count", "7").want(t, exitOK, nil)
+	run(t, url, "vdel", "--schema", v2, "counter", "7").want(t, exitOK, ptr(""))
+	run(t, url, "get", "--raw", "count").want(t, exitNegative, ptr(""))
+
+	// The earlier key is not written through the schema: its key is.
+	r := run(t, url, "set", "--schema", v2, "count", "5")
+	r.want(t, exitUsage, ptr(""))
+	if !strings.Contains(r.stderr, `write its key "counter"`) {
+		t.Errorf("stderr %q does not name the key to write", r.stderr)
+	}
+}

@@ -94,7 +94,25 @@ func declarationOf(m *schemaval.Match) Description {
 	return d
 }
 
-// declared returns the qualified name of the declaration key is, or "".
+// moves returns, for a declared key that moved (renamed_from), its
+// earlier keys, which its writes delete; for one of those earlier keys,
+// the key it moved to. Both are empty for any other key.
+func (v *schemaView) moves(key []byte) (current string, earlier []string) {
+	if v == nil {
+		return "", nil
+	}
+	m, ok := v.r.Resolve(string(key))
+	if !ok || m.Key == nil {
+		return "", nil
+	}
+	if m.Earlier {
+		return m.CurrentKey(), nil
+	}
+	return "", m.EarlierKeys()
+}
+
+// declared returns the qualified name of the declaration key is, marked
+// when key is the declaration's earlier key (renamed_from), or "".
 func (v *schemaView) declared(key []byte) string {
 	if v == nil {
 		return ""
@@ -102,6 +120,9 @@ func (v *schemaView) declared(key []byte) string {
 	m, ok := v.r.Resolve(string(key))
 	if !ok {
 		return ""
+	}
+	if m.Earlier {
+		return m.Name() + " (earlier key, renamed_from)"
 	}
 	return m.Name()
 }
