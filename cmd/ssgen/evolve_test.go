@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -99,4 +100,21 @@ func TestWritesOfAMovedKeyMoveIt(t *testing.T) {
 	if !strings.Contains(r.stderr, `write its key "counter"`) {
 		t.Errorf("stderr %q does not name the key to write", r.stderr)
 	}
+}
+
+// A key that moved twice (renamed_from: [tempk2, tempk]) reads through
+// each earlier key, and a write deletes them all.
+func TestAKeyMovedTwiceReadsAndClearsEachEarlierKey(t *testing.T) {
+	url := servertest.New(t).URL()
+	v3 := filepath.Join(t.TempDir(), "ssgen.yaml")
+	if err := os.WriteFile(v3, []byte("version: 1\npackage: p\nkeys:\n  Temp: {path: tempk3, renamed_from: [tempk2, tempk], type: int64, encoding: string}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, url, "set", "--raw", "tempk", "1").want(t, exitOK, nil)
+	run(t, url, "get", "--schema", v3, "tempk3").want(t, exitOK, ptr("1\n"))
+	run(t, url, "set", "--raw", "tempk2", "2").want(t, exitOK, nil)
+	run(t, url, "get", "--schema", v3, "tempk3").want(t, exitOK, ptr("2\n"))
+	run(t, url, "set", "--schema", v3, "tempk3", "3").want(t, exitOK, nil)
+	run(t, url, "get", "--raw", "tempk2").want(t, exitNegative, ptr(""))
+	run(t, url, "get", "--raw", "tempk").want(t, exitNegative, ptr(""))
 }
