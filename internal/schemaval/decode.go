@@ -59,6 +59,9 @@ func (c *Codec) Decode(data []byte) (any, error) {
 		return nil, err
 	}
 	up, upErr := c.upgrade(data)
+	if errors.Is(upErr, codec.ErrUpgradeLimit) {
+		return nil, decodeErr(nil, upErr, "does not decode as %s (%s): %s", c.t, c.enc, causeText(upErr))
+	}
 	if upErr == nil {
 		data = up
 	}

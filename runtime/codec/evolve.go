@@ -81,11 +81,14 @@ func (c Evolved[T]) Encode(v T) ([]byte, error) { return c.Codec.Encode(v) }
 func (c Evolved[T]) Decode(data []byte) (T, error) {
 	up, err := c.upgrade(data)
 	if err != nil {
-		v, derr := c.Codec.Decode(data)
-		if derr != nil {
-			return v, derr
-		}
 		var zero T
+		if !errors.Is(err, ErrUpgradeLimit) {
+			// Malformed bytes: fail as Codec fails on them (without
+			// decoding a value the size of the limit first).
+			if _, derr := c.Codec.Decode(data); derr != nil {
+				return zero, derr
+			}
+		}
 		return zero, &DecodeError{Codec: c.codecName(), Type: typeName[T](), Err: err}
 	}
 	return c.Codec.Decode(up)
