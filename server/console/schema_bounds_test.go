@@ -25,6 +25,7 @@ types:
 keys:
   Tree: {path: tree, type: Node}
   Bigs: {path: bigs, type: "[]Big"}
+  Durations: {path: durs, type: "[][][][]duration"}
 `
 
 // TestSchemaViewIsBounded: issue #27's attacks on the console's view of a
@@ -49,6 +50,8 @@ func TestSchemaViewIsBounded(t *testing.T) {
 		{"9,000 levels", "tree", string(append(bytes.Repeat(level, 9_000), 0x80)), "nested too deep"},
 		{"1,000,000 empty maps", "bigs", bigList(1_000_000), "not decoded"},
 		{"60,000 empty maps", "bigs", bigList(60_000), "upgrade limit"},
+		// 65,008 bytes whose indented JSON is 1.1 MB: one byte, one line.
+		{"65,000 durations", "durs", "\x91\x91\x91\xdd\x00\x00\xfd\xe8" + strings.Repeat("\x7f", 65_000), "more than the 1048576 the console shows"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			e.put(tc.key, tc.value)
