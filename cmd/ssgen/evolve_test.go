@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -117,4 +118,24 @@ func TestAKeyMovedTwiceReadsAndClearsEachEarlierKey(t *testing.T) {
 	run(t, url, "set", "--schema", v3, "tempk3", "3").want(t, exitOK, nil)
 	run(t, url, "get", "--raw", "tempk2").want(t, exitNegative, ptr(""))
 	run(t, url, "get", "--raw", "tempk").want(t, exitNegative, ptr(""))
+}
+
+// Issue #27: ssgen get --schema of a recursive value nested three million
+// levels deep overflowed the stack. It now says the value nests too deep.
+func TestGetOfADeepValueFailsCleanly(t *testing.T) {
+	url := servertest.New(t).URL()
+	dir := t.TempDir()
+	sch := filepath.Join(dir, "ssgen.yaml")
+	val := filepath.Join(dir, "deep")
+	if err := os.WriteFile(sch, []byte("version: 1\npackage: p\ntypes:\n  Node:\n    fields:\n      name: string\n      kids: \"[]Node\"\nkeys:\n  Tree: {path: tree, type: Node}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(val, append(bytes.Repeat([]byte("\x81\xa4kids\x91"), 3_000_000), 0x80), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, url, "set", "--raw", "--file", val, "tree").want(t, exitOK, nil)
+	r := run(t, url, "get", "--schema", sch, "tree")
+	if r.code == exitOK || !strings.Contains(r.stderr, "nested too deep") {
+		t.Fatalf("exit %d, stderr %q; want a failure saying the value nests too deep", r.code, r.stderr)
+	}
 }
