@@ -139,3 +139,20 @@ func TestGetOfADeepValueFailsCleanly(t *testing.T) {
 		t.Fatalf("exit %d, stderr %q; want a failure saying the value nests too deep", r.code, r.stderr)
 	}
 }
+
+// A guarded key that moved: ssgen set writes it under the guard lock and
+// deletes the earlier key with the same fencing token.
+func TestSetOfAGuardedMovedKeyDeletesTheEarlierKeyFenced(t *testing.T) {
+	url := servertest.New(t).URL()
+	sch := filepath.Join(t.TempDir(), "ssgen.yaml")
+	if err := os.WriteFile(sch, []byte("version: 1\npackage: p\nlocks:\n  Edit: {path: edit, ttl: 5s}\nkeys:\n  Temp: {path: tempk2, renamed_from: tempk, type: int64, encoding: string, guard: Edit}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	run(t, url, "set", "--raw", "tempk", "1").want(t, exitOK, nil)
+	run(t, url, "set", "--schema", sch, "tempk2", "2").want(t, exitOK, nil)
+	run(t, url, "get", "--raw", "tempk").want(t, exitNegative, ptr(""))
+	run(t, url, "get", "--schema", sch, "tempk2", "--quiet").want(t, exitOK, ptr("2\n"))
+	run(t, url, "set", "--raw", "tempk", "1").want(t, exitOK, nil)
+	run(t, url, "del", "--schema", sch, "tempk2").want(t, exitOK, ptr(""))
+	run(t, url, "get", "--raw", "tempk").want(t, exitNegative, ptr(""))
+}
