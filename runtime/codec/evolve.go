@@ -77,7 +77,9 @@ func (c Evolved[T]) Encode(v T) ([]byte, error) { return c.Codec.Encode(v) }
 // Decode upgrades data to the current form and decodes it with Codec.
 // Bytes that are not a well-formed value of the encoding fail as Codec
 // fails on them (nesting deeper than MaxDepth with ErrTooDeep); an upgrade
-// that cannot be made fails too, never decoding data without it.
+// that cannot be made fails too, never decoding data without it, and one
+// that would insert more defaults than the stored size allows fails with
+// ErrUpgradeLimit.
 func (c Evolved[T]) Decode(data []byte) (T, error) {
 	up, err := c.upgrade(data)
 	if err != nil {
