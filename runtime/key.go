@@ -25,7 +25,7 @@ type Key[T any] struct {
 	ttl     time.Duration
 	guard   *Lock
 	persist bool
-	old     []byte // the key's earlier name (MovedFrom); nil when none
+	old     [][]byte // the key's earlier names (MovedFrom), in order; nil when none
 }
 
 // Entry is a decoded value with the version the service gave it.
@@ -41,7 +41,7 @@ type keyConfig struct {
 	ttl     time.Duration
 	guard   *Lock
 	persist bool
-	old     []byte
+	old     [][]byte
 }
 
 // DefaultTTL makes every write of the key expire d after it, unless the
@@ -56,20 +56,24 @@ func GuardedBy(l *Lock) KeyOption { return func(c *keyConfig) { c.guard = l } }
 // (aio-persistence=true).
 func PersistWrites() KeyOption { return func(c *keyConfig) { c.persist = true } }
 
-// MovedFrom names the key's earlier name, for a key that moved (a schema's
-// renamed_from on a key). While the key is absent, reads fall back to the
-// earlier key (Get, GetEach, and the reads of CompareAndSet, Update and
-// SetIfVersion); every write stores under the current name and then
-// deletes the earlier key, fenced like the write (when that deletion
+// MovedFrom names the key's earlier names, for a key that moved (a
+// schema's renamed_from on a key or its group; several when it moved more
+// than once). While the key is absent, reads fall back to the earlier
+// keys, in the order given (Get, GetEach, and the reads of CompareAndSet,
+// Update and SetIfVersion); every write stores under the current name and
+// then deletes every earlier key, fenced like the write (when a deletion
 // fails, the write's result comes with its error, which says the value is
-// written); SetIfAbsent and the zero
-// version of SetIfVersion count a value under the earlier name as
-// present; Delete and DeleteIfEqual remove both. Watch watches the current
-// key only. The fallback is not atomic: a program built from the older
+// written); SetIfAbsent and the zero version of SetIfVersion count a value
+// under an earlier name as present; Delete and DeleteIfEqual remove them
+// all. Watch watches the current key only. The fallback is not atomic: a program built from the older
 // schema that keeps writing the earlier key while this one writes the
 // current key makes two values; deploy the readers of the new name first.
-func MovedFrom(name []byte) KeyOption {
-	return func(c *keyConfig) { c.old = append([]byte(nil), name...) }
+func MovedFrom(names ...[]byte) KeyOption {
+	return func(c *keyConfig) {
+		for _, n := range names {
+			c.old = append(c.old, append([]byte(nil), n...))
+		}
+	}
 }
 
 // NewKey returns a handle on the key stored under name, whose values codec
@@ -85,8 +89,24 @@ func NewKey[T any](c *Client, name []byte, cdc codec.Codec[T], opts ...KeyOption
 	}
 }
 
-// MovedFrom returns the key's earlier name (MovedFrom), or "" when none.
-func (k *Key[T]) MovedFrom() string { return string(k.old) }
+// MovedFrom returns the key's first earlier name (MovedFrom), or "" when
+// none.
+func (k *Key[T]) MovedFrom() string {
+	if len(k.old) == 0 {
+		return ""
+	}
+	return string(k.old[0])
+}
+
+// EarlierNames returns all the key's earlier names (MovedFrom), in the
+// order reads fall back to them.
+func (k *Key[T]) EarlierNames() []string {
+	out := make([]string, len(k.old))
+	for i, n := range k.old {
+		out[i] = string(n)
+	}
+	return out
+}
 
 // Name returns the key.
 func (k *Key[T]) Name() string { return string(k.name) }
@@ -117,34 +137,44 @@ func (k *Key[T]) Get(ctx context.Context) (Entry[T], error) {
 // while it is absent.
 func (k *Key[T]) getRaw(ctx context.Context) ([]byte, hlc.HLC, error) {
 	raw, ver, err := k.c.Get(ctx, k.name)
-	if k.old != nil && errors.Is(err, ErrNotFound) {
-		return k.c.Get(ctx, k.old)
+	if len(k.old) > 0 && errors.Is(err, ErrNotFound) {
+		return k.getOld(ctx)
 	}
 	return raw, ver, err
+}
+
+// getOld reads the first of the key's earlier names that holds a value.
+func (k *Key[T]) getOld(ctx context.Context) ([]byte, hlc.HLC, error) {
+	for _, old := range k.old {
+		raw, ver, err := k.c.Get(ctx, old)
+		if !errors.Is(err, ErrNotFound) {
+			return raw, ver, err
+		}
+	}
+	return nil, hlc.HLC{}, ErrNotFound
 }
 
 // dropOld deletes the key's earlier name after a write, fenced like the
 // write.
 func (k *Key[T]) dropOld(ctx context.Context, wc writeConfig) error {
-	if k.old == nil {
-		return nil
-	}
-	_, err := fenced(ctx, k, wc, func(ctx context.Context, tok hlc.HLC) (bool, error) {
-		ok, _, err := k.c.Del(ctx, k.old, DelOptions{FencingToken: tok})
-		return ok, err
-	})
-	if err != nil {
-		return fmt.Errorf("statestore: key %q is written, but its earlier name %q is not deleted: %w", k.name, k.old, err)
+	for _, old := range k.old {
+		_, err := fenced(ctx, k, wc, func(ctx context.Context, tok hlc.HLC) (bool, error) {
+			ok, _, err := k.c.Del(ctx, old, DelOptions{FencingToken: tok})
+			return ok, err
+		})
+		if err != nil {
+			return fmt.Errorf("statestore: key %q is written, but its earlier name %q is not deleted: %w", k.name, old, err)
+		}
 	}
 	return nil
 }
 
 // oldPresent reports whether the key's earlier name holds a value.
 func (k *Key[T]) oldPresent(ctx context.Context) (bool, error) {
-	if k.old == nil {
+	if len(k.old) == 0 {
 		return false, nil
 	}
-	_, _, err := k.c.Get(ctx, k.old)
+	_, _, err := k.getOld(ctx)
 	switch {
 	case err == nil:
 		return true, nil
@@ -314,12 +344,9 @@ func (k *Key[T]) Delete(ctx context.Context, opts ...SetOpt) (deleted bool, err 
 	return deleted, nil
 }
 
-// names are the key's name and its earlier one, if any.
+// names are the key's name and its earlier ones, if any.
 func (k *Key[T]) names() [][]byte {
-	if k.old == nil {
-		return [][]byte{k.name}
-	}
-	return [][]byte{k.name, k.old}
+	return append([][]byte{k.name}, k.old...)
 }
 
 // DeleteIfEqual removes the key only if it holds exactly the encoding of v

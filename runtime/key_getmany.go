@@ -71,9 +71,9 @@ func getKeys[T any](ctx context.Context, keys []*Key[T], refused []error, opts G
 	}
 	for j, o := range getMany(ctx, reqs, opts) {
 		r := &out[at[j]]
-		if r.Key.old != nil && errors.Is(o.err, ErrNotFound) {
-			// A key that moved reads its earlier name while it is absent.
-			o.value, o.version, o.err = r.Key.c.Get(ctx, r.Key.old)
+		if len(r.Key.old) > 0 && errors.Is(o.err, ErrNotFound) {
+			// A key that moved reads its earlier names while it is absent.
+			o.value, o.version, o.err = r.Key.getOld(ctx)
 		}
 		r.Version, r.Err = o.version, o.err
 		if o.err == nil {

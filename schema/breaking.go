@@ -55,6 +55,7 @@ const (
 	RuleFieldDefaultChanged  = "field-default-changed"
 	RuleFieldNameReused      = "field-name-reused"
 	RuleEnumValueRenamed     = "enum-value-renamed"
+	RuleEnumParamRenamed     = "enum-param-value-renamed"
 	RuleKeyMoved             = "key-moved"
 	RuleTypeKindChanged      = "type-kind-changed"
 	RuleGoTypeChanged        = "go-type-changed"
@@ -175,7 +176,7 @@ func (c *comparer) types(old, new *Schema) {
 		case KindStruct:
 			c.fields(ot, nt)
 		case KindEnum:
-			c.enumValues(ot, nt)
+			c.enumValues(ot, nt, paramUses(new, nt))
 		case KindGoType:
 			if ot.GoType != nil && nt.GoType != nil && *ot.GoType != *nt.GoType {
 				c.add(RuleGoTypeChanged, SeverityError, nt.Pos, "type %s: go_type changed from %s to %s", ot.Name, ot.GoType, nt.GoType)
@@ -254,12 +255,41 @@ func renamedFrom(names []Name, name string) bool {
 
 func isRemoved(t *TypeDef, name string) bool { return renamedFrom(t.Removed, name) }
 
-func (c *comparer) enumValues(ot, nt *TypeDef) {
+// paramUses returns the qualified names of the keys and locks of s with
+// a path parameter of enum type t.
+func paramUses(s *Schema, t *TypeDef) []string {
+	var out []string
+	uses := func(ps []*Param) bool {
+		for _, p := range ps {
+			if p.Type != nil && p.Type.Kind == KindEnum && p.Type.Def == t {
+				return true
+			}
+		}
+		return false
+	}
+	for _, k := range s.AllKeys() {
+		if uses(k.AllParams()) {
+			out = append(out, k.QualifiedName())
+		}
+	}
+	for _, l := range s.AllLocks() {
+		if uses(l.AllParams()) {
+			out = append(out, l.QualifiedName())
+		}
+	}
+	return out
+}
+
+func (c *comparer) enumValues(ot, nt *TypeDef, params []string) {
 	for _, ov := range ot.Values {
 		if hasEnumValue(nt, ov.Value) {
 			continue
 		}
 		if nv := findEnumValue(nt, func(v *EnumValue) bool { return renamedFrom(v.RenamedFrom, ov.Value) }); nv != nil {
+			if len(params) > 0 {
+				c.add(RuleEnumParamRenamed, SeverityError, nv.Pos, "enum %s: value %q was renamed from %q, and %s has a path parameter of this enum: keys stored under the old spelling (%q) are not moved, and no accessor reaches them any more; migrate them to the new spelling (read each, write it under %q, delete the old key) before the new schema goes live, or keep the old value", nt.Name, nv.Value, ov.Value, strings.Join(params, ", "), ov.Value, nv.Value)
+				continue
+			}
 			c.add(RuleEnumValueRenamed, SeverityWarning, nv.Pos, "enum %s: value %q was renamed from %q (renamed_from): stored values read; programs built from the older schema refuse the new spelling until they are upgraded", nt.Name, nv.Value, ov.Value)
 			continue
 		}
@@ -315,19 +345,45 @@ type entry struct {
 	path   Path
 	params []*Param
 	pos    Pos
-	moved  Path // a key's earlier full path (renamed_from); no segments when none
+	moved  []Path // a key's earlier full paths (renamed_from); empty when none
 }
 
 func keyEntry(k *Key) entry {
-	e := entry{"key", k.QualifiedName(), k.Group, k.FullPath(), k.AllParams(), k.Pos, Path{}}
-	if k.Moved() {
-		e.moved = k.FullMovedFrom()
-	}
-	return e
+	return entry{"key", k.QualifiedName(), k.Group, k.FullPath(), k.AllParams(), k.Pos, k.FullMovedFroms()}
 }
 
 func lockEntry(l *Lock) entry {
-	return entry{"lock", l.QualifiedName(), l.Group, l.FullPath(), l.AllParams(), l.Pos, Path{}}
+	return entry{"lock", l.QualifiedName(), l.Group, l.FullPath(), l.AllParams(), l.Pos, nil}
+}
+
+// movedIndex returns the index in moved of a path naming the same keys
+// as p, or -1.
+func movedIndex(moved []Path, p Path) int {
+	for i, m := range moved {
+		if samePath(m, p) {
+			return i
+		}
+	}
+	return -1
+}
+
+// renamedFromHint spells the renamed_from that keeps every one of paths
+// (a key's full paths in the older schema, its path first) readable from
+// a key of group g: "renamed_from: old" or "renamed_from: [old, older]";
+// "" when one of them does not lie under g's path.
+func renamedFromHint(paths []Path, g *Group) string {
+	var owns []string
+	for _, p := range paths {
+		own, ok := ownPath(p, g)
+		if !ok {
+			return ""
+		}
+		owns = append(owns, strconv.Quote(own))
+	}
+	if len(owns) == 1 {
+		return "renamed_from: " + owns[0]
+	}
+	return "renamed_from: [" + strings.Join(owns, ", ") + "]"
 }
 
 // ownPath returns old, a key's earlier full path, relative to g's path:
@@ -426,7 +482,7 @@ func (c *comparer) keys(old, new *Schema) {
 // same key under a new Go name.
 func renamed(o entry, added []entry) (entry, bool) {
 	for _, n := range added {
-		if o.path.String() == n.path.String() || len(n.moved.Segments) > 0 && samePath(o.path, n.moved) {
+		if o.path.String() == n.path.String() || movedIndex(n.moved, o.path) >= 0 {
 			return n, true
 		}
 	}
@@ -459,15 +515,26 @@ func (c *comparer) key(ok, nk *Key) {
 // path compares where an entry's values live and how its accessor takes
 // its arguments.
 func (c *comparer) path(o, n entry, pathRule string) {
-	if !samePath(o.path, n.path) && len(n.moved.Segments) > 0 && samePath(o.path, n.moved) {
-		c.add(RuleKeyMoved, SeverityWarning, n.moved.Pos, "%s %s moved from %s to %s (renamed_from): stored values read and move on their next write; programs built from the older schema do not see values written under the new path", n.kind, n.name, o.path, n.path)
-		n.path = n.moved // its parameters are compared where the old ones were
+	if i := movedIndex(n.moved, o.path); !samePath(o.path, n.path) && i >= 0 {
+		mv := n.moved[i]
+		c.add(RuleKeyMoved, SeverityWarning, mv.Pos, "%s %s moved from %s to %s (renamed_from): stored values read and move on their next write; programs built from the older schema do not see values written under the new path", n.kind, n.name, o.path, n.path)
+		// Values the older schema still read at its own earlier paths
+		// have not all moved yet: dropping those paths orphans them.
+		for _, om := range o.moved {
+			if movedIndex(n.moved, om) < 0 {
+				c.add(RuleKeyPathChanged, SeverityError, mv.Pos, "%s %s: renamed_from no longer lists %s, where the older schema still read values; those not yet moved are orphaned (keep the earlier paths in the list: %s)", n.kind, n.name, om, renamedFromHint(append([]Path{o.path}, o.moved...), n.group))
+				break
+			}
+		}
+		n.path = mv // its parameters are compared where the old ones were
 	}
 	os, ns := o.path.Segments, n.path.Segments
 	if !samePath(o.path, n.path) {
 		hint := ""
-		if own, ok := ownPath(o.path, n.group); ok && n.kind == "key" {
-			hint = fmt.Sprintf(" (add renamed_from: %q to the key if it moved)", own)
+		if n.kind == "key" {
+			if h := renamedFromHint(append([]Path{o.path}, o.moved...), n.group); h != "" {
+				hint = fmt.Sprintf(" (add %s to the key if it moved)", h)
+			}
 		}
 		c.add(pathRule, SeverityError, n.path.Pos, "%s %s: path changed from %s to %s; values stored under the old path are orphaned%s", n.kind, n.name, o.path, n.path, hint)
 		return

@@ -302,6 +302,21 @@ func (l *loader) defaultValue(n *yaml.Node, t *Type, what string, depth int) (an
 			ok = ok && good
 			out[p.name] = v
 		}
+		// A default is taken as written: the struct's own field defaults
+		// do not fill it (they apply to stored values only), so a required
+		// field left out would read as its zero value, which the value's
+		// writer could never have stored.
+		for _, f := range t.Def.Fields {
+			if _, given := out[f.Name]; given || f.Optional || f.Type == nil {
+				continue
+			}
+			switch f.Type.Kind {
+			case KindList, KindMap, KindBytes: // left out, written empty
+				continue
+			}
+			l.errorf(n, "%s: the %s value leaves out required field %s; give it (%s's own field defaults do not fill a default)", what, t.Def.Name, f.Name, t.Def.Name)
+			ok = false
+		}
 		return out, ok
 	case t.Kind == KindGoType:
 		l.errorf(n, "%s: a go_type (%s) cannot have a default: ssgen cannot check its value", what, t.Def.Name)

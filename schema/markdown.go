@@ -127,7 +127,11 @@ func movedDoc(k *Key) string {
 	if !k.Moved() {
 		return ""
 	}
-	return "Moved from " + code(k.FullMovedFrom().String()) + "."
+	var from []string
+	for _, p := range k.FullMovedFroms() {
+		from = append(from, code(p.String()))
+	}
+	return "Moved from " + strings.Join(from, ", ") + "."
 }
 
 // fieldEvolutionDoc says how a field reads values of earlier schemas.

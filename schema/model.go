@@ -334,14 +334,15 @@ type Group struct {
 	Keys   []*Key
 	Locks  []*Lock
 	Pos    Pos
-	// MovedFrom is the group's earlier path (renamed_from), with the same
-	// parameters; no segments when the group did not move. Every key of
-	// the group moved with it (see Key.MovedFrom).
-	MovedFrom Path
+	// MovedFrom lists the group's earlier paths (renamed_from: one, or a
+	// list, latest first), with the same parameters; empty when the group
+	// did not move. Every key of the group moved with it (see
+	// Key.MovedFrom).
+	MovedFrom []Path
 }
 
 // Moved reports whether the group declares an earlier path.
-func (g *Group) Moved() bool { return len(g.MovedFrom.Segments) > 0 }
+func (g *Group) Moved() bool { return len(g.MovedFrom) > 0 }
 
 // Key is one state store key holding a typed value.
 type Key struct {
@@ -360,35 +361,59 @@ type Key struct {
 	// (the aio-persistence user property).
 	Persist bool
 	Pos     Pos
-	// MovedFrom is the key's earlier own path (renamed_from), relative to
-	// the group's like Path and with the same parameters; no segments when
-	// the key did not move. Reads fall back to it while the key is absent;
-	// writes remove it.
-	MovedFrom Path
+	// MovedFrom lists the key's earlier own paths (renamed_from: one, or
+	// a list, latest first), relative to the group's like Path and with
+	// the same parameters; empty when the key did not move. Reads fall
+	// back to them in order while the key is absent; writes remove them.
+	MovedFrom []Path
 }
 
 // Moved reports whether the key has an earlier path: its own
 // renamed_from, or its group's.
 func (k *Key) Moved() bool {
-	return len(k.MovedFrom.Segments) > 0 || k.Group != nil && k.Group.Moved()
+	return len(k.MovedFrom) > 0 || k.Group != nil && k.Group.Moved()
 }
 
-// FullMovedFrom returns the key's earlier full path: the group's earlier
-// path (or its path, when the group did not move) followed by the key's
-// earlier own path (or its path, when only the group moved).
+// FullMovedFrom returns the key's first earlier full path (see
+// FullMovedFroms), or a path without segments when it did not move.
 func (k *Key) FullMovedFrom() Path {
-	own := k.Path
-	if len(k.MovedFrom.Segments) > 0 {
-		own = k.MovedFrom
+	if all := k.FullMovedFroms(); len(all) > 0 {
+		return all[0]
+	}
+	return Path{}
+}
+
+// FullMovedFroms returns the key's earlier full paths, in the order reads
+// fall back to them: each of the group's earlier paths (or its path, when
+// the group did not move) followed by each of the key's earlier own paths
+// (or its path, when only the group moved); nil when the key did not
+// move.
+func (k *Key) FullMovedFroms() []Path {
+	if !k.Moved() {
+		return nil
+	}
+	owns := k.MovedFrom
+	if len(owns) == 0 {
+		owns = []Path{k.Path}
 	}
 	if k.Group == nil {
-		return own
+		return owns
 	}
-	base := k.Group.Path
-	if k.Group.Moved() {
-		base = k.Group.MovedFrom
+	bases := k.Group.MovedFrom
+	if len(bases) == 0 {
+		bases = []Path{k.Group.Path}
 	}
-	return join(base, own)
+	var out []Path
+	for _, base := range bases {
+		for _, own := range owns {
+			p := join(base, own)
+			if len(k.MovedFrom) == 0 {
+				p.Pos = base.Pos
+			}
+			out = append(out, p)
+		}
+	}
+	return out
 }
 
 // FullPath returns the group's path followed by the key's own.

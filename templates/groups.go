@@ -2,6 +2,7 @@ package templates
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -19,8 +20,8 @@ func emitGroup(f *jen.File, g *schema.Group, shadow map[string]bool) {
 	f.Type().Id(g.Name).StructFunc(func(sg *jen.Group) {
 		sg.Id("s").Op("*").Id("Store")
 		sg.Id("prefix").String()
-		if g.Moved() {
-			sg.Id("earlier").String() // the prefix at the group's earlier path (renamed_from)
+		for i := range g.MovedFrom {
+			sg.Id(earlierField(i)).String() // the prefix at one of the group's earlier paths (renamed_from)
 		}
 	})
 
@@ -29,7 +30,11 @@ func emitGroup(f *jen.File, g *schema.Group, shadow map[string]bool) {
 		note = paramNote(g.Params)
 	}
 	if g.Moved() {
-		moved = fmt.Sprintf("The group moved from %q (renamed_from): each key reads its earlier key there while it is absent, and every write deletes it. Listing and watching the group see the new path only.", g.MovedFrom.String())
+		var from []string
+		for _, p := range g.MovedFrom {
+			from = append(from, strconv.Quote(p.String()))
+		}
+		moved = fmt.Sprintf("The group moved from %s (renamed_from): each key reads its earlier key there while it is absent, and every write deletes it. Listing and watching the group see the new path only.", strings.Join(from, ", "))
 	}
 	comment(f, fmt.Sprintf("%s returns the handle of the keys and locks under %q.", g.Name, path), moved, note)
 	r := storeRecv(shadow)
@@ -37,13 +42,22 @@ func emitGroup(f *jen.File, g *schema.Group, shadow map[string]bool) {
 		jen.Id("s"):      jen.Id(r.name),
 		jen.Id("prefix"): pathExpr(r, nil, g.Path),
 	}
-	if g.Moved() {
-		fields[jen.Id("earlier")] = pathExpr(r, nil, g.MovedFrom)
+	for i, p := range g.MovedFrom {
+		fields[jen.Id(earlierField(i))] = pathExpr(r, nil, p)
 	}
 	handle := jen.Op("&").Id(g.Name).Values(fields)
 	f.Func().Params(jen.Id(r.name).Op("*").Id("Store")).Id(g.Name).Params(paramList(r, g.Params)...).
 		Add(returns(jen.Op("*").Id(g.Name), canFail(g.Params))).
 		Block(body(r, g.Name, g.Params, handle)...)
+}
+
+// earlierField names the field of a group handle holding the prefix at
+// the group's i-th earlier path: earlier, earlier2, earlier3, ...
+func earlierField(i int) string {
+	if i == 0 {
+		return "earlier"
+	}
+	return "earlier" + strconv.Itoa(i+1)
 }
 
 // paramNote documents the checks of ps.

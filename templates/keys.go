@@ -2,6 +2,8 @@ package templates
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/dave/jennifer/jen"
 
@@ -25,15 +27,23 @@ func emitKey(f *jen.File, r recv, k *schema.Key) {
 			guard = jen.Add(r.store).Dot(k.Guard.Name).Call()
 		}
 	}
-	var moved jen.Code
-	switch own := k.MovedFrom; {
+	// The key's earlier names, in schema.Key.FullMovedFroms's order.
+	var moved []jen.Code
+	owns := k.MovedFrom
+	if len(owns) == 0 {
+		owns = []schema.Path{k.Path}
+	}
+	switch {
 	case k.Group != nil && k.Group.Moved():
-		if len(own.Segments) == 0 {
-			own = k.Path
+		for i := range k.Group.MovedFrom {
+			for _, own := range owns {
+				moved = append(moved, pathExpr(r, jen.Id(r.name).Dot(earlierField(i)), own))
+			}
 		}
-		moved = pathExpr(r, jen.Id(r.name).Dot("earlier"), own)
 	case k.Moved():
-		moved = pathExpr(r, r.prefix, own)
+		for _, own := range owns {
+			moved = append(moved, pathExpr(r, r.prefix, own))
+		}
 	}
 	elem := goType(k.Type)
 	handle := newKey(goType(k.Type), r.client, pathExpr(r, r.prefix, k.Path), codecValue(k), ttl, guard, k.Persist, moved)
@@ -60,7 +70,15 @@ func keyDoc(k *schema.Key, full string) []string {
 		notes = append(notes, "Every write asks the broker to keep the key on disk (aio-persistence), so that it survives a restart of the broker.")
 	}
 	if k.Moved() {
-		notes = append(notes, fmt.Sprintf("The key moved from %q (renamed_from): while it is absent, reads fall back to that key, and every write deletes it (see runtime.MovedFrom).", k.FullMovedFrom().String()))
+		var from []string
+		for _, p := range k.FullMovedFroms() {
+			from = append(from, strconv.Quote(p.String()))
+		}
+		if len(from) == 1 {
+			notes = append(notes, fmt.Sprintf("The key moved from %s (renamed_from): while it is absent, reads fall back to that key, and every write deletes it (see runtime.MovedFrom).", from[0]))
+		} else {
+			notes = append(notes, fmt.Sprintf("The key moved from %s (renamed_from): while it is absent, reads fall back to those keys in this order, and every write deletes them (see runtime.MovedFrom).", strings.Join(from, ", ")))
+		}
 	}
 	if canFail(k.Params) {
 		notes = append(notes, paramNote(k.Params))

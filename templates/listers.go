@@ -56,9 +56,12 @@ func emitGroupLister(f *jen.File, g *schema.Group) {
 	// path is another prefix, which one listing cannot cover: its
 	// instances are listed once written under the new path.
 	for _, k := range g.Keys {
-		if len(k.MovedFrom.Segments) > 0 && !g.Moved() {
+		if g.Moved() {
+			continue
+		}
+		for _, p := range k.MovedFrom {
 			members = append(members, jen.Qual(runtimePkg, "TemplateMember").Values(
-				jen.Id("Name").Op(":").Lit(k.Name), jen.Id("Path").Op(":").Lit(k.MovedFrom.String()), jen.Id("Earlier").Op(":").True()))
+				jen.Id("Name").Op(":").Lit(k.Name), jen.Id("Path").Op(":").Lit(p.String()), jen.Id("Earlier").Op(":").True()))
 		}
 	}
 	comment(f, fmt.Sprintf("%s is the shape of the keys and locks of a %s.", templateVar(g), g.Name))

@@ -10,7 +10,7 @@ import (
 // changes, this file and the SupportPackageIsVersion guard change together.
 
 // newKey builds a *runtime.Key[T] for the key stored under name.
-func newKey(elem, client, name, codecValue, ttl, guard jen.Code, persist bool, movedFrom jen.Code) *jen.Statement {
+func newKey(elem, client, name, codecValue, ttl, guard jen.Code, persist bool, movedFrom []jen.Code) *jen.Statement {
 	args := []jen.Code{client, jen.Index().Byte().Call(name), codecValue}
 	if ttl != nil {
 		args = append(args, jen.Qual(runtimePkg, "DefaultTTL").Call(ttl))
@@ -21,8 +21,12 @@ func newKey(elem, client, name, codecValue, ttl, guard jen.Code, persist bool, m
 	if persist {
 		args = append(args, jen.Qual(runtimePkg, "PersistWrites").Call())
 	}
-	if movedFrom != nil {
-		args = append(args, jen.Qual(runtimePkg, "MovedFrom").Call(jen.Index().Byte().Call(movedFrom)))
+	if len(movedFrom) > 0 {
+		names := make([]jen.Code, len(movedFrom))
+		for i, m := range movedFrom {
+			names[i] = jen.Index().Byte().Call(m)
+		}
+		args = append(args, jen.Qual(runtimePkg, "MovedFrom").Call(names...))
 	}
 	return jen.Qual(runtimePkg, "NewKey").Types(elem).Call(args...)
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/hex"
+	"errors"
 
 	"github.com/ssgen/ssgen/runtime"
 )
@@ -105,18 +106,39 @@ func runDelete(ctx context.Context, env *cliEnv, args []string, byValue bool) er
 		return err
 	}
 	defer c.Close()
+	keys := [][]byte{key}
+	if m != nil {
+		// A moved key is deleted under its earlier keys too, as generated
+		// code's Delete and DeleteIfEqual do: else the earlier value
+		// would read as the key's again.
+		for _, old := range m.EarlierKeys() {
+			keys = append(keys, []byte(old))
+		}
+	}
 	del := func(ctx context.Context) error {
 		var deleted bool
-		if byValue {
-			deleted, _, err = c.VDel(ctx, key, value, opts)
-		} else {
-			deleted, _, err = c.Del(ctx, key, opts)
+		var unmet error // VDEL of a key holding another value
+		for _, k := range keys {
+			var ok bool
+			var err error
+			if byValue {
+				ok, _, err = c.VDel(ctx, k, value, opts)
+				if errors.Is(err, runtime.ErrConditionNotMet) {
+					ok, unmet, err = false, err, nil
+				}
+			} else {
+				ok, _, err = c.Del(ctx, k, opts)
+			}
+			if err != nil {
+				return opError(showKey(k, *keyHex), err)
+			}
+			deleted = deleted || ok
 		}
-		if err == nil && !deleted {
-			err = runtime.ErrNotFound
-		}
-		if err != nil {
-			return opError(subject, err)
+		switch {
+		case !deleted && unmet != nil:
+			return opError(subject, unmet)
+		case !deleted:
+			return opError(subject, runtime.ErrNotFound)
 		}
 		return nil
 	}

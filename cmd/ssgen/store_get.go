@@ -74,9 +74,12 @@ func runGet(ctx context.Context, env *cliEnv, args []string) error {
 	defer c.Close()
 	val, ver, err := c.Get(ctx, key)
 	var readFrom string
-	if old := movedFrom(m); old != "" && errors.Is(err, runtime.ErrNotFound) {
-		// A key that moved reads its earlier name while it is absent, as
-		// generated code does.
+	for _, old := range earlierKeys(m) {
+		if !errors.Is(err, runtime.ErrNotFound) {
+			break
+		}
+		// A key that moved reads its earlier names, in order, while it
+		// is absent, as generated code does.
 		if val, ver, err = c.Get(ctx, []byte(old)); err == nil {
 			readFrom = old
 		}
@@ -120,12 +123,12 @@ func runGet(ctx context.Context, env *cliEnv, args []string) error {
 	return nil
 }
 
-// movedFrom is the earlier name of the declared key m, or "".
-func movedFrom(m *schemaval.Match) string {
+// earlierKeys are the earlier names of the declared key m, if any.
+func earlierKeys(m *schemaval.Match) []string {
 	if m == nil {
-		return ""
+		return nil
 	}
-	return m.MovedFrom()
+	return m.EarlierKeys()
 }
 
 // writeLine writes b and a newline in one Write, so a reader sees whole

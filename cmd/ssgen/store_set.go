@@ -115,6 +115,8 @@ func runSet(ctx context.Context, env *cliEnv, args []string) error {
 	switch {
 	case m != nil && m.Lock != nil:
 		return usageErrorf("%s is the %s: take it with ssgen lock (--raw writes it anyway)", subject, describe(m))
+	case m != nil && m.Earlier:
+		return usageErrorf("%s is an earlier key of %s (renamed_from): write its key %q, which deletes this one (--raw writes it anyway)", subject, describe(m), m.CurrentKey())
 	case m != nil:
 		input := string(value)
 		if *file != "" {
@@ -135,12 +137,30 @@ func runSet(ctx context.Context, env *cliEnv, args []string) error {
 		return err
 	}
 	defer c.Close()
+	var earlier []string // a moved key's earlier keys: written over, as generated code does
+	if m != nil {
+		earlier = m.EarlierKeys()
+	}
 	write := func(ctx context.Context) error {
+		if opts.Condition == runtime.IfNotExists {
+			// A value under an earlier key is the key's (SetIfAbsent).
+			if present, err := anyPresent(ctx, c, earlier); present || err != nil {
+				if err == nil {
+					err = runtime.ErrConditionNotMet
+				}
+				return opError(subject, err)
+			}
+		}
 		ver, err := c.Set(ctx, key, value, opts)
 		if err != nil {
 			return opError(subject, err)
 		}
 		fmt.Fprintln(env.stdout, ver)
+		for _, old := range earlier {
+			if _, _, err := c.Del(ctx, []byte(old), runtime.DelOptions{FencingToken: opts.FencingToken}); err != nil {
+				return opError(subject, fmt.Errorf("written, but its earlier key %q (renamed_from) is not deleted: %w", old, err))
+			}
+		}
 		return nil
 	}
 	if m != nil && m.Key.Guard != nil && opts.FencingToken.IsZero() {
@@ -190,4 +210,18 @@ func parsePX(s string) (time.Duration, error) {
 		return 0, errors.New("want a positive duration")
 	}
 	return d, nil
+}
+
+// anyPresent reports whether any of keys holds a value.
+func anyPresent(ctx context.Context, c *runtime.Client, keys []string) (bool, error) {
+	for _, k := range keys {
+		_, _, err := c.Get(ctx, []byte(k))
+		switch {
+		case err == nil:
+			return true, nil
+		case !errors.Is(err, runtime.ErrNotFound):
+			return false, err
+		}
+	}
+	return false, nil
 }

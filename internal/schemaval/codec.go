@@ -78,23 +78,15 @@ func (c *Codec) init() {
 }
 
 // upgrade brings stored bytes written by an earlier schema to the form
-// the current types read, as the generated codec.Evolved does. Bytes it
-// cannot read are left to the decoder, which says what is wrong.
-func (c *Codec) upgrade(data []byte) []byte {
+// the current types read, as the generated codec.Evolved does, and fails
+// where it fails: bytes that cannot be upgraded are never decoded without
+// their upgrade.
+func (c *Codec) upgrade(data []byte) ([]byte, error) {
 	if c.shape == "" {
-		return data
+		return data, nil
 	}
-	var (
-		up  []byte
-		err error
-	)
 	if c.enc == schema.EncodingJSON {
-		up, err = c.evolution.UpgradeJSON(data, c.shape)
-	} else {
-		up, err = c.evolution.UpgradeMsgPack(data, c.shape, c.rt)
+		return c.evolution.UpgradeJSON(data, c.shape)
 	}
-	if err != nil {
-		return data
-	}
-	return up
+	return c.evolution.UpgradeMsgPack(data, c.shape, c.rt)
 }

@@ -52,28 +52,62 @@ func (c *Codec) Decode(data []byte) (any, error) {
 	if c.rt == nil {
 		return nil, c.misfit(true)
 	}
-	data = c.upgrade(data)
+	// The generated codec first checks that the bytes are one value,
+	// nested at most codec.MaxDepth deep; decoding into a RawMessage
+	// through it runs that check alone.
+	if err := c.wellFormed(data); err != nil {
+		return nil, err
+	}
+	up, upErr := c.upgrade(data)
+	if errors.Is(upErr, codec.ErrUpgradeLimit) {
+		return nil, decodeErr(nil, upErr, "does not decode as %s (%s): %s", c.t, c.enc, causeText(upErr))
+	}
+	if upErr == nil {
+		data = up
+	}
 	ptr := reflect.New(c.rt)
-	if c.enc == schema.EncodingJSON {
-		if err := json.Unmarshal(data, ptr.Interface()); err != nil {
-			return nil, decodeErr(nil, err, "does not decode as %s (json): %s", c.t, causeText(err))
-		}
-	} else {
-		// The generated codec first checks that the bytes are exactly one
-		// well-formed MessagePack value; decoding into a RawMessage through
-		// it runs that check alone.
-		if _, err := (codec.MsgPack[msgpack.RawMessage]{}).Decode(data); err != nil {
-			return nil, decodeErr(nil, err, "does not decode as %s (msgpack): %s", c.t, causeText(unwrapCodec(err)))
-		}
-		dec := msgpack.GetDecoder()
-		dec.Reset(bytes.NewReader(data))
-		err := dec.Decode(ptr.Interface())
-		msgpack.PutDecoder(dec)
-		if err != nil {
-			return nil, decodeErr(nil, err, "does not decode as %s (msgpack): %s", c.t, causeText(err))
-		}
+	if err := c.decodeMirror(data, ptr); err != nil {
+		return nil, err
+	}
+	if upErr != nil {
+		// Bytes that decode without the upgrade they need are still
+		// refused, as the generated codec.Evolved refuses them.
+		return nil, decodeErr(nil, upErr, "does not decode as %s (%s): %s", c.t, c.enc, causeText(upErr))
 	}
 	return c.view(c.t, ptr.Elem(), nil)
+}
+
+func (c *Codec) decodeMirror(data []byte, ptr reflect.Value) error {
+	if c.enc == schema.EncodingJSON {
+		if err := json.Unmarshal(data, ptr.Interface()); err != nil {
+			return decodeErr(nil, err, "does not decode as %s (json): %s", c.t, causeText(err))
+		}
+		return nil
+	}
+	dec := msgpack.GetDecoder()
+	dec.Reset(bytes.NewReader(data))
+	err := dec.Decode(ptr.Interface())
+	msgpack.PutDecoder(dec)
+	if err != nil {
+		return decodeErr(nil, err, "does not decode as %s (msgpack): %s", c.t, causeText(err))
+	}
+	return nil
+}
+
+// wellFormed checks data as the generated codec does before it decodes:
+// one value of the encoding, nested at most codec.MaxDepth deep (errors
+// match codec.ErrTooDeep).
+func (c *Codec) wellFormed(data []byte) error {
+	var err error
+	if c.enc == schema.EncodingJSON {
+		_, err = (codec.JSON[json.RawMessage]{}).Decode(data)
+	} else {
+		_, err = (codec.MsgPack[msgpack.RawMessage]{}).Decode(data)
+	}
+	if err != nil {
+		return decodeErr(nil, err, "does not decode as %s (%s): %s", c.t, c.enc, causeText(unwrapCodec(err)))
+	}
+	return nil
 }
 
 // unwrapCodec returns the cause inside a *codec.DecodeError.

@@ -1,11 +1,13 @@
 package schemaval_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
 
 	"github.com/ssgen/ssgen/internal/schemaval"
+	"github.com/ssgen/ssgen/runtime/codec"
 	"github.com/ssgen/ssgen/schema"
 )
 
@@ -28,6 +30,9 @@ func FuzzDecode(f *testing.F) {
 		f.Add(uint8(i), []byte{0xc0})            // MessagePack nil
 		f.Add(uint8(i), []byte("null"))          // JSON null
 		f.Add(uint8(i), []byte{0x81, 0xa1, 'b'}) // a truncated map
+		// Nesting past codec.MaxDepth (issue #27): refused, not a stack overflow.
+		f.Add(uint8(i), append(bytes.Repeat([]byte{0x91}, codec.MaxDepth), 0x90))
+		f.Add(uint8(i), []byte(strings.Repeat("[", codec.MaxDepth+1)+strings.Repeat("]", codec.MaxDepth+1)))
 	}
 	f.Fuzz(func(t *testing.T, which uint8, data []byte) {
 		i := int(which) % len(keys)

@@ -44,8 +44,8 @@ func NewResolver(s *schema.Schema) *Resolver {
 	// key's, stored before the move (Load refuses an earlier path that
 	// meets a current one).
 	for _, k := range s.AllKeys() {
-		if k.Moved() {
-			add(decl{key: k, path: k.FullMovedFrom(), params: k.AllParams(), codec: ForKey(k), earlier: true})
+		for _, p := range k.FullMovedFroms() {
+			add(decl{key: k, path: p, params: k.AllParams(), codec: ForKey(k), earlier: true})
 		}
 	}
 	return r
@@ -243,15 +243,46 @@ func ParseParam(p *schema.Param, seg string) (any, bool) {
 
 // MovedFrom returns the earlier key of a declared key that moved
 // (renamed_from), with this match's parameter values, or "" when it did
-// not move or the match is the earlier key: the key generated code reads
-// while this one is absent.
+// not move or the match is the earlier key: the first key generated code
+// reads while this one is absent.
 func (m *Match) MovedFrom() string {
-	if m.Key == nil || !m.Key.Moved() || m.Earlier {
-		return ""
+	if ks := m.EarlierKeys(); len(ks) > 0 {
+		return ks[0]
 	}
+	return ""
+}
+
+// EarlierKeys returns the earlier keys of a declared key that moved
+// (renamed_from), with this match's parameter values, in the order reads
+// fall back to them; nil when it did not move or the match is an earlier
+// key. Every write of the key, by generated code, ssgen set and the
+// console, deletes them after it (fenced like the write), and a delete
+// removes them with the key.
+func (m *Match) EarlierKeys() []string {
+	if m.Key == nil || !m.Key.Moved() || m.Earlier {
+		return nil
+	}
+	values := m.values()
+	var out []string
+	for _, p := range m.Key.FullMovedFroms() {
+		out = append(out, Render(p, values))
+	}
+	return out
+}
+
+// CurrentKey returns the key this match names today: for a match of an
+// earlier path, the key it moved to, with the same parameter values.
+func (m *Match) CurrentKey() string {
+	if m.Key != nil {
+		return Render(m.Key.FullPath(), m.values())
+	}
+	return Render(m.Lock.FullPath(), m.values())
+}
+
+func (m *Match) values() map[*schema.Param]string {
 	values := make(map[*schema.Param]string, len(m.Params))
 	for _, p := range m.Params {
 		values[p.Param] = p.Text
 	}
-	return Render(m.Key.FullMovedFrom(), values)
+	return values
 }

@@ -190,14 +190,25 @@ func (c *canonicalizer) uint(width int) (uint64, error) {
 }
 
 // wellFormed reports whether src holds exactly one complete MessagePack
-// value. The decoder trusts the element counts in array and map headers
-// before it reads the elements (five bytes claiming four billion map entries
-// made it allocate until the process died), so Decode checks first. The scan
+// value nesting at most MaxDepth arrays and maps. The decoder trusts the
+// element counts in array and map headers before it reads the elements
+// (five bytes claiming four billion map entries made it allocate until the
+// process died), and recurses once per level of nesting (three million
+// levels, 21 MB, overflowed the stack), so Decode checks first. The scan
 // is iterative and linear: each value still to be read needs at least one
 // byte, so a count larger than the bytes left is rejected at once.
 func wellFormed(src []byte) error {
 	c := canonicalizer{src: src}
+	// open holds, for each array or map being read, how many values of it
+	// are still to come, innermost last.
+	var open []int
 	for pending := 1; pending > 0; pending-- {
+		for len(open) > 0 && open[len(open)-1] == 0 {
+			open = open[:len(open)-1]
+		}
+		if len(open) > 0 {
+			open[len(open)-1]--
+		}
 		size, count, isMap, err := c.header()
 		if err != nil {
 			return err
@@ -209,12 +220,18 @@ func wellFormed(src []byte) error {
 			c.pos += size
 			continue
 		}
+		if len(open) >= MaxDepth {
+			return tooDeep()
+		}
 		if isMap {
 			count *= 2
 		}
 		pending += count
 		if pending-1 > len(src)-c.pos {
 			return fmt.Errorf("%w: truncated", errMsgpackSyntax)
+		}
+		if count > 0 {
+			open = append(open, count)
 		}
 	}
 	if c.pos != len(src) {

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"reflect"
 	"strings"
 	"sync"
@@ -77,13 +76,32 @@ func (c Evolved[T]) Encode(v T) ([]byte, error) { return c.Codec.Encode(v) }
 
 // Decode upgrades data to the current form and decodes it with Codec.
 // Bytes that are not a well-formed value of the encoding fail as Codec
-// fails on them.
+// fails on them (nesting deeper than MaxDepth with ErrTooDeep); an upgrade
+// that cannot be made fails too, never decoding data without it, and one
+// that would insert more defaults than the stored size allows fails with
+// ErrUpgradeLimit.
 func (c Evolved[T]) Decode(data []byte) (T, error) {
 	up, err := c.upgrade(data)
 	if err != nil {
-		return c.Codec.Decode(data)
+		var zero T
+		if !errors.Is(err, ErrUpgradeLimit) {
+			// Malformed bytes: fail as Codec fails on them (without
+			// decoding a value the size of the limit first).
+			if _, derr := c.Codec.Decode(data); derr != nil {
+				return zero, derr
+			}
+		}
+		return zero, &DecodeError{Codec: c.codecName(), Type: typeName[T](), Err: err}
 	}
 	return c.Codec.Decode(up)
+}
+
+func (c Evolved[T]) codecName() string {
+	switch c.Codec.(type) {
+	case JSON[T], *JSON[T]:
+		return "json"
+	}
+	return "msgpack"
 }
 
 // Current returns the bytes the value stored as data encodes to today:
@@ -127,7 +145,7 @@ func (e *Evolution) UpgradeMsgPack(data []byte, typ string, rt reflect.Type) ([]
 	if err := wellFormed(data); err != nil {
 		return nil, err
 	}
-	u := mpUpgrader{e: e, c: canonicalizer{src: data}}
+	u := mpUpgrader{e: e, c: canonicalizer{src: data}, budget: newBudget(len(data))}
 	out, err := u.value(make([]byte, 0, len(data)+16), typ, rt, 0)
 	if err != nil {
 		return nil, err
@@ -142,6 +160,44 @@ type mpUpgrader struct {
 	e       *Evolution
 	c       canonicalizer
 	changed bool
+	budget
+}
+
+// An upgrade inserts at most UpgradeDefaultsPerByte defaults per byte of
+// the stored value plus UpgradeDefaultsSlack, and at most
+// UpgradeBytesPerByte bytes of them per stored byte plus
+// UpgradeBytesSlack; past either it fails with ErrUpgradeLimit. A stored
+// empty map is one byte, and each default it lacks becomes a field of
+// the decoded value (a list or map default an allocation of its own):
+// without a bound, a 1 MB list of empty maps decoded to a 1 GB value.
+const (
+	UpgradeDefaultsPerByte = 1
+	UpgradeDefaultsSlack   = 4096
+	UpgradeBytesPerByte    = 16
+	UpgradeBytesSlack      = 1 << 20
+)
+
+// ErrUpgradeLimit is matched (errors.Is) by the error of a decode whose
+// upgrade would insert more defaults than the limits above allow.
+var ErrUpgradeLimit = errors.New("codec: evolution: the defaults a stored value lacks exceed the upgrade limit")
+
+// budget counts down the defaults an upgrade may still insert.
+type budget struct {
+	defaults, bytes int
+}
+
+func newBudget(n int) budget {
+	return budget{defaults: UpgradeDefaultsPerByte*n + UpgradeDefaultsSlack, bytes: UpgradeBytesPerByte*n + UpgradeBytesSlack}
+}
+
+// spend takes one default of n bytes from the budget.
+func (b *budget) spend(n int) error {
+	b.defaults--
+	b.bytes -= n
+	if b.defaults < 0 || b.bytes < 0 {
+		return ErrUpgradeLimit
+	}
+	return nil
 }
 
 // skip moves past one value, whose well-formedness was checked.
@@ -185,8 +241,8 @@ func (u *mpUpgrader) value(out []byte, shape string, rt reflect.Type, depth int)
 	if shape == "" {
 		return u.copyValue(out)
 	}
-	if depth > maxCanonicalDepth {
-		return nil, fmt.Errorf("%w: nesting deeper than %d", errMsgpackSyntax, maxCanonicalDepth)
+	if depth >= MaxDepth { // not reached after wellFormed; kept as a guard
+		return nil, tooDeep()
 	}
 	start := u.c.pos
 	_, count, isMap, err := u.c.header()
@@ -303,6 +359,9 @@ func (u *mpUpgrader) structValue(out []byte, se StructEvolution, rt reflect.Type
 			return nil, err
 		}
 		u.changed = true
+		if err := u.spend(len(f.Name) + len(def)); err != nil {
+			return nil, err
+		}
 		out = appendMsgpackStr(out, f.Name)
 		out = append(out, def...)
 		n++
@@ -457,10 +516,13 @@ func msgpackDefault(rt reflect.Type, name, def string) ([]byte, error) {
 // as encoding/json matches them: exactly, else case-insensitively, after
 // unescaping.
 func (e *Evolution) UpgradeJSON(data []byte, typ string) ([]byte, error) {
+	if err := jsonDepth(data); err != nil {
+		return nil, err
+	}
 	if !json.Valid(data) {
 		return nil, errors.New("codec: evolution: invalid JSON")
 	}
-	u := jsUpgrader{e: e, src: data}
+	u := jsUpgrader{e: e, src: data, budget: newBudget(len(data))}
 	out, err := u.value(make([]byte, 0, len(data)+16), typ, 0)
 	if err != nil {
 		return nil, err
@@ -478,12 +540,8 @@ type jsUpgrader struct {
 	src     []byte
 	pos     int
 	changed bool
+	budget
 }
-
-// maxJSONDepth matches encoding/json's own nesting limit.
-const maxJSONDepth = 10000
-
-var errJSONDepth = errors.New("codec: evolution: JSON nested too deep")
 
 func (u *jsUpgrader) space() {
 	for u.pos < len(u.src) {
@@ -564,8 +622,8 @@ func (u *jsUpgrader) value(out []byte, shape string, depth int) ([]byte, error) 
 	if shape == "" || c != '[' && c != '{' {
 		return append(out, u.skip()...), nil
 	}
-	if depth > maxJSONDepth {
-		return nil, errJSONDepth
+	if depth >= MaxDepth { // not reached after jsonDepth; kept as a guard
+		return nil, tooDeep()
 	}
 	elem, isList := strings.CutPrefix(shape, "[]")
 	mapElem, isMap := strings.CutPrefix(shape, "map[string]")
@@ -667,6 +725,9 @@ func (u *jsUpgrader) structValue(out []byte, se StructEvolution, depth int) ([]b
 	for i, f := range se.Fields {
 		if !seen[i] && f.Default != "" {
 			u.changed = true
+			if err := u.spend(len(f.Name) + len(f.Default)); err != nil {
+				return nil, err
+			}
 			sep()
 			out = appendJSONString(out, f.Name)
 			out = append(out, ':')

@@ -300,6 +300,7 @@ func FuzzEvolvedMsgPack(f *testing.F) {
 		b, _ := msgpack.Marshal(v)
 		f.Add(b)
 	}
+	f.Add(deepMsgPack(codec.MaxDepth, "zones")) // past MaxDepth (issue #27)
 	c := evCodecs()["msgpack"]
 	f.Fuzz(func(t *testing.T, data []byte) { roundTrips(t, c, data) })
 }
@@ -308,6 +309,7 @@ func FuzzEvolvedJSON(f *testing.F) {
 	for _, s := range []string{`{"temp":1,"zones":[{"temp":2}],"byRoom":{"a":{"TEMP":3}}}`, `{"celsius":1,"temp":2}`, `null`, `[]`, `{"tempC":1e400}`} {
 		f.Add([]byte(s))
 	}
+	f.Add(deepJSON(codec.MaxDepth, "zones")) // past MaxDepth (issue #27)
 	c := evCodecs()["json"]
 	f.Fuzz(func(t *testing.T, data []byte) { roundTrips(t, c, data) })
 }

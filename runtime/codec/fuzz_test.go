@@ -27,6 +27,9 @@ func msgpackSeeds(f *testing.F) {
 	f.Add([]byte{0xdf, 0xff, 0xff, 0xff, 0xff}) // a map claiming 4G entries
 	f.Add([]byte{0xdd, 0xff, 0xff, 0xff, 0xff}) // an array claiming 4G elements
 	f.Add([]byte{0xc1})
+	// Nesting past MaxDepth (issue #27): refused with ErrTooDeep.
+	f.Add(append(bytes.Repeat([]byte{0x91}, codec.MaxDepth), 0x90))
+	f.Add(deepMsgPack(codec.MaxDepth, "kids"))
 }
 
 // FuzzMsgPackDecode feeds arbitrary bytes to the decoder of a struct and of

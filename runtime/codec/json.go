@@ -21,9 +21,12 @@ func (JSON[T]) Encode(v T) ([]byte, error) {
 }
 
 // Decode parses one JSON value; anything but white space after it is an
-// error.
+// error, and so is nesting deeper than MaxDepth (ErrTooDeep).
 func (JSON[T]) Decode(data []byte) (T, error) {
 	var v T
+	if err := jsonDepth(data); err != nil {
+		return v, decodeErr[T]("json", err)
+	}
 	if err := json.Unmarshal(data, &v); err != nil {
 		var zero T
 		return zero, decodeErrAt[T](jsonFormat, data, err)

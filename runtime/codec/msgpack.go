@@ -11,15 +11,21 @@ import (
 )
 
 // MsgPack encodes T as MessagePack with github.com/vmihailenco/msgpack/v5,
-// reading `msgpack` struct tags (falling back to nothing else). Struct fields
-// keep their declaration order.
+// reading `msgpack` struct tags (falling back to nothing else). Struct
+// fields keep their declaration order in types that cannot hold a map.
 //
 // The library sorts map keys only for map[string]string, map[string]bool and
 // map[string]any; every other map type it writes in Go's random iteration
 // order. So that equal values always give equal bytes, MsgPack rewrites the
 // output of types that can contain maps so that every map's entries appear in
 // ascending order of their encoded key bytes (the rule of CBOR's core
-// deterministic encoding). Types without maps skip that pass.
+// deterministic encoding). The pass cannot tell a struct from a map on the
+// wire, so in such types the fields of structs are sorted by their encoded
+// names too. Types without maps skip that pass.
+//
+// Decode refuses stored bytes nesting more than MaxDepth arrays and maps
+// (ErrTooDeep) before the library, which recurses once per level, sees
+// them.
 type MsgPack[T any] struct{}
 
 // ContentType returns ContentTypeMsgPack.

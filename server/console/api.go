@@ -56,7 +56,8 @@ type keyItem struct {
 	TTLms   int64  `json:"ttl_ms"` // -1: never expires
 	Fenced  bool   `json:"fenced,omitempty"`
 	// Declared is the qualified name of the schema's declaration of the
-	// key (with Options.Schema).
+	// key (with Options.Schema), followed by " (earlier key, renamed_from)"
+	// when the key is the declaration's earlier key.
 	Declared string `json:"declared,omitempty"`
 }
 

@@ -3,6 +3,7 @@ package console
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 
 	"github.com/ssgen/ssgen/internal/schemaval"
 	"github.com/ssgen/ssgen/schema"
@@ -33,11 +34,21 @@ func (v *schemaView) describe(key, value []byte) (Description, bool) {
 	if d.Lock {
 		return d, true
 	}
+	if len(value) > maxSchemaDecoded {
+		// Decoding costs a multiple of the stored size (defaults,
+		// allocations, indentation): a 1 MB value cost 33 s and 7 GB.
+		d.Error = fmt.Sprintf("not decoded: the value is %d bytes, more than the %d the console decodes through the schema (its first %d are shown as text or hex)", len(value), maxSchemaDecoded, maxShownValue)
+		return d, true
+	}
 	val, err := m.Codec().Decode(value)
 	if err == nil {
 		var b []byte
 		if b, err = json.MarshalIndent(val, "", "  "); err == nil {
-			d.JSON = string(b)
+			if len(b) > maxSchemaJSON {
+				err = fmt.Errorf("not shown: the value decodes to %d bytes of JSON, more than the %d the console shows", len(b), maxSchemaJSON)
+			} else {
+				d.JSON = string(b)
+			}
 		}
 	}
 	if err != nil {
@@ -45,6 +56,14 @@ func (v *schemaView) describe(key, value []byte) (Description, bool) {
 	}
 	return d, true
 }
+
+// The console decodes a value through the schema only when it is at most
+// maxSchemaDecoded bytes, and shows the JSON only when it is at most
+// maxSchemaJSON bytes.
+const (
+	maxSchemaDecoded = maxShownValue
+	maxSchemaJSON    = 1 << 20
+)
 
 // declaration says what the schema declares key to be, without reading
 // its value: its declared name, type and guard, or that it is a lock.
@@ -75,7 +94,25 @@ func declarationOf(m *schemaval.Match) Description {
 	return d
 }
 
-// declared returns the qualified name of the declaration key is, or "".
+// moves returns, for a declared key that moved (renamed_from), its
+// earlier keys, which its writes delete; for one of those earlier keys,
+// the key it moved to. Both are empty for any other key.
+func (v *schemaView) moves(key []byte) (current string, earlier []string) {
+	if v == nil {
+		return "", nil
+	}
+	m, ok := v.r.Resolve(string(key))
+	if !ok || m.Key == nil {
+		return "", nil
+	}
+	if m.Earlier {
+		return m.CurrentKey(), nil
+	}
+	return "", m.EarlierKeys()
+}
+
+// declared returns the qualified name of the declaration key is, marked
+// when key is the declaration's earlier key (renamed_from), or "".
 func (v *schemaView) declared(key []byte) string {
 	if v == nil {
 		return ""
@@ -83,6 +120,9 @@ func (v *schemaView) declared(key []byte) string {
 	m, ok := v.r.Resolve(string(key))
 	if !ok {
 		return ""
+	}
+	if m.Earlier {
+		return m.Name() + " (earlier key, renamed_from)"
 	}
 	return m.Name()
 }

@@ -38,6 +38,9 @@ type writeResult struct {
 	Version string `json:"version,omitempty"`
 	// Guard is the guard lock taken for the write (Guard requests).
 	Guard string `json:"guard,omitempty"`
+	// Earlier lists the earlier keys (renamed_from) of a moved key that
+	// the write deleted, as generated code's writes do.
+	Earlier []string `json:"earlier,omitempty"`
 }
 
 // readWrite decodes a write request's body (application/json only: an
@@ -101,6 +104,15 @@ func (c *Console) apiSet(w http.ResponseWriter, r *http.Request) {
 			httpError(w, http.StatusBadRequest, "encoding schema: the console has no schema (ssgen serve --schema)")
 			return
 		}
+		if cur, _ := c.schema.moves(key); cur != "" {
+			// An earlier key (renamed_from) is edited at the key it
+			// moved to, whose write then deletes it.
+			if _, writable := c.Access(r); writable != nil && !writable([]byte(cur)) {
+				httpError(w, http.StatusForbidden, "the console's identity may not write this key's current key")
+				return
+			}
+			key = []byte(cur)
+		}
 		v, err := c.schema.encode(key, req.Value)
 		if err != nil {
 			httpError(w, http.StatusBadRequest, "value: "+err.Error())
@@ -136,7 +148,7 @@ func (c *Console) apiDelete(w http.ResponseWriter, r *http.Request) {
 // answers its outcome.
 func (c *Console) write(w http.ResponseWriter, r *http.Request, req writeRequest, er server.ExecRequest) {
 	if !req.Guard {
-		writeJSON(w, http.StatusOK, c.exec(r, er))
+		writeJSON(w, http.StatusOK, c.execWrite(r, er))
 		return
 	}
 	key := er.Args[1]
@@ -186,7 +198,7 @@ func (c *Console) underGuard(r *http.Request, g schemaval.Guard, er server.ExecR
 		return writeResult{Result: "lock held", Error: g.HeldBy(subject, v, known) + ": try again when it is free", Guard: name}
 	}
 	er.FencingToken = take.Version.String()
-	out := c.exec(r, er)
+	out := c.execWrite(r, er)
 	out.Guard = name
 	rel := c.srv.Exec(server.ExecRequest{Client: pr.ClientID, Args: [][]byte{[]byte(protocol.VerbVDel), lockKey, holder}})
 	if a, n := summarize(rel.Payload); a != answerInt || n != 1 {
@@ -214,6 +226,32 @@ func bulk(p []byte) ([]byte, bool) {
 		return nil, false
 	}
 	return p[i+2 : i+2+n], true
+}
+
+// execWrite runs er, a SET or DEL, and then, for a declared key that
+// moved, deletes its earlier keys fenced like it, as generated code does:
+// else a value left there would read as the key's once it is deleted.
+func (c *Console) execWrite(r *http.Request, er server.ExecRequest) writeResult {
+	out := c.exec(r, er)
+	_, earlier := c.schema.moves(er.Args[1])
+	if !out.OK || len(earlier) == 0 {
+		return out
+	}
+	_, writable := c.Access(r)
+	for _, old := range earlier {
+		if writable != nil && !writable([]byte(old)) {
+			out.Error = "its earlier key " + display([]byte(old)) + " is not deleted: the console's identity may not write it"
+			continue
+		}
+		res := c.exec(r, server.ExecRequest{Args: [][]byte{[]byte(protocol.VerbDel), []byte(old)}, FencingToken: er.FencingToken})
+		switch {
+		case !res.OK:
+			out.Error = "its earlier key " + display([]byte(old)) + " is not deleted: " + res.Error
+		case res.Result == "1":
+			out.Earlier = append(out.Earlier, display([]byte(old)))
+		}
+	}
+	return out
 }
 
 func (c *Console) exec(r *http.Request, er server.ExecRequest) writeResult {

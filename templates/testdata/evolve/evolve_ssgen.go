@@ -174,15 +174,16 @@ func (g *ModeRenamed) Point() *runtime.Key[Point] {
 // Points returns the handle of the key "modes/{ssgenEvolution}/points/{n}",
 // holding values of type map[string][]Point, encoded as JSON.
 //
-// The key moved from "modes/{ssgenEvolution}/pts/{n}" (renamed_from): while it
-// is absent, reads fall back to that key, and every write deletes it (see
+// The key moved from "modes/{ssgenEvolution}/pts/{n}",
+// "modes/{ssgenEvolution}/p/{n}" (renamed_from): while it is absent, reads fall
+// back to those keys in this order, and every write deletes them (see
 // runtime.MovedFrom).
 func (g *ModeRenamed) Points(n uint32) *runtime.Key[map[string][]Point] {
 	return runtime.NewKey[map[string][]Point](g.s.c, []byte(g.prefix+"/points/"+strconv.FormatUint(uint64(n), 10)), codec.Evolved[map[string][]Point]{
 		Codec:     codec.JSON[map[string][]Point]{},
 		Evolution: ssgenEvolution,
 		Type:      "map[string][]Point",
-	}, runtime.MovedFrom([]byte(g.prefix+"/pts/"+strconv.FormatUint(uint64(n), 10))))
+	}, runtime.MovedFrom([]byte(g.prefix+"/pts/"+strconv.FormatUint(uint64(n), 10)), []byte(g.prefix+"/p/"+strconv.FormatUint(uint64(n), 10))))
 }
 
 // ModeRenamedParams are the parameters of a ModeRenamed, as a listing or a
@@ -197,6 +198,7 @@ var modeRenamedTemplate = runtime.NewTemplate(
 	runtime.TemplateMember{Name: "Point", Path: "point"},
 	runtime.TemplateMember{Name: "Points", Path: "points/{n}"},
 	runtime.TemplateMember{Name: "Points", Path: "pts/{n}", Earlier: true},
+	runtime.TemplateMember{Name: "Points", Path: "p/{n}", Earlier: true},
 )
 
 // parseModeRenamed reads the parameter values modeRenamedTemplate matched (in
@@ -241,5 +243,99 @@ func (s *Store) GetModeRenamedPoints(ctx context.Context, params []ModeRenamedPa
 			return nil, err
 		}
 		return h.Point(), nil
+	})
+}
+
+// Chained is the handle of the keys and locks under "chained/{id}".
+type Chained struct {
+	s        *Store
+	prefix   string
+	earlier  string
+	earlier2 string
+}
+
+// Chained returns the handle of the keys and locks under "chained/{id}".
+//
+// The group moved from "was/{id}", "older/{id}" (renamed_from): each key reads
+// its earlier key there while it is absent, and every write deletes it. Listing
+// and watching the group see the new path only.
+//
+// It returns a *runtime.ParamError naming the parameter, and sends nothing,
+// when a parameter is empty or contains '/'.
+func (s *Store) Chained(id string) (*Chained, error) {
+	if err := runtime.CheckParam("id", id, nil); err != nil {
+		return nil, err
+	}
+	return &Chained{
+		earlier:  "was/" + id,
+		earlier2: "older/" + id,
+		prefix:   "chained/" + id,
+		s:        s,
+	}, nil
+}
+
+// Value returns the handle of the key "chained/{id}/value", holding values of
+// type int64, encoded as JSON.
+//
+// The key moved from "was/{id}/v", "was/{id}/val", "older/{id}/v",
+// "older/{id}/val" (renamed_from): while it is absent, reads fall back to those
+// keys in this order, and every write deletes them (see runtime.MovedFrom).
+func (g *Chained) Value() *runtime.Key[int64] {
+	return runtime.NewKey[int64](g.s.c, []byte(g.prefix+"/value"), codec.JSON[int64]{}, runtime.MovedFrom([]byte(g.earlier+"/v"), []byte(g.earlier+"/val"), []byte(g.earlier2+"/v"), []byte(g.earlier2+"/val")))
+}
+
+// ChainedParams are the parameters of a Chained, as a listing or a watch reads
+// them back from a key under "chained/{id}".
+type ChainedParams struct {
+	ID string
+}
+
+// chainedTemplate is the shape of the keys and locks of a Chained.
+var chainedTemplate = runtime.NewTemplate(
+	"chained/{id}",
+	runtime.TemplateMember{Name: "Value", Path: "value"},
+)
+
+// parseChained reads the parameter values chainedTemplate matched (in path
+// order) into a Chained's parameters and handle, refusing what the accessor
+// would.
+func (s *Store) parseChained(v []string) (p ChainedParams, h *Chained, err error) {
+	p.ID = v[0]
+	h, err = s.Chained(p.ID)
+	return
+}
+
+// ListChaineds lists every Chained that has a key or lock under "chained/{id}",
+// each once however many it has; range over All, whose items hold the Chained's
+// Params and Handle. Keys under that path whose parameters the accessor would
+// refuse, or that are none of the group's keys and locks, are skipped.
+// opts.From resumes a listing at the Cursor of an earlier one.
+func (s *Store) ListChaineds(opts runtime.ListOptions) *runtime.GroupListing[ChainedParams, *Chained] {
+	return runtime.ListGroup(s.c, chainedTemplate, opts, s.parseChained)
+}
+
+// WatchChaineds watches every key and lock of every Chained
+// (runtime.WatchPattern): first an EventResync per existing key, then each
+// change, with the Chained's parameters, handle and the member's name.
+// Instances created by other clients are found at each rescan (opts.Rescan,
+// default runtime.DefaultRescan), those this client writes at once.
+func (s *Store) WatchChaineds(ctx context.Context, opts runtime.PatternWatchOptions) iter.Seq2[runtime.GroupEvent[ChainedParams, *Chained], error] {
+	return runtime.WatchGroup(ctx, s.c, chainedTemplate, opts, s.parseChained)
+}
+
+// GetChainedValues reads the Value key of the Chained of each element of
+// params, up to opts.Concurrency at a time: result i is params[i]'s, its Entry
+// the decoded value and version, or its Err why not (runtime.ErrNotFound when
+// the key does not exist). Parameters the Chained accessor refuses fail their
+// own position with its *runtime.ParamError, and nothing is sent for them. The
+// error is a *runtime.GetManyError when some position failed. Duplicates,
+// retries and timeouts follow runtime.Client.GetMany.
+func (s *Store) GetChainedValues(ctx context.Context, params []ChainedParams, opts runtime.GetManyOptions) ([]runtime.KeyResult[int64], error) {
+	return runtime.GetEach(ctx, params, opts, func(p ChainedParams) (*runtime.Key[int64], error) {
+		h, err := s.Chained(p.ID)
+		if err != nil {
+			return nil, err
+		}
+		return h.Value(), nil
 	})
 }
