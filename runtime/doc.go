@@ -34,14 +34,16 @@
 //
 //   - parameter checks: CheckParam, CheckEnumParam, ParseIntParam,
 //     ParseUintParam;
-//   - enum helpers: Enum, ParseEnum, CheckEnum, SetEnum (the generated
-//     enum types' methods; a hand-written string type with a Valid method
-//     may use them too);
+//   - enum helpers: Enum, ParseEnum, CheckEnum, SetEnum, SetEnumRenamed
+//     (the generated enum types' methods; SetEnumRenamed when the schema
+//     renames values; a hand-written string type with a Valid method may
+//     use them too);
+//   - MovedFrom, the key option of a key whose path the schema renamed;
 //   - group templates, and the listing and watching of a group's
 //     instances: TemplateMember, Template, NewTemplate, ListGroup,
 //     WatchGroup (behind the generated List<Group>s and Watch<Group>s);
 //   - GetEach, behind the generated Get<Group><Key>s multi-gets;
-//   - the version guards SupportPackageIsVersion1, 2 and 3, referenced by
+//   - the version guards SupportPackageIsVersion1, 2, 3 and 4, referenced by
 //     each generated file so that one needing a newer runtime fails to
 //     compile.
 //

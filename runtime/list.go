@@ -1,13 +1,12 @@
 package runtime
 
 import (
-	"bytes"
 	"context"
 	"errors"
-	"hash/maphash"
 	"iter"
 	"time"
 
+	"github.com/ssgen/ssgen/internal/keyset"
 	"github.com/ssgen/ssgen/internal/protocol"
 	"github.com/ssgen/ssgen/runtime/resp3"
 )
@@ -49,8 +48,8 @@ const listRetryDelay = 50 * time.Millisecond
 //	}
 //
 // Within one listing each key is yielded once, even if the service repeats
-// it on a later page (see keySet for the one exception, which needs a
-// service that lists keys out of order and a 64-bit hash collision). Under concurrent writers, every key that exists for
+// it on a later page (the one exception needs a service that lists keys
+// out of order and a 64-bit hash collision). Under concurrent writers, every key that exists for
 // the whole listing is yielded at least once; keys created or deleted
 // while it runs may or may not be. A Listing is not safe for concurrent
 // use, and All may be ranged over once.
@@ -62,41 +61,7 @@ type Listing struct {
 	done    bool
 	started bool
 	tokens  map[Cursor]struct{} // tokens used: a repeated one would loop
-	dedup   keySet              // keys yielded: each once across pages
-}
-
-// keySet remembers the keys a listing yielded, so that one the service
-// lists again (on a later page) is not yielded twice. While keys arrive in
-// strictly ascending order, as ssgen's service sends them, a key above the
-// last one is new for certain and costs no lookup. Only a key at or below
-// it is looked up, by a 64-bit hash of the key: keeping the keys
-// themselves would cost a copy of every key listed. Two different keys
-// with the same hash would make the second look like a repeat; for a
-// million keys that is about one chance in 10^7, and only with a service
-// that lists keys out of order.
-type keySet struct {
-	seed   maphash.Seed
-	hashes map[uint64]struct{}
-	last   []byte
-	sorted bool // every key so far came after the one before
-}
-
-// add reports whether key is new, and remembers it.
-func (s *keySet) add(key []byte) bool {
-	if s.hashes == nil {
-		s.seed, s.hashes, s.sorted = maphash.MakeSeed(), map[uint64]struct{}{}, true
-	}
-	h := maphash.Bytes(s.seed, key)
-	ascending := s.last == nil || bytes.Compare(key, s.last) > 0
-	if !(s.sorted && ascending) {
-		if _, dup := s.hashes[h]; dup {
-			return false
-		}
-	}
-	s.hashes[h] = struct{}{}
-	s.sorted = s.sorted && ascending
-	s.last = key
-	return true
+	dedup   keyset.Set          // keys yielded: each once across pages
 }
 
 // ListKeys returns a Listing of the keys matching pattern, a glob in the
@@ -156,7 +121,7 @@ func (l *Listing) All(ctx context.Context) iter.Seq2[[]byte, error] {
 			}
 			fresh := keys[:0]
 			for _, k := range keys {
-				if l.dedup.add(k) {
+				if l.dedup.Add(k) {
 					fresh = append(fresh, k)
 				}
 			}

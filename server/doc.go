@@ -27,6 +27,7 @@
 //
 // docs/server.md describes the modes, persistence, snapshots, logging,
 // observing, limits and security, and the engine's model and clock;
-// docs/reliability.md what holds under faults and attack, with every
-// limit's default.
+// docs/reliability.md what holds under faults; docs/limits.md every
+// limit and its default; docs/security.md the attacks and how each is
+// refused.
 package server

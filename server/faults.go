@@ -15,7 +15,7 @@ import (
 
 // The fault vocabulary of Microsoft's SDK tests (Options.FaultInjection):
 // what a packet's fault:* user properties ask for. This file is the pure
-// part, deciding from the properties; faulthook.go acts on the decision
+// part, deciding from the properties; faults_hook.go acts on the decision
 // inside the embedded broker.
 
 // FaultRequestIDs is how many fault:requestid values the embedded broker

@@ -55,15 +55,7 @@ func runExport(ctx context.Context, env *cliEnv, args []string) error {
 
 // exportHTTP copies the snapshot a server's HTTP surface serves to w.
 func exportHTTP(ctx context.Context, env *cliEnv, hf *httpFlags, w io.Writer) error {
-	u, err := hf.url(snapshotPath)
-	if err != nil {
-		return err
-	}
-	req, err := http.NewRequest(http.MethodGet, u, nil)
-	if err != nil {
-		return usageErrorf("%v", err)
-	}
-	resp, err := hf.do(ctx, env, req)
+	resp, err := hf.call(ctx, env, http.MethodGet, snapshotPath, "", nil)
 	if err != nil {
 		return err
 	}

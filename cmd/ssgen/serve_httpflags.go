@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -46,6 +47,41 @@ func (h *httpFlags) url(path string) (string, error) {
 	u.Path = strings.TrimSuffix(u.Path, "/") + ref.Path
 	u.RawQuery = ref.RawQuery
 	return u.String(), nil
+}
+
+// required refuses a verb without --http; more says what else to try.
+func (h *httpFlags) required(more string) error {
+	if h.addr != "" {
+		return nil
+	}
+	return usageErrorf("--http URL is required: the HTTP address of the running ssgen serve --http%s", more)
+}
+
+// call sends a request for path (with its query) to the server's HTTP
+// surface, with body (nil: none) of contentType (empty: no header), and
+// returns the response as do does.
+func (h *httpFlags) call(ctx context.Context, env *cliEnv, method, path, contentType string, body io.Reader) (*http.Response, error) {
+	u, err := h.url(path)
+	if err != nil {
+		return nil, err
+	}
+	req, err := http.NewRequest(method, u, body)
+	if err != nil {
+		return nil, usageErrorf("%v", err)
+	}
+	if contentType != "" {
+		req.Header.Set("Content-Type", contentType)
+	}
+	return h.do(ctx, env, req)
+}
+
+// decodeAnswer reads the server's JSON answer, at most limit bytes of it,
+// into v.
+func decodeAnswer(r io.Reader, limit int64, v any) error {
+	if err := json.NewDecoder(io.LimitReader(r, limit)).Decode(v); err != nil {
+		return &exitError{code: exitUsage, err: fmt.Errorf("the server's answer: %w", err)}
+	}
+	return nil
 }
 
 // do sends req with the token and returns the response, or an error

@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -33,12 +32,13 @@ func runImport(ctx context.Context, env *cliEnv, args []string) error {
 	if help || err != nil {
 		return err
 	}
-	switch {
-	case len(pos) != 1:
+	if len(pos) != 1 {
 		return usageErrorf("want one snapshot FILE (- for stdin), got %d arguments", len(pos))
-	case hf.addr == "":
-		return usageErrorf("--http URL is required: the HTTP address of the running ssgen serve --http (to start a server from a snapshot, use ssgen serve --seed FILE)")
-	case *merge && *replace:
+	}
+	if err := hf.required(" (to start a server from a snapshot, use ssgen serve --seed FILE)"); err != nil {
+		return err
+	}
+	if *merge && *replace {
 		return usageErrorf("--merge and --replace exclude each other")
 	}
 	mode := engine.ImportEmpty
@@ -56,16 +56,7 @@ func runImport(ctx context.Context, env *cliEnv, args []string) error {
 		defer f.Close()
 		body = f
 	}
-	u, err := hf.url(snapshotPath + "?mode=" + mode.String())
-	if err != nil {
-		return err
-	}
-	req, err := http.NewRequest(http.MethodPost, u, bufio.NewReader(body))
-	if err != nil {
-		return usageErrorf("%v", err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := hf.do(ctx, env, req)
+	resp, err := hf.call(ctx, env, http.MethodPost, snapshotPath+"?mode="+mode.String(), "application/json", bufio.NewReader(body))
 	var refused *httpStatusError
 	if errors.As(err, &refused) {
 		code, msg := exitUsage, refused.msg
@@ -85,8 +76,8 @@ func runImport(ctx context.Context, env *cliEnv, args []string) error {
 		Stored  int `json:"stored"`
 		Deleted int `json:"deleted"`
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 4096)).Decode(&res); err != nil {
-		return &exitError{code: exitUsage, err: fmt.Errorf("the server's answer: %w", err)}
+	if err := decodeAnswer(resp.Body, 4096, &res); err != nil {
+		return err
 	}
 	fmt.Fprintf(env.stdout, "stored %s, deleted %d\n", plural(res.Stored, "key"), res.Deleted)
 	return nil

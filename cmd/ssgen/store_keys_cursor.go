@@ -7,10 +7,10 @@ import (
 	"encoding/binary"
 	"errors"
 	"hash/fnv"
-	"hash/maphash"
 	"strings"
 	"time"
 
+	"github.com/ssgen/ssgen/internal/keyset"
 	"github.com/ssgen/ssgen/runtime"
 )
 
@@ -91,7 +91,7 @@ func parseKeysCursor(s, pattern string) (keysCursor, error) {
 // after the last key printed (also with an error, which is either emit's
 // as a *writeError or the listing's).
 func listKeys(ctx context.Context, c *runtime.Client, pattern string, at keysCursor, limit int, emit func([]byte) error) (*keysCursor, error) {
-	var seen keySeen
+	var seen keyset.Set // each key printed once per run, should a service list one again
 	tokens := map[runtime.Cursor]bool{}
 	n := 0
 	for {
@@ -107,7 +107,7 @@ func listKeys(ctx context.Context, c *runtime.Client, pattern string, at keysCur
 		}
 		keys = keys[resumeIndex(keys, at.after):]
 		for i, k := range keys {
-			if !seen.add(k) {
+			if !seen.Add(k) {
 				continue
 			}
 			if err := emit(k); err != nil {
@@ -172,31 +172,4 @@ func scanPage(ctx context.Context, c *runtime.Client, pattern string, from runti
 		}
 		delay *= 2
 	}
-}
-
-// keySeen prints each key once per run, should a service list one again
-// on a later page. Keys arriving in ascending order are new for certain;
-// others are looked up by a 64-bit hash (see runtime's keySet).
-type keySeen struct {
-	seed   maphash.Seed
-	hashes map[uint64]struct{}
-	last   []byte
-	sorted bool
-}
-
-func (s *keySeen) add(key []byte) bool {
-	if s.hashes == nil {
-		s.seed, s.hashes, s.sorted = maphash.MakeSeed(), map[uint64]struct{}{}, true
-	}
-	h := maphash.Bytes(s.seed, key)
-	ascending := s.last == nil || bytes.Compare(key, s.last) > 0
-	if !(s.sorted && ascending) {
-		if _, dup := s.hashes[h]; dup {
-			return false
-		}
-	}
-	s.hashes[h] = struct{}{}
-	s.sorted = s.sorted && ascending
-	s.last = key
-	return true
 }

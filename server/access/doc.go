@@ -3,7 +3,7 @@
 // authorization rules of the state store's keys (Policy, in the real
 // broker's BrokerAuthorization format), and the one topic rule that
 // protects what the state store writes (protocol.MayPublish for what a
-// client sends, subscribeAllowed for what it may read).
+// client sends, the topic rule (topic.go) for what it may read).
 //
 // Hook is the embedded broker's only authentication and ACL hook: it
 // checks client ids and identities at CONNECT (a session is taken over

@@ -2,7 +2,9 @@
 // state machine from decoded requests to RESP3 responses and KEYNOTIFY
 // notifications, with no MQTT in it. Package server decodes each PUBLISH
 // into a Request (its arguments and the __ts and __ft user properties),
-// calls Engine.Handle, and publishes the Result and each Notification.
+// calls Engine.Decide (which does not wait for the disk; Engine.Handle
+// decides and waits itself), and publishes the Result and each
+// Notification once what it reveals is durable.
 //
 // An Engine (New, with a Config) holds the keys, their versions, fencing
 // tokens and deadlines, and the KEYNOTIFY registrations. Its clock comes

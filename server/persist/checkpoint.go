@@ -19,7 +19,7 @@ import (
 )
 
 // Checkpoints bring the bbolt file up to date with the write-ahead log
-// (persist_wal.go), off the request path: the changes of the groups
+// (wal.go), off the request path: the changes of the groups
 // appended since the last one, a key changed many times written once, in
 // one bbolt transaction (its two fdatasyncs) that also stores the last
 // sequence number it applied. The segments whose records are all applied

@@ -13,7 +13,7 @@ import (
 // GroupCommit is the engine's Journal over the durable store: the changes
 // the engine appends while a transaction is on disk go together into the
 // next one, so concurrent kept writes share one write-ahead log record and
-// its fdatasync (persist_wal.go; with DirectCommits one bbolt transaction
+// its fdatasync (wal.go; with DirectCommits one bbolt transaction
 // and its fsyncs) instead of paying one each.
 //
 // Two goroutines, started by the first write and kept until close (a

@@ -25,6 +25,6 @@
 // checkpoint.go (checkpoints, replay, the format 3 meta values).
 //
 // Package server opens it for Options.DataDir; its names StoreFile,
-// ErrStore, DamageError, CommitEvent and PersistStats (Stats here) are
-// this package's.
+// LogPrefix, ErrStore, DamageError, CommitEvent and PersistStats (Stats
+// here) are this package's.
 package persist

@@ -79,7 +79,7 @@ func displayKey(k []byte) string {
 // (or migrate) a file written by this one instead of misreading it.
 // Format 1 records carried no checksum; format 2 adds one to every record
 // and to the clock floor; format 3 adds the store id and the last
-// write-ahead log record the file holds (persist_checkpoint.go), so that a
+// write-ahead log record the file holds (checkpoint.go), so that a
 // build that does not read the log refuses the file instead of missing
 // writes the log has. A format 1 file is verified as far as it can be
 // (every record must decode) and a format 1 or 2 file is upgraded in place
@@ -168,7 +168,7 @@ type Store struct {
 	// scratch is applyQueued's buffer.
 	scratch []engine.Change
 
-	// The write-ahead log (persist_wal.go, persist_checkpoint.go): the
+	// The write-ahead log (wal.go, checkpoint.go): the
 	// store id its segments carry, the last record the file holds, the
 	// number of the next segment, and without Options.DirectCommits the
 	// writer and checkpointer (nil without).

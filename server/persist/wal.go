@@ -23,7 +23,7 @@ import (
 // The write-ahead log (the default; not with Options.DirectCommits): each
 // group commit is one record appended to a log segment and one fdatasync,
 // and the bbolt file is brought up to date later, off the request path, by
-// checkpoints (persist_checkpoint.go). A start replays the records the bbolt file does
+// checkpoints (checkpoint.go). A start replays the records the bbolt file does
 // not have yet.
 //
 // A segment is a file LogPrefix + 8 decimal digits (its number) in the

@@ -38,15 +38,7 @@ func (w *segmentWatch) check() *fileLostError {
 	case fi.Size() != w.size:
 		return w.lost("was changed by another writer (its size went from %d to %d bytes)", w.size, fi.Size())
 	}
-	switch at, err := os.Stat(w.path); {
-	case isNotExist(err):
-		return w.lost("was moved away or deleted")
-	case err != nil:
-		return w.lost("could not be looked up (%v)", err)
-	case !os.SameFile(fi, at):
-		return w.lost("was replaced by another file")
-	}
-	return nil
+	return pathNames(w.path, fi, w.lost)
 }
 
 // boltAtPath is the data file's part of the same check for a group that

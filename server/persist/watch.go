@@ -176,13 +176,20 @@ func (w *fileWatch) after(txid uint64, committed bool) *fileLostError {
 // atPath checks that the path still names the open file (open: its
 // FileInfo).
 func (w *fileWatch) atPath(open os.FileInfo) *fileLostError {
-	switch at, err := os.Stat(w.path); {
+	return pathNames(w.path, open, w.lost)
+}
+
+// pathNames checks that path still names the open file (open: its
+// FileInfo), reporting what happened to it through lost: the data file's
+// and the log segments' watches share it.
+func pathNames(path string, open os.FileInfo, lost func(format string, args ...any) *fileLostError) *fileLostError {
+	switch at, err := os.Stat(path); {
 	case isNotExist(err):
-		return w.lost("was moved away or deleted")
+		return lost("was moved away or deleted")
 	case err != nil:
-		return w.lost("could not be looked up (%v)", err)
+		return lost("could not be looked up (%v)", err)
 	case !os.SameFile(open, at):
-		return w.lost("was replaced by another file")
+		return lost("was replaced by another file")
 	}
 	return nil
 }

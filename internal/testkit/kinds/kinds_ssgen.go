@@ -4,6 +4,9 @@
 // Package kinds holds typed accessors for the state store keys declared in
 // ssgen.yaml.
 //
+// A test fixture, imported only by tests (internal/schemaval's and cmd/ssgen's
+// shell verbs'), never by production code.
+//
 // Start from New. An accessor whose parameters can be refused (strings, enums)
 // returns a *runtime.ParamError naming the parameter, and sends nothing, when a
 // value is empty, contains '/', misses its pattern or is not a declared enum

@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -35,28 +34,25 @@ func runChaos(ctx context.Context, env *cliEnv, args []string) error {
 	if help || err != nil {
 		return err
 	}
+	if err := hf.required(""); err != nil {
+		return err
+	}
 	switch {
-	case hf.addr == "":
-		return usageErrorf("--http URL is required: the HTTP address of the running ssgen serve --http")
 	case len(pos) > 1:
 		return usageErrorf("want at most one chaos FILE, got %d arguments", len(pos))
 	case len(pos) == 1 && *clearAll:
 		return usageErrorf("FILE and --clear exclude each other")
 	}
-	u, err := hf.url(chaosPath)
-	if err != nil {
-		return err
-	}
-	var req *http.Request
+	method, contentType, body := http.MethodGet, "", io.Reader(nil)
 	switch {
 	case *clearAll:
-		req, err = http.NewRequest(http.MethodDelete, u, nil)
+		method = http.MethodDelete
 	case len(pos) == 1:
-		var body []byte
+		var file []byte
 		if pos[0] == "-" {
-			body, err = io.ReadAll(env.stdin)
+			file, err = io.ReadAll(env.stdin)
 		} else {
-			body, err = os.ReadFile(pos[0])
+			file, err = os.ReadFile(pos[0])
 		}
 		if err != nil {
 			return usageErrorf("%v", err)
@@ -66,20 +62,12 @@ func runChaos(ctx context.Context, env *cliEnv, args []string) error {
 		if name == "-" {
 			name = "stdin"
 		}
-		if _, err := server.ParseChaosFile(name, bytes.NewReader(body)); err != nil {
+		if _, err := server.ParseChaosFile(name, bytes.NewReader(file)); err != nil {
 			return usageErrorf("%s", libText(err))
 		}
-		req, err = http.NewRequest(http.MethodPut, u, bytes.NewReader(body))
-		if err == nil {
-			req.Header.Set("Content-Type", "application/yaml")
-		}
-	default:
-		req, err = http.NewRequest(http.MethodGet, u, nil)
+		method, contentType, body = http.MethodPut, "application/yaml", bytes.NewReader(file)
 	}
-	if err != nil {
-		return usageErrorf("%v", err)
-	}
-	resp, err := hf.do(ctx, env, req)
+	resp, err := hf.call(ctx, env, method, chaosPath, contentType, body)
 	if err != nil {
 		var refused *httpStatusError
 		if errors.As(err, &refused) {
@@ -91,8 +79,8 @@ func runChaos(ctx context.Context, env *cliEnv, args []string) error {
 	var st struct {
 		Rules []server.ChaosStatus `json:"rules"`
 	}
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&st); err != nil {
-		return &exitError{code: exitUsage, err: fmt.Errorf("the server's answer: %w", err)}
+	if err := decodeAnswer(resp.Body, 1<<20, &st); err != nil {
+		return err
 	}
 	if len(st.Rules) == 0 {
 		fmt.Fprintln(env.stdout, "no chaos rules")

@@ -502,16 +502,8 @@ func (pw *patternWatch) result(r pwResult, yield func(Event, error) bool) bool {
 		if ev, ok := pw.shape(k, r.ev); ok && !yield(ev, nil) {
 			return false
 		}
-		for _, ev := range held {
-			if pw.keys[k.key] != k {
-				break
-			}
-			if !pw.deliver(k, ev, yield) {
-				return false
-			}
-		}
-		if pw.keys[k.key] == k {
-			pw.maybeRead(k) // fell behind again meanwhile
+		if !pw.deliverHeld(k, held, yield) {
+			return false
 		}
 	case k.ctx.Err() != nil || errors.Is(r.err, ErrClosed):
 	case IsRetryable(r.err):
@@ -529,17 +521,28 @@ func (pw *patternWatch) result(r pwResult, yield func(Event, error) bool) bool {
 		if !yield(Event{}, wrap(r.err, "watch "+strconv.Quote(k.key))) {
 			return false
 		}
-		for _, ev := range held {
-			if pw.keys[k.key] != k {
-				break
-			}
-			if !pw.deliver(k, ev, yield) {
-				return false
-			}
+		if !pw.deliverHeld(k, held, yield) {
+			return false
 		}
-		if pw.keys[k.key] == k {
-			pw.maybeRead(k)
+	}
+	return true
+}
+
+// deliverHeld delivers the events held for k while it was read (taken
+// from k before the read's own event or error was yielded), as long as k
+// is still watched, then reads k again should it have fallen behind again
+// meanwhile; false ends the iteration.
+func (pw *patternWatch) deliverHeld(k *pwKey, held []Event, yield func(Event, error) bool) bool {
+	for _, ev := range held {
+		if pw.keys[k.key] != k {
+			break
 		}
+		if !pw.deliver(k, ev, yield) {
+			return false
+		}
+	}
+	if pw.keys[k.key] == k {
+		pw.maybeRead(k)
 	}
 	return true
 }

@@ -37,8 +37,8 @@ func runClock(ctx context.Context, env *cliEnv, args []string) error {
 	if help || err != nil {
 		return err
 	}
-	if hf.addr == "" {
-		return usageErrorf("--http URL is required: the HTTP address of the running ssgen serve --http")
+	if err := hf.required(""); err != nil {
+		return err
 	}
 	var move *server.ClockMove
 	switch {
@@ -64,24 +64,12 @@ func runClock(ctx context.Context, env *cliEnv, args []string) error {
 	default:
 		return usageErrorf("unknown clock command %q: want advance DURATION or set TIME", pos[0])
 	}
-	u, err := hf.url(clockPath)
-	if err != nil {
-		return err
+	method, contentType, body := http.MethodGet, "", io.Reader(nil)
+	if move != nil {
+		b, _ := json.Marshal(move)
+		method, contentType, body = http.MethodPost, "application/json", bytes.NewReader(b)
 	}
-	var req *http.Request
-	if move == nil {
-		req, err = http.NewRequest(http.MethodGet, u, nil)
-	} else {
-		body, _ := json.Marshal(move)
-		req, err = http.NewRequest(http.MethodPost, u, bytes.NewReader(body))
-		if err == nil {
-			req.Header.Set("Content-Type", "application/json")
-		}
-	}
-	if err != nil {
-		return usageErrorf("%v", err)
-	}
-	resp, err := hf.do(ctx, env, req)
+	resp, err := hf.call(ctx, env, method, clockPath, contentType, body)
 	var refused *httpStatusError
 	if errors.As(err, &refused) && refused.status == http.StatusConflict {
 		// The server's condition, not the command's: a real clock, or a
@@ -93,8 +81,8 @@ func runClock(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	defer resp.Body.Close()
 	var st server.ClockState
-	if err := json.NewDecoder(io.LimitReader(resp.Body, 4096)).Decode(&st); err != nil {
-		return &exitError{code: exitUsage, err: fmt.Errorf("the server's answer: %w", err)}
+	if err := decodeAnswer(resp.Body, 4096, &st); err != nil {
+		return err
 	}
 	fmt.Fprintf(env.stdout, "%s (%s clock)\n", st.Now, st.Clock)
 	return nil
