@@ -290,3 +290,36 @@ func skipJSONSpace(data []byte, i int) int {
 	}
 	return i
 }
+
+// Upgrade returns the decoder of an earlier version Old of a versioned
+// type New, for Versioned.Decoders: it decodes with c, fills a New with
+// copyShared (the fields both versions share, generated) and lets convert
+// (written by the user) set the rest. A convert error fails the decode.
+func Upgrade[Old, New any](c Codec[Old], copyShared func(Old) New, convert func(from Old, to *New) error) func([]byte) (New, error) {
+	return func(data []byte) (New, error) {
+		var zero New
+		old, err := c.Decode(data)
+		if err != nil {
+			return zero, err
+		}
+		v := copyShared(old)
+		if err := convert(old, &v); err != nil {
+			return zero, &DecodeError{Codec: "version", Type: typeName[New](), Err: fmt.Errorf("converting from %s: %w", typeName[Old](), err)}
+		}
+		return v, nil
+	}
+}
+
+// Downgrade returns the encoder of a versioned type New as its earlier
+// version Old, for Versioned.EncodeAs when the schema's write_version is
+// Old's: copyShared fills the fields both share, convert sets the rest, c
+// encodes the result. A convert error fails the encode.
+func Downgrade[New, Old any](c Codec[Old], copyShared func(New) Old, convert func(from New, to *Old) error) func(New) ([]byte, error) {
+	return func(v New) ([]byte, error) {
+		old := copyShared(v)
+		if err := convert(v, &old); err != nil {
+			return nil, &EncodeError{Codec: "version", Type: typeName[New](), Err: fmt.Errorf("converting to %s: %w", typeName[Old](), err)}
+		}
+		return c.Encode(old)
+	}
+}
