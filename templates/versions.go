@@ -36,13 +36,10 @@ func emitVersions(f *jen.File, t *schema.TypeDef) {
 				}
 			})),
 		)
-		comment(f,
+		commentCode(f,
 			"Stored values of version "+strconv.Itoa(pv.Version)+" of "+t.Name+" ("+pv.Name+") are read by converting them to "+t.Name+". Write this function in this package, in a file of your own:",
-		)
-		f.Comment("")
-		f.Comment("\tfunc " + pv.ConvertFuncName() + "(from " + pv.Name + ", to *" + t.Name + ") error")
-		f.Comment("")
-		comment(f, "to arrives holding the fields both versions share, copied by "+pv.CopyFuncName()+"; set the others"+unshared(t, shared)+". An error fails the read.")
+			"func "+pv.ConvertFuncName()+"(from "+pv.Name+", to *"+t.Name+") error",
+			"to arrives holding the fields both versions share, copied by "+pv.CopyFuncName()+"; set the others"+unshared(t, shared)+". An error fails the read.")
 		f.Var().Id("_").Func().Params(jen.Id("from").Id(pv.Name), jen.Id("to").Op("*").Id(t.Name)).Error().Op("=").Id(pv.ConvertFuncName())
 		if t.WriteVersion != pv.Version {
 			continue
@@ -55,11 +52,10 @@ func emitVersions(f *jen.File, t *schema.TypeDef) {
 				}
 			})),
 		)
-		comment(f, "This schema writes version "+strconv.Itoa(pv.Version)+" of "+t.Name+" (write_version), so values are converted to "+pv.Name+" before they are stored. Write this function in this package, in a file of your own:")
-		f.Comment("")
-		f.Comment("\tfunc " + pv.ConvertBackFuncName() + "(from " + t.Name + ", to *" + pv.Name + ") error")
-		f.Comment("")
-		comment(f, "to arrives holding the fields both versions share, copied by "+pv.CopyBackFuncName()+"; set the others"+unsharedPrev(pv, shared)+". An error fails the write.")
+		commentCode(f,
+			"This schema writes version "+strconv.Itoa(pv.Version)+" of "+t.Name+" (write_version), so values are converted to "+pv.Name+" before they are stored. Write this function in this package, in a file of your own:",
+			"func "+pv.ConvertBackFuncName()+"(from "+t.Name+", to *"+pv.Name+") error",
+			"to arrives holding the fields both versions share, copied by "+pv.CopyBackFuncName()+"; set the others"+unsharedPrev(pv, shared)+". An error fails the write.")
 		f.Var().Id("_").Func().Params(jen.Id("from").Id(t.Name), jen.Id("to").Op("*").Id(pv.Name)).Error().Op("=").Id(pv.ConvertBackFuncName())
 	}
 }
