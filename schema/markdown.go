@@ -110,6 +110,9 @@ func WriteMarkdown(w io.Writer, s *Schema) error {
 					p("\nVersion %d, stored with its version in the field `%s`; writes version %d.\n", t.Version, VersionField, t.WriteVersion)
 					for _, pv := range t.Previous {
 						p("\nVersion %d (Go type `%s`, converted by `%s`):\n\n", pv.Version, pv.Name, pv.ConvertFuncName())
+						if d := paragraphs(pv.Doc); d != "" {
+							p("%s\n\n", d)
+						}
 						p("| Field (wire name) | Go name | Type | Optional | Doc |\n")
 						p("|---|---|---|---|---|\n")
 						for _, f := range pv.Fields {
