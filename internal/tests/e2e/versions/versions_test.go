@@ -196,3 +196,33 @@ func TestConversionErrorFailsTheRead(t *testing.T) {
 		t.Fatalf("Get: %v", err)
 	}
 }
+
+// CompareAndSet compares a value stored as version 1 by what it reads as
+// today, so the version 2 value read from it matches.
+func TestCompareAndSetMatchesAValueOfAnEarlierVersion(t *testing.T) {
+	s := newStores(t)
+	ctx := ctxFor(t)
+	old := must(s.old.Room("hall"))(t)
+	lease := must(old.Owner().Acquire(ctx))(t)
+	must(old.Guarded().Set(ctx, versionsv1.SetPoint{Fahrenheit: 212, Mode: versionsv1.ModeOff}))(t)
+	if err := lease.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	cur := must(s.cur.Room("hall"))(t).Guarded()
+	got := must(cur.Get(ctx))(t)
+	next := got.Value
+	next.Celsius = 20
+	if ok := must(cur.CompareAndSet(ctx, got.Value, next))(t); !ok {
+		t.Fatal("CompareAndSet did not match the version 1 value")
+	}
+	if got := must(cur.Get(ctx))(t); got.Value.Celsius != 20 {
+		t.Fatalf("after CompareAndSet: %+v", got.Value)
+	}
+	if v, ok := stamp(t, s, "versions/rooms/hall/guarded", false); !ok || v != 2 {
+		t.Fatalf("stamp after CompareAndSet: %d, %v", v, ok)
+	}
+	// A value that does not match is not replaced.
+	if ok := must(cur.CompareAndSet(ctx, got.Value, next))(t); ok {
+		t.Fatal("CompareAndSet matched a value no longer stored")
+	}
+}

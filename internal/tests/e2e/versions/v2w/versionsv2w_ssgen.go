@@ -13,6 +13,7 @@ package versionsv2w
 import (
 	"context"
 	"iter"
+	"time"
 
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/runtime/codec"
@@ -232,6 +233,33 @@ func (g *Room) Target() *runtime.Key[SetPoint] {
 	})
 }
 
+// Guarded returns the handle of the key "versions/rooms/{room}/guarded",
+// holding values of type SetPoint, encoded as MessagePack.
+//
+// Writes carry the fencing token of lock Room.Owner
+// ("versions/rooms/{room}/owner") while this client holds its lease;
+// CompareAndSet and Update take the lease, read, compare and write under it.
+func (g *Room) Guarded() *runtime.Key[SetPoint] {
+	return runtime.NewKey[SetPoint](g.s.c, []byte(g.prefix+"/guarded"), codec.Versioned[SetPoint]{
+		Decoders: map[int]func([]byte) (SetPoint, error){
+			1: codec.Upgrade[SetPointV1, SetPoint](codec.MsgPack[SetPointV1]{}, copySetPointV1, convertSetPointV1),
+			2: codec.MsgPack[SetPoint]{}.Decode,
+		},
+		EncodeAs: codec.Downgrade[SetPoint, SetPointV1](codec.MsgPack[SetPointV1]{}, copySetPointToV1, convertSetPointToV1),
+		JSON:     false,
+		Name:     "SetPoint",
+		Oldest:   1,
+		Write:    1,
+	}, runtime.GuardedBy(g.Owner()))
+}
+
+// Owner returns the handle of the lock stored at "versions/rooms/{room}/owner".
+// A lease lasts 10s and is renewed by the runtime until released; its version
+// is the fencing token of the keys the lock guards.
+func (g *Room) Owner() *runtime.Lock {
+	return runtime.NewLock(g.s.c, []byte(g.prefix+"/owner"), 10*time.Second)
+}
+
 // RoomParams are the parameters of a Room, as a listing or a watch reads them
 // back from a key under "versions/rooms/{room}".
 type RoomParams struct {
@@ -242,6 +270,8 @@ type RoomParams struct {
 var roomTemplate = runtime.NewTemplate(
 	"versions/rooms/{room}",
 	runtime.TemplateMember{Name: "Target", Path: "target"},
+	runtime.TemplateMember{Name: "Guarded", Path: "guarded"},
+	runtime.TemplateMember{Name: "Owner", Path: "owner"},
 )
 
 // parseRoom reads the parameter values roomTemplate matched (in path order)
@@ -285,5 +315,22 @@ func (s *Store) GetRoomTargets(ctx context.Context, params []RoomParams, opts ru
 			return nil, err
 		}
 		return h.Target(), nil
+	})
+}
+
+// GetRoomGuardeds reads the Guarded key of the Room of each element of params,
+// up to opts.Concurrency at a time: result i is params[i]'s, its Entry the
+// decoded value and version, or its Err why not (runtime.ErrNotFound when the
+// key does not exist). Parameters the Room accessor refuses fail their own
+// position with its *runtime.ParamError, and nothing is sent for them. The
+// error is a *runtime.GetManyError when some position failed. Duplicates,
+// retries and timeouts follow runtime.Client.GetMany.
+func (s *Store) GetRoomGuardeds(ctx context.Context, params []RoomParams, opts runtime.GetManyOptions) ([]runtime.KeyResult[SetPoint], error) {
+	return runtime.GetEach(ctx, params, opts, func(p RoomParams) (*runtime.Key[SetPoint], error) {
+		h, err := s.Room(p.Room)
+		if err != nil {
+			return nil, err
+		}
+		return h.Guarded(), nil
 	})
 }
