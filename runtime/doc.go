@@ -43,7 +43,7 @@
 //     instances: TemplateMember, Template, NewTemplate, ListGroup,
 //     WatchGroup (behind the generated List<Group>s and Watch<Group>s);
 //   - GetEach, behind the generated Get<Group><Key>s multi-gets;
-//   - the version guards SupportPackageIsVersion1, 2, 3 and 4, referenced by
+//   - the version guards SupportPackageIsVersion1, 2, 3, 4 and 5, referenced by
 //     each generated file so that one needing a newer runtime fails to
 //     compile.
 //

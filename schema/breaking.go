@@ -62,6 +62,8 @@ const (
 	RuleParamTypeChanged     = "param-type-changed"
 	RuleGrantWidened         = "grant-widened"
 	RuleGrantNarrowed        = "grant-narrowed"
+	RuleTypeVersioned        = "type-version-written"
+	RuleTypeVersionRemoved   = "type-version-removed"
 )
 
 // Change is one difference between two versions of a schema that breaks
@@ -174,13 +176,44 @@ func (c *comparer) types(old, new *Schema) {
 		}
 		switch ot.Kind {
 		case KindStruct:
-			c.fields(ot, nt)
+			c.structVersions(ot, nt)
 		case KindEnum:
 			c.enumValues(ot, nt, paramUses(new, nt))
 		case KindGoType:
 			if ot.GoType != nil && nt.GoType != nil && *ot.GoType != *nt.GoType {
 				c.add(RuleGoTypeChanged, SeverityError, nt.Pos, "type %s: go_type changed from %s to %s", ot.Name, ot.GoType, nt.GoType)
 			}
+		}
+	}
+}
+
+// structVersions compares the versions of a struct: each version the
+// older schema reads with the same version in the newer one, and a type
+// that became versioned by its oldest version (which values stored before
+// versioning read as).
+func (c *comparer) structVersions(ot, nt *TypeDef) {
+	switch {
+	case ot.Version == 0 && nt.Version == 0:
+		c.fields(ot, nt)
+	case ot.Version == 0:
+		oldest := nt.VersionOf(nt.OldestVersion())
+		c.fields(ot, oldest)
+		if nt.WriteVersion != oldest.Version {
+			c.add(RuleTypeVersioned, SeverityWarning, nt.Pos, "type %s writes version %d; programs built from the older schema read its values as version %d's fields and miss the changed ones (write_version: %d keeps writing what they read until they are upgraded)", nt.Name, nt.WriteVersion, oldest.Version, oldest.Version)
+		}
+	case nt.Version == 0:
+		c.add(RuleTypeVersionRemoved, SeverityError, nt.Pos, "type %s is no longer versioned; stored values of its earlier versions no longer read (keep version and previous)", nt.Name)
+	default:
+		for _, od := range append(append([]*TypeDef(nil), ot.Previous...), ot) {
+			nd := nt.VersionOf(od.Version)
+			if nd == nil {
+				c.add(RuleTypeVersionRemoved, SeverityError, nt.Pos, "type %s: version %d is no longer declared; stored values of it no longer read (keep it under previous until no stored value is of version %d)", nt.Name, od.Version, od.Version)
+				continue
+			}
+			c.fields(od, nd)
+		}
+		if ot.VersionOf(nt.WriteVersion) == nil {
+			c.add(RuleTypeVersioned, SeverityWarning, nt.Pos, "type %s writes version %d, which programs built from the older schema do not read (codec.ErrVersion); upgrade the readers first, writing version %d (write_version) meanwhile", nt.Name, nt.WriteVersion, ot.WriteVersion)
 		}
 	}
 }
@@ -205,7 +238,11 @@ func (c *comparer) fields(ot, nt *TypeDef) {
 			}
 		}
 		if of.Type != nil && nf.Type != nil && !typeCompatible(of.Type, nf.Type) {
-			c.add(RuleFieldTypeChanged, SeverityError, nf.Pos, "field %s.%s: type changed from %s to %s; stored values no longer decode", ot.Name, of.Name, of.Type, nf.Type)
+			hint := ""
+			if nt.Version == 0 && nt.Of == nil {
+				hint = fmt.Sprintf(" (if stored values must keep reading, make %s a versioned type: version: 2, with its earlier fields under previous: {1: {fields: …}}, and convert in Go)", nt.Name)
+			}
+			c.add(RuleFieldTypeChanged, SeverityError, nf.Pos, "field %s.%s: type changed from %s to %s; stored values no longer decode%s", ot.Name, of.Name, of.Type, nf.Type, hint)
 		}
 		if of.Optional && !nf.Optional && nf.Default == nil {
 			c.add(RuleFieldNowRequired, SeverityWarning, nf.Pos, "field %s.%s is no longer optional; stored values without it read as the zero value (give it a default if that is wrong)", ot.Name, of.Name)

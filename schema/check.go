@@ -13,6 +13,7 @@ func (l *loader) check() {
 	l.checkCollisions()
 	l.checkMoves()
 	l.checkGrants()
+	l.checkVersions()
 }
 
 // namespace reports a name declared twice where generated Go code would
@@ -57,6 +58,14 @@ func (l *loader) checkNames() {
 	pkg := l.namespace("in the package")
 	for _, t := range s.Types {
 		pkg.declare(t.Name, "type "+t.Name, t.Pos)
+		for _, pv := range t.Previous {
+			pkg.declare(pv.Name, fmt.Sprintf("version %d of type %s", pv.Version, t.Name), pv.Pos)
+			fields := l.namespace("in struct " + pv.Name)
+			for _, f := range pv.Fields {
+				fields.declare(f.GoName, "field "+pv.Name+"."+f.Name, f.Pos)
+			}
+			fields.check()
+		}
 	}
 	for _, g := range s.Groups {
 		pkg.declare(g.Name, "group "+g.Name, g.Pos)

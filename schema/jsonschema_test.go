@@ -3,6 +3,7 @@ package schema
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -39,7 +40,7 @@ func yamlInstance(t *testing.T, file string) any {
 	if err := yaml.Unmarshal(src, &v); err != nil {
 		t.Fatal(err)
 	}
-	js, err := json.Marshal(v)
+	js, err := json.Marshal(stringKeys(v))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -48,6 +49,29 @@ func yamlInstance(t *testing.T, file string) any {
 		t.Fatal(err)
 	}
 	return inst
+}
+
+// stringKeys turns the map[any]any yaml makes of a mapping with
+// non-string keys (previous: {1: …}) into the map[string]any an editor
+// sees.
+func stringKeys(v any) any {
+	switch x := v.(type) {
+	case map[any]any:
+		out := make(map[string]any, len(x))
+		for k, e := range x {
+			out[fmt.Sprint(k)] = stringKeys(e)
+		}
+		return out
+	case map[string]any:
+		for k, e := range x {
+			x[k] = stringKeys(e)
+		}
+	case []any:
+		for i, e := range x {
+			x[i] = stringKeys(e)
+		}
+	}
+	return v
 }
 
 func TestJSONSchemaAcceptsEveryValidSchema(t *testing.T) {
@@ -73,7 +97,7 @@ func TestJSONSchemaRejectsShapeErrors(t *testing.T) {
 		"key-type-missing", "key-path-missing", "lock-ttl-missing", "ttl-without-unit",
 		"type-name-not-exported", "key-name-not-exported", "path-empty", "go-type-without-import-path",
 		"role-names-nobody", "role-grants-nothing", "role-bad-principals", "role-bad-name", "persist-not-bool",
-		"evolve-names",
+		"evolve-names", "version-reserved",
 	} {
 		f := filepath.Join("testdata/errors", name+".yaml")
 		if err := sch.Validate(yamlInstance(t, f)); err == nil {

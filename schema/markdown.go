@@ -106,6 +106,24 @@ func WriteMarkdown(w io.Writer, s *Schema) error {
 					}
 					p("\nRemoved fields (stored data under these names is ignored): %s.\n", strings.Join(names, ", "))
 				}
+				if t.Version > 0 {
+					p("\nVersion %d, stored with its version in the field `%s`; writes version %d.\n", t.Version, VersionField, t.WriteVersion)
+					for _, pv := range t.Previous {
+						p("\nVersion %d (Go type `%s`, converted by `%s`):\n\n", pv.Version, pv.Name, pv.ConvertFuncName())
+						if d := paragraphs(pv.Doc); d != "" {
+							p("%s\n\n", d)
+						}
+						p("| Field (wire name) | Go name | Type | Optional | Doc |\n")
+						p("|---|---|---|---|---|\n")
+						for _, f := range pv.Fields {
+							opt := "no"
+							if f.Optional {
+								opt = "yes"
+							}
+							p("| %s | `%s` | %s | %s | %s |\n", code(f.Name), f.GoName, code(f.Type.String()), opt, cellWith(f.Doc, ""))
+						}
+					}
+				}
 			case KindEnum:
 				p("Enum, stored as its value string:\n\n")
 				p("| Value | Go constant | Doc |\n")

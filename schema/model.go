@@ -187,6 +187,21 @@ type TypeDef struct {
 	// (KindStruct): stored values holding them decode without them, and
 	// Compare accepts their removal. No field of the type may use one.
 	Removed []Name
+
+	// Version is the version of a versioned struct (version: N), 0 for
+	// a type without one. Values carry it in the stamp field
+	// VersionField; a value without the stamp is of the oldest declared
+	// version.
+	Version int
+	// WriteVersion is the version written (write_version), Version
+	// unless the schema names a previous one.
+	WriteVersion int
+	// Previous holds the earlier versions of a versioned struct
+	// (previous), oldest first: each a KindStruct whose Name is the Go
+	// type generated for it (SetPointV1), with Of set to this type.
+	Previous []*TypeDef
+	// Of is, for a previous version, the versioned type; nil otherwise.
+	Of *TypeDef
 }
 
 // Name is a name written in the schema with where it is written.

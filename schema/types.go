@@ -24,7 +24,7 @@ func (l *loader) declareTypes(n *yaml.Node) []pair {
 	return bodies
 }
 
-var typeDefFields = []string{"doc", "fields", "enum", "go_type", "removed"}
+var typeDefFields = []string{"doc", "fields", "enum", "go_type", "removed", "version", "previous", "write_version"}
 
 // typeKind looks ahead at a type body for its kind, so references to the
 // type can be classified before bodies are decoded. Problems are reported
@@ -58,6 +58,7 @@ func (l *loader) typeBody(td *TypeDef, n *yaml.Node) {
 	what := "type " + td.Name
 	var kinds []*yaml.Node
 	var removedN pair
+	var vers []pair
 	for _, p := range l.mapping(n, what, typeDefFields...) {
 		switch p.name {
 		case "doc":
@@ -73,11 +74,14 @@ func (l *loader) typeBody(td *TypeDef, n *yaml.Node) {
 			td.GoType = l.goType(td, p.val)
 		case "removed":
 			removedN = p
+		case "version", "previous", "write_version":
+			vers = append(vers, p)
 		}
 	}
 	if n.Kind != yaml.MappingNode {
 		return
 	}
+	l.typeVersions(td, vers)
 	if removedN.key != nil {
 		if td.Kind != KindStruct {
 			l.errorf(removedN.key, "%s: removed lists fields dropped from a struct, and %s is not a struct", what, td.Name)
@@ -101,7 +105,9 @@ func (l *loader) fields(td *TypeDef, n *yaml.Node) []*Field {
 	for _, p := range l.mapping(n, "type "+td.Name+": fields") {
 		what := "field " + td.Name + "." + p.name
 		f := &Field{Name: p.name, Pos: l.pos(p.key)}
-		if !validWireName(p.name) {
+		if p.name == VersionField {
+			l.errorf(p.key, "%s: %q is reserved for the version stamp of versioned types", what, p.name)
+		} else if !validWireName(p.name) {
 			l.errorf(p.key, "%s: wire name must start with an ASCII letter or '_' and hold only letters, digits, '_' or '-'", what)
 		}
 		if isLongField(p.val) {

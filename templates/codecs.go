@@ -10,6 +10,13 @@ import (
 // its encoding, e.g. codec.MsgPack[SetPoint]{}.
 func codecValue(k *schema.Key) *jen.Statement {
 	t := k.Type
+	if t.Kind == schema.KindStruct && t.Def.Version > 0 {
+		inner := jen.Qual(codecPkg, "MsgPack").Types(goType(t)).Values()
+		if k.Encoding == schema.EncodingJSON {
+			inner = jen.Qual(codecPkg, "JSON").Types(goType(t)).Values()
+		}
+		return versionedCodec(k, evolvedCodec(k, inner))
+	}
 	switch k.Encoding {
 	case schema.EncodingJSON:
 		return evolvedCodec(k, jen.Qual(codecPkg, "JSON").Types(goType(t)).Values())

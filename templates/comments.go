@@ -118,3 +118,15 @@ func wrap(p string) []string {
 	}
 	return out
 }
+
+// commentCode writes a comment of the paragraph before, then the Go
+// declaration code as an indented code block, then the paragraph after.
+// code is built from Go identifiers only.
+func commentCode(c commenter, before, code, after string) {
+	lines := commentLines(before)
+	lines = append(lines, "//", "//\t"+commentText(code), "//")
+	lines = append(lines, commentLines(after)...)
+	for _, line := range lines {
+		c.Comment(line)
+	}
+}

@@ -51,6 +51,7 @@ func Generate(s *schema.Schema, opts Options) ([]File, error) {
 		switch t.Kind {
 		case schema.KindStruct:
 			emitStruct(f, t)
+			emitVersions(f, t)
 		case schema.KindEnum:
 			emitEnum(f, t)
 		}

@@ -39,6 +39,11 @@ func goldenCases(t *testing.T) []goldenCase {
 		// Two versions of one schema, every evolution declaration in v2.
 		goldenCase{"evolve-v1", filepath.Join("..", "internal", "tests", "e2e", "evolve", "v1")},
 		goldenCase{"evolve-v2", filepath.Join("..", "internal", "tests", "e2e", "evolve", "v2")},
+		// A versioned type: before versioning, version 2, and version 2
+		// still writing version 1 (write_version).
+		goldenCase{"versions-v1", filepath.Join("..", "internal", "tests", "e2e", "versions", "v1")},
+		goldenCase{"versions-v2", filepath.Join("..", "internal", "tests", "e2e", "versions", "v2")},
+		goldenCase{"versions-v2w", filepath.Join("..", "internal", "tests", "e2e", "versions", "v2w")},
 	)
 	return out
 }

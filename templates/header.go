@@ -29,11 +29,15 @@ func emitHeader(f *jen.File, s *schema.Schema, opts Options) {
 // runtime this module does not provide (protobuf's trick): bump the number
 // whenever generated code starts to depend on a new runtime API.
 // Code from a schema that declares how its values evolve uses API of
-// SupportPackageIsVersion4; other code keeps needing only version 3.
+// SupportPackageIsVersion4, from one that declares a versioned type
+// SupportPackageIsVersion5; other code keeps needing only version 3.
 func emitVersionGuard(f *jen.File, s *schema.Schema) {
 	version := "SupportPackageIsVersion3"
 	if evolves(s) {
 		version = "SupportPackageIsVersion4"
+	}
+	if versioned(s) {
+		version = "SupportPackageIsVersion5"
 	}
 	comment(f, "This file needs a runtime that supports this generator's output. If the constant is undefined, update github.com/ssgen/ssgen or regenerate with an ssgen matching the runtime in go.mod.")
 	f.Const().Id("_").Op("=").Qual(runtimePkg, version)

@@ -1,6 +1,7 @@
 package templates
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/dave/jennifer/jen"
@@ -12,7 +13,14 @@ import (
 // which is the order both encoders write them in; their names, types and
 // tags (the wire names) are the ones package schema gives them.
 func emitStruct(f *jen.File, t *schema.TypeDef) {
-	comment(f, t.Name+" is a value struct of the schema.", sentence(t.Doc))
+	switch {
+	case t.Of != nil:
+		comment(f, t.Name+" is version "+strconv.Itoa(t.Version)+" of "+t.Of.Name+": stored values of that version decode into it and are converted to "+t.Of.Name+" by "+t.ConvertFuncName()+".", sentence(t.Doc))
+	case t.Version > 0:
+		comment(f, t.Name+" is a value struct of the schema, version "+strconv.Itoa(t.Version)+" of it: values are stored with their version (field \"$v\"), and values stored as an earlier version are read through that version's struct ("+previousNames(t)+").", sentence(t.Doc))
+	default:
+		comment(f, t.Name+" is a value struct of the schema.", sentence(t.Doc))
+	}
 	f.Type().Id(t.Name).StructFunc(func(g *jen.Group) {
 		for i, fd := range t.Fields {
 			var notes string
@@ -27,4 +35,15 @@ func emitStruct(f *jen.File, t *schema.TypeDef) {
 			g.Id(fd.GoName).Add(fieldType(fd)).Tag(fd.GoTags())
 		}
 	})
+}
+
+func previousNames(t *schema.TypeDef) string {
+	names := make([]string, len(t.Previous))
+	for i, pv := range t.Previous {
+		names[i] = pv.Name
+	}
+	if len(names) == 0 {
+		return "none declared"
+	}
+	return strings.Join(names, ", ")
 }

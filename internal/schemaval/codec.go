@@ -15,6 +15,9 @@ import (
 type Codec struct {
 	t   *schema.Type
 	enc schema.Encoding
+	// plain: a versioned struct decodes and encodes as its fields only,
+	// without the version stamp (the codec of one version).
+	plain bool
 
 	once      sync.Once
 	rt        reflect.Type // the mirror of t (MessagePack and JSON)

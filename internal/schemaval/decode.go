@@ -48,6 +48,9 @@ func (c *Codec) Decode(data []byte) (any, error) {
 	default:
 		return nil, decodeErr(nil, nil, "unknown encoding %q", c.enc)
 	}
+	if def := c.versionedDef(); def != nil {
+		return c.decodeVersioned(def, data)
+	}
 	c.init()
 	if c.rt == nil {
 		return nil, c.misfit(true)

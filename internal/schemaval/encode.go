@@ -51,6 +51,9 @@ func (c *Codec) Encode(v any) ([]byte, error) {
 	default:
 		return nil, encodeErr(nil, "unknown encoding %q", c.enc)
 	}
+	if def := c.versionedDef(); def != nil {
+		return c.encodeVersioned(def, v)
+	}
 	c.init()
 	if c.rt == nil {
 		return nil, c.misfit(false)

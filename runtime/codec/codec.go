@@ -20,6 +20,11 @@
 // Evolved wraps MsgPack or JSON for a type whose schema declares how its
 // values evolve: it reads values written under earlier names, and fills
 // defaults for fields they lack, as an Evolution describes.
+//
+// Versioned is the codec of a versioned type: it stamps each value with
+// its version in the reserved field VersionField ("$v", the map's first
+// entry) and decodes every declared version, converting earlier ones with
+// the functions Upgrade and Downgrade wrap.
 package codec
 
 import (

@@ -358,3 +358,57 @@ keys:
 		}
 	}
 }
+
+// TestValuesOfVersionedTypesShowTheirVersion: the console shows a value
+// of a versioned type as the version it is stored in, led by its stamp
+// "$v" (a value without one is the oldest version), and an edit writes
+// the version the stamp names.
+func TestValuesOfVersionedTypesShowTheirVersion(t *testing.T) {
+	s, err := schema.Load("x.yaml", []byte(`
+version: 1
+package: p
+encoding: json
+types:
+  SetPoint:
+    version: 2
+    fields: {celsius: float64}
+    previous:
+      1:
+        fields: {fahrenheit: float64}
+keys:
+  SetPoint: {path: sp, type: SetPoint}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, console.Options{Schema: s}, nil)
+	read := func() string {
+		var d struct{ Schema *struct{ JSON string } }
+		e.getJSON("/api/key?key=sp", &d)
+		if d.Schema == nil {
+			t.Fatal("no schema view")
+		}
+		var v any
+		if err := json.Unmarshal([]byte(d.Schema.JSON), &v); err != nil {
+			t.Fatalf("%q: %v", d.Schema.JSON, err)
+		}
+		b, _ := json.Marshal(v)
+		return string(b)
+	}
+	e.put("sp", `{"fahrenheit":70}`)
+	if got := read(); got != `{"$v":1,"fahrenheit":70}` {
+		t.Errorf("unstamped value shows as %s", got)
+	}
+	e.put("sp", `{"$v":2,"celsius":21}`)
+	if got := read(); got != `{"$v":2,"celsius":21}` {
+		t.Errorf("version 2 value shows as %s", got)
+	}
+	tok := e.csrf()
+	st, body, _ := e.do("POST", "/api/set", `{"key":"sp","value":"{\"$v\": 1, \"fahrenheit\": 50}","encoding":"schema"}`, "Content-Type: application/json", "X-Ssgen-Csrf: "+tok)
+	if st != http.StatusOK {
+		t.Fatalf("set of version 1: %d %s", st, body)
+	}
+	if v, ok := e.srv.Engine().Lookup([]byte("sp")); !ok || string(v.Value) != `{"$v":1,"fahrenheit":50}` {
+		t.Errorf("stored %q, %v", v.Value, ok)
+	}
+}
