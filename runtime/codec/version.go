@@ -1,6 +1,7 @@
 package codec
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"sort"
@@ -261,11 +262,16 @@ func readJSONVersion(data []byte) (int, bool, error) {
 		return 0, false, nil
 	}
 	i = skipJSONSpace(data, i+1)
-	key := `"` + VersionField + `"`
-	if len(data)-i < len(key) || string(data[i:i+len(key)]) != key {
+	end, ok := jsonStringEnd(data, i)
+	if !ok {
+		return 0, false, nil // no member, or not JSON: the codec says what is wrong
+	}
+	// The member's name as JSON reads it: "\u0024v" is "$v" too.
+	var name string
+	if string(data[i:end]) != `"`+VersionField+`"` && (json.Unmarshal(data[i:end], &name) != nil || name != VersionField) {
 		return 0, false, nil
 	}
-	i = skipJSONSpace(data, i+len(key))
+	i = skipJSONSpace(data, end)
 	if i >= len(data) || data[i] != ':' {
 		return 0, false, errStamp
 	}
@@ -282,6 +288,23 @@ func readJSONVersion(data []byte) (int, bool, error) {
 		return 0, false, errStamp
 	}
 	return v, true, nil
+}
+
+// jsonStringEnd returns the index just past the JSON string that starts at
+// data[i], and false when none starts there or it does not end.
+func jsonStringEnd(data []byte, i int) (int, bool) {
+	if i >= len(data) || data[i] != '"' {
+		return 0, false
+	}
+	for j := i + 1; j < len(data); j++ {
+		switch data[j] {
+		case '\\':
+			j++
+		case '"':
+			return j + 1, true
+		}
+	}
+	return 0, false
 }
 
 func skipJSONSpace(data []byte, i int) int {

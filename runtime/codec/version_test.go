@@ -105,12 +105,29 @@ func TestVersionedUnknownVersion(t *testing.T) {
 		data []byte
 	}{
 		{true, []byte(`{"$v":3,"celsius":1}`)},
+		// JSON spells a member name with escapes too: still the stamp (a
+		// byte comparison read these as unstamped, the oldest version).
+		{true, []byte(`{"\u0024v":3,"celsius":1}`)},
+		{true, []byte(`{ "$\u0076" : 3,"celsius":1}`)},
 		{false, []byte{0x81, 0xa2, '$', 'v', 3}},
 	} {
 		_, err := versionedCodec(tc.json, 2).Decode(tc.data)
 		var ve *VersionError
 		if !errors.Is(err, ErrVersion) || !errors.As(err, &ve) || ve.Version != 3 {
 			t.Fatalf("Decode(%q) = %v, want a VersionError for 3", tc.data, err)
+		}
+	}
+}
+
+func TestReadVersionOfAnEscapedStamp(t *testing.T) {
+	for _, data := range []string{`{"\u0024v":2}`, `{"$\u0076":2,"a":1}`, "{\n\"\\u0024\\u0076\" :2}"} {
+		if v, ok, err := ReadVersion([]byte(data), true); err != nil || !ok || v != 2 {
+			t.Errorf("ReadVersion(%s) = %d, %v, %v; want 2", data, v, ok, err)
+		}
+	}
+	for _, data := range []string{`{"\u0024V":2}`, `{"$v ":2}`, `{"x":1,"$v":2}`, `{"\u0024v`} {
+		if v, ok, err := ReadVersion([]byte(data), true); err != nil || ok {
+			t.Errorf("ReadVersion(%s) = %d, %v, %v; want no stamp", data, v, ok, err)
 		}
 	}
 }
@@ -141,7 +158,7 @@ func TestReadVersionMalformed(t *testing.T) {
 }
 
 func FuzzReadVersion(f *testing.F) {
-	for _, s := range []string{`{"$v":2,"celsius":1}`, `{"fahrenheit":3}`, `{"$v":0}`, `{}`, "\x81\xa2$v\x02", "\x80", "\x82\xa2$v\xcd\x01\x00\xa1a\x01", "\xde\x00\x01\xd9\x02$v\x01"} {
+	for _, s := range []string{`{"$v":2,"celsius":1}`, `{"\u0024v":2}`, `{"$\u0076":9}`, `{"\"":1}`, `{"fahrenheit":3}`, `{"$v":0}`, `{}`, "\x81\xa2$v\x02", "\x80", "\x82\xa2$v\xcd\x01\x00\xa1a\x01", "\xde\x00\x01\xd9\x02$v\x01"} {
 		f.Add([]byte(s), s[0] == '{')
 	}
 	f.Fuzz(func(t *testing.T, data []byte, json bool) {
