@@ -155,9 +155,12 @@ func (l *loader) typeVersions(td *TypeDef, ps []pair) {
 	}
 }
 
+// versionNumber reads a version written as a plain decimal number (YAML
+// also reads "+2", "02" and "0x2" as integers; none of them is a version's
+// one spelling).
 func (l *loader) versionNumber(n *yaml.Node, what string) (int, bool) {
 	v, err := strconv.Atoi(n.Value)
-	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" || err != nil || v < 1 || v > MaxTypeVersion {
+	if n.Kind != yaml.ScalarNode || n.Tag != "!!int" || err != nil || v < 1 || v > MaxTypeVersion || n.Value != strconv.Itoa(v) {
 		l.errorf(n, "%s: want a version number from 1 to %d, got %s", what, MaxTypeVersion, describe(n))
 		return 0, false
 	}
