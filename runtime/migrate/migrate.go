@@ -265,3 +265,23 @@ func Apply(ctx context.Context, c *runtime.Client, decls []Decl, opts Options) (
 	_, _, err = c.Del(context.WithoutCancel(ctx), positionKey(opts.Name), runtime.DelOptions{FencingToken: tok})
 	return res, err
 }
+
+// For makes the Decl of keys matching pattern whose values c reads: c's
+// Current when it has one (codec.Upgrader: Evolved, Versioned), otherwise
+// the bytes c encodes the decoded value to.
+func For[T any](name, pattern string, c codec.Codec[T]) Decl {
+	if u, ok := c.(codec.Upgrader); ok {
+		return Decl{Name: name, Pattern: pattern, Codec: u}
+	}
+	return Decl{Name: name, Pattern: pattern, Codec: roundTrip[T]{c}}
+}
+
+type roundTrip[T any] struct{ c codec.Codec[T] }
+
+func (r roundTrip[T]) Current(data []byte) ([]byte, error) {
+	v, err := r.c.Decode(data)
+	if err != nil {
+		return nil, err
+	}
+	return r.c.Encode(v)
+}
