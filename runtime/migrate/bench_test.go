@@ -39,9 +39,7 @@ func getP99(c *runtime.Client, stop <-chan struct{}, out chan<- time.Duration) {
 // reports keys/s and a concurrent reader's GET p99 against its p99 with
 // no migration running (p99-ratio).
 func BenchmarkApply100k(b *testing.B) {
-	for _, w := range []int{32, 128} {
-		b.Run(fmt.Sprintf("workers=%d", w), func(b *testing.B) { benchApply(b, w) })
-	}
+	benchApply(b, 0) // 32 workers; 128 measured no faster on 2 cores
 }
 
 func benchApply(b *testing.B, workers int) {
