@@ -256,3 +256,18 @@ func TestRollbackRefusesGarbage(t *testing.T) {
 		t.Fatal("garbage backup accepted")
 	}
 }
+
+// TestApplyRefusesMalformedPosition: bytes another client wrote under the
+// reserved position key stop Apply with an error; no key is touched.
+func TestApplyRefusesMalformedPosition(t *testing.T) {
+	srv := servertest.New(t)
+	c := dial(t, srv.URL())
+	fill(t, c, 10)
+	if _, err := c.Set(context.Background(), []byte(migrate.Prefix+"default/position"), []byte("garbage"), runtime.SetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := migrate.Apply(context.Background(), c, decls, migrate.Options{Backup: &bytes.Buffer{}}); err == nil || !strings.Contains(err.Error(), "malformed position") {
+		t.Fatalf("Apply over a malformed position: %v", err)
+	}
+	validate(t, c, 0, 10)
+}
