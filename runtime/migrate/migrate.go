@@ -119,17 +119,24 @@ func encodePos(decl int, cur runtime.Cursor) []byte {
 }
 
 func decodePos(b []byte) (int, runtime.Cursor, error) {
+	bad := func() error {
+		shown := b
+		if len(shown) > 64 { // another client's bytes: bounded in the message
+			shown = shown[:64]
+		}
+		return fmt.Errorf("migrate: malformed position %q (delete %s%s to start over)", shown, Prefix, "<name>/position")
+	}
 	d, c, ok := strings.Cut(string(b), " ")
 	if !ok {
-		return 0, "", fmt.Errorf("migrate: malformed position %q", b)
+		return 0, "", bad()
 	}
 	n, err := strconv.Atoi(d)
 	if err != nil || n < 0 {
-		return 0, "", fmt.Errorf("migrate: malformed position %q", b)
+		return 0, "", bad()
 	}
 	cur, err := base64.StdEncoding.DecodeString(c)
 	if err != nil {
-		return 0, "", fmt.Errorf("migrate: malformed position %q", b)
+		return 0, "", bad()
 	}
 	return n, runtime.Cursor(cur), nil
 }
