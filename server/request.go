@@ -28,7 +28,15 @@ func (s *Server) serve(client string, build func() (inbound, string), kick func(
 		out = outcome{Action: actDrop, Reason: reason}
 	} else {
 		in.Inject = s.injector()
+		if in.Check = s.writeChecker(); in.Check != nil {
+			in.Refuse = s.opts.Enforce == EnforceRefuse
+		}
 		out = process(s.eng, &in)
+		if out.Schema != nil && !in.Refuse {
+			p := out.Schema
+			s.log.Warn("write does not fit the schema (--enforce warn: applied)", "client", client,
+				"declaration", p.Declaration, "path", p.Path, "reason", p.Reason, "error", p.Msg)
+		}
 	}
 	if s.observing() {
 		defer s.observe(start, client, &out)
