@@ -16,6 +16,7 @@ import (
 
 	"github.com/ssgen/ssgen/server"
 	"github.com/ssgen/ssgen/server/engine"
+	"github.com/ssgen/ssgen/server/schemacheck"
 )
 
 func init() {
@@ -161,7 +162,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		if err != nil {
 			return err
 		}
-		opts.WriteCheck = writeCheck(sc)
+		opts.WriteCheck = schemacheck.New(sc)
 		logger.Info("writes checked against the schema", "schema", web.schema.file, "enforce", *enforce)
 	}
 	if *chaosFile != "" {

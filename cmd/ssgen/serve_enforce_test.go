@@ -6,6 +6,7 @@ import (
 
 	"github.com/ssgen/ssgen/schema"
 	"github.com/ssgen/ssgen/server"
+	"github.com/ssgen/ssgen/server/schemacheck"
 	"github.com/ssgen/ssgen/server/servertest"
 )
 
@@ -17,7 +18,7 @@ func TestWriteCheckReadsEveryDeclaredVersion(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	check := writeCheck(sc)
+	check := schemacheck.New(sc)
 	for _, c := range []struct {
 		key, value string
 		decl, path string // "" when it fits
@@ -53,7 +54,7 @@ func TestServeEnforceRefusesAMisfitSet(t *testing.T) {
 		t.Fatal(err)
 	}
 	url := servertest.New(t, servertest.WithOptions(func(o *server.Options) {
-		o.Enforce, o.WriteCheck = server.EnforceRefuse, writeCheck(sc)
+		o.Enforce, o.WriteCheck = server.EnforceRefuse, schemacheck.New(sc)
 	})).URL()
 	run(t, url, "set", "--raw", "versions/setpoint-json", `{"$v":2,"celsius":20,"mode":"heat"}`).want(t, exitOK, nil)
 	r := run(t, url, "set", "--raw", "versions/setpoint-json", `{"$v":2,"celsius":20,"mode":"warm"}`)
