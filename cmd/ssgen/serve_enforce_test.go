@@ -1,6 +1,8 @@
 package main
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -69,6 +71,9 @@ func TestServeEnforceFlags(t *testing.T) {
 		{"serve", "--enforce", "refuse"},
 		{"serve", "--enforce", "maybe", "--schema", versionsSchema("v2")},
 		{"serve", "--enforce", "warn", "--raw", "--schema", versionsSchema("v2")},
+		{"bench", "--enforce", "refuse"},
+		{"bench", "--enforce", "maybe"},
+		{"bench", "--schema", versionsSchema("v2"), "--enforce", "refuse", "--broker", "mqtt://127.0.0.1:1"},
 	} {
 		if r := runIn(t, "", nil, args...); r.code != exitUsage || !strings.Contains(r.stderr, "--enforce") {
 			t.Errorf("%q: exit %d, stderr %q", args, r.code, r.stderr)
@@ -88,5 +93,20 @@ func TestServeEnforceWarnLogs(t *testing.T) {
 	sp.stop()
 	if s := sp.stderr.String(); !strings.Contains(s, "write does not fit the schema") || !strings.Contains(s, "declaration=SetPointJSON path=.mode") {
 		t.Fatalf("log lacks the warning:\n%s", s)
+	}
+}
+
+// ssgen bench --schema --enforce refuse checks the embedded server's
+// SETs: a schema that declares the bench's keys as numbers makes its SETs
+// fail.
+func TestBenchEnforceChecksTheEmbeddedServer(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "bench.yaml")
+	yaml := "version: 1\npackage: benchschema\nkeys:\n  Value:\n    path: \"ssgen-bench/{run}/{n}\"\n    params: {run: string, n: string}\n    type: int64\n    encoding: json\n"
+	if err := os.WriteFile(file, []byte(yaml), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := runIn(t, "", nil, "bench", "--clients", "1", "--in-flight", "1", "--requests", "50", "--warmup", "0", "--mix", "set=1", "--schema", file, "--enforce", "refuse")
+	if r.code == exitOK || !strings.Contains(r.stdout+r.stderr, "schema violation: Value") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 }
