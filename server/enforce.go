@@ -1,8 +1,6 @@
 package server
 
 import (
-	"bytes"
-
 	"github.com/ssgen/ssgen/internal/protocol"
 	"github.com/ssgen/ssgen/server/engine"
 )
@@ -62,7 +60,7 @@ func (s *Server) writeChecker() func(key, value []byte) *WriteProblem {
 // checkWrite runs in.Check on a SET; nil when there is no check or the
 // request is no SET.
 func checkWrite(in *inbound, args [][]byte) *WriteProblem {
-	if in.Check == nil || len(args) < 3 || !bytes.EqualFold(args[0], []byte(protocol.VerbSet)) {
+	if in.Check == nil || len(args) < 3 || string(args[0]) != protocol.VerbSet {
 		return nil
 	}
 	return in.Check(args[1], args[2])
