@@ -46,7 +46,7 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	timeout := fs.Duration("timeout", def.Timeout, "bound of each request, and of each watch round's wait")
 	con := fs.Bool("console", false, "embedded only: serve the web console and compare, in the same run, no live stream open, one stream open as a browser keeps it, and a server without a console")
 	schemaFile := fs.String("schema", "", "embedded only: check the embedded server's SETs against the schema `FILE` (with --enforce); declare the bench's keys, ssgen-bench/{run}/{n}, to measure the check")
-	enforce := fs.String("enforce", "off", "embedded only, with --schema: the embedded server's `MODE`, off|warn|refuse, as ssgen serve --enforce")
+	enforce := fs.String("enforce", "off", "embedded only, with --schema: the embedded server's mode, `off|warn|refuse`, as ssgen serve --enforce")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (client and embedded server) to `FILE`")
 	memProfile := fs.String("memprofile", "", "write an allocation profile of the whole run to `FILE`")
