@@ -1,6 +1,10 @@
 package server
 
-import "time"
+import (
+	"time"
+
+	"github.com/ssgen/ssgen/server/internal/logtext"
+)
 
 // serve is the request path both transports share, from a received
 // request to its answer. build makes the inbound of the transport's
@@ -35,7 +39,7 @@ func (s *Server) serve(client string, build func() (inbound, string), kick func(
 		if out.Schema != nil && !in.Refuse {
 			p := out.Schema
 			s.log.Warn("write does not fit the schema (--enforce warn: applied)", "client", client,
-				"declaration", p.Declaration, "path", p.Path, "reason", p.Reason, "error", p.Msg)
+				"declaration", p.Declaration, "path", logtext.Clip(p.Path, 200), "reason", p.Reason, "error", logtext.Clip(p.Msg, 400))
 		}
 	}
 	if s.observing() {
