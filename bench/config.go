@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/ssgen/ssgen/server"
 )
 
 // ErrInvalidConfig wraps every problem found in a Config or a mix spec.
@@ -165,6 +167,10 @@ type Config struct {
 	// browser tests): called before each segment that has it open with the
 	// console's URL, it returns what closes it.
 	ConsoleClient func(ctx context.Context, url string) (detach func())
+	// Server, when set, changes the embedded target's options before it
+	// starts (ssgen bench --schema FILE --enforce MODE sets its write
+	// check); only the target, not the baselines' servers.
+	Server func(*server.Options)
 }
 
 // Defaults are the values zero Config fields take.

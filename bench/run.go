@@ -76,6 +76,9 @@ func Run(ctx context.Context, cfg Config) (*Report, error) {
 			opts.DataDir, rep.DataDir = dir, dir
 			opts.DirectCommits = cfg.DirectCommits
 		}
+		if cfg.Server != nil {
+			cfg.Server(&opts)
+		}
 		if srv, err = startEmbedded(opts); err != nil {
 			return nil, err
 		}

@@ -40,15 +40,22 @@ type testServer struct {
 // with Session Expiry 0, so mochi deletes its session in the connection's
 // goroutine; when that meets mochi's Close, which read-locks the client map
 // twice in Clients.GetByListener, the broker deadlocks (mochi v2.7.9).
-func startServer(t *testing.T) *testServer {
+func startServer(t *testing.T) *testServer { return startServerWith(t, nil) }
+
+// startServerWith is startServer with options changed by with.
+func startServerWith(t *testing.T, with func(*server.Options)) *testServer {
 	t.Helper()
 	clock := engine.NewFakeClock(time.Now())
 	logs := &testLog{t: t}
-	srv, err := server.New(server.Options{
+	opts := server.Options{
 		Listen: "127.0.0.1:0",
 		Now:    clock.Now,
 		Logger: slog.New(slog.NewTextHandler(logs, &slog.HandlerOptions{Level: slog.LevelDebug})),
-	})
+	}
+	if with != nil {
+		with(&opts)
+	}
+	srv, err := server.New(opts)
 	if err != nil {
 		t.Fatalf("server.New: %v", err)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/ssgen/ssgen/internal/protocol"
 )
@@ -74,6 +75,13 @@ var (
 	// client of the same access: altered, another pattern's, or
 	// saved before the server restarted. Start the listing again.
 	ErrInvalidToken = sentinel(protocol.ErrInvalidToken)
+
+	// ErrSchemaViolation is ssgen serve's own answer to a SET refused by
+	// --enforce refuse: the value does not fit its key's declaration. The
+	// text goes on to name the declaration and field path
+	// ("schema violation: Thermostat.Config .mode: ..."); a
+	// *ServiceError of any such text matches it.
+	ErrSchemaViolation = sentinel(protocol.SchemaViolationPrefix)
 )
 
 // sentinels are the sentinels of the -ERR texts, by text.
@@ -88,7 +96,15 @@ func sentinel(text string) error {
 }
 
 // serviceSentinel is the sentinel of an exact -ERR text, or nil.
-func serviceSentinel(text string) error { return sentinels[text] }
+func serviceSentinel(text string) error {
+	if s, ok := sentinels[text]; ok {
+		return s
+	}
+	if strings.HasPrefix(text, protocol.SchemaViolationPrefix) {
+		return ErrSchemaViolation
+	}
+	return nil
+}
 
 // ServiceError is a "-ERR text" answer of the state store. Text is kept
 // verbatim, so texts this package does not know still reach the caller.

@@ -50,6 +50,11 @@ type inbound struct {
 	// Inject, when set, is the chaos rules' decision on a decoded and
 	// authorized request (chaos.go).
 	Inject func(client string, args [][]byte) *chaosHit
+	// Check, when set, judges a SET's value before the engine decides it
+	// (Options.WriteCheck); Refuse says a misfit is refused, else only
+	// reported (outcome.Schema).
+	Check  func(key, value []byte) *WriteProblem
+	Refuse bool
 }
 
 // action is what a transport must do with a request after the envelope
@@ -100,6 +105,9 @@ type outcome struct {
 	// Chaos says a chaos rule decided the outcome (Reason or Why says which).
 	Delay time.Duration
 	Chaos bool
+	// Schema is what Options.WriteCheck found wrong with a SET's value
+	// (refused when Err is a schema violation, else let through).
+	Schema *WriteProblem
 }
 
 // abandon turns an answer that waited for a change the disk did not take
@@ -173,6 +181,7 @@ func process(eng *engine.Engine, in *inbound) outcome {
 	req.Persist = strings.EqualFold(persist, protocol.PersistenceOn)
 	var res engine.Result
 	var chaos *chaosHit
+	var schema *WriteProblem
 	args, err := resp3.ParseRequest(in.Payload, nil)
 	if err != nil {
 		res = engine.Refusal(engine.ErrSyntax, "")
@@ -188,10 +197,13 @@ func process(eng *engine.Engine, in *inbound) outcome {
 		}
 		res = engine.Refusal(engine.Error(hit.rule.Error), hit.why)
 		chaos = hit
+	} else if bad := checkWrite(in, args); bad != nil && in.Refuse {
+		res = schemaRefusal(bad)
+		schema, chaos = bad, hit
 	} else {
 		req.Args = args
 		res = eng.Decide(req)
-		chaos = hit
+		schema, chaos = bad, hit
 	}
 	if len(res.Payload) == 0 { // the engine promises otherwise; never send an empty payload
 		res = engine.Refusal(engine.ErrSyntax, "")
@@ -203,7 +215,7 @@ func process(eng *engine.Engine, in *inbound) outcome {
 		r.User = append(r.User, userProp{protocol.PropTimestamp, res.Version.String()})
 	}
 	r.User = append(r.User, userProp{protocol.PropProtocolVersion, protocol.ProtocolVersion})
-	out := outcome{Action: actReply, Reply: r, Args: args, Wait: res.Wait, Err: res.Err, Why: res.Why}
+	out := outcome{Action: actReply, Reply: r, Args: args, Wait: res.Wait, Err: res.Err, Why: res.Why, Schema: schema}
 	if chaos != nil {
 		out.Chaos, out.Delay = true, chaos.delay
 		if chaos.effect == ChaosDelay {

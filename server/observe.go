@@ -39,6 +39,11 @@ type RequestEvent struct {
 	// authorization rules that did not grant it, or the fencing token or
 	// stamp that the engine refused. Empty for requests served.
 	Reason string
+	// SchemaDeclaration and SchemaReason are set for a SET whose value
+	// does not fit its key's declaration (Options.Enforce warn or refuse):
+	// the declaration's name and the kind of misfit ("decode"); Reason
+	// then says what is wrong, refused or not.
+	SchemaDeclaration, SchemaReason string
 	// Dropped is true when nothing was answered; Disconnected when the
 	// client was also disconnected (a forbidden response topic).
 	Dropped, Disconnected bool
@@ -88,6 +93,12 @@ func (s *Server) observeEvent(start time.Time, client string, out *outcome, exec
 		}
 		if out.Why != "" {
 			ev.Reason = out.Why
+		}
+		if p := out.Schema; p != nil {
+			ev.SchemaDeclaration, ev.SchemaReason = p.Declaration, p.Reason
+			if ev.Reason == "" {
+				ev.Reason = p.describe() + " (--enforce warn: applied)"
+			}
 		}
 	}
 	ev.Latency = time.Since(start)

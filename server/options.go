@@ -114,6 +114,16 @@ type Options struct {
 	// quickly (a metrics histogram, say). Stats().Persist has the running
 	// totals.
 	OnCommit func(CommitEvent)
+	// Enforce says what happens to a SET that WriteCheck finds at fault
+	// (ssgen serve --schema FILE --enforce): nothing (EnforceOff, the
+	// default), a warning in the log (EnforceWarn), or an -ERR answer
+	// naming the declaration and field path (EnforceRefuse). Off, or
+	// without WriteCheck, no write is looked at.
+	Enforce Enforce
+	// WriteCheck, when set, judges the value of a SET before the engine
+	// decides it: nil when the value fits, else what is wrong. Keys it
+	// does not know about (undeclared keys) it must let through.
+	WriteCheck func(key, value []byte) *WriteProblem
 }
 
 // Errors returned by Server methods; match them with errors.Is.

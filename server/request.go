@@ -1,6 +1,10 @@
 package server
 
-import "time"
+import (
+	"time"
+
+	"github.com/ssgen/ssgen/server/internal/logtext"
+)
 
 // serve is the request path both transports share, from a received
 // request to its answer. build makes the inbound of the transport's
@@ -28,7 +32,15 @@ func (s *Server) serve(client string, build func() (inbound, string), kick func(
 		out = outcome{Action: actDrop, Reason: reason}
 	} else {
 		in.Inject = s.injector()
+		if in.Check = s.writeChecker(); in.Check != nil {
+			in.Refuse = s.opts.Enforce == EnforceRefuse
+		}
 		out = process(s.eng, &in)
+		if out.Schema != nil && !in.Refuse {
+			p := out.Schema
+			s.log.Warn("write does not fit the schema (--enforce warn: applied)", "client", client,
+				"declaration", p.Declaration, "path", logtext.Clip(p.Path, 200), "reason", p.Reason, "error", logtext.Clip(p.Msg, 400))
+		}
 	}
 	if s.observing() {
 		defer s.observe(start, client, &out)

@@ -16,6 +16,7 @@ import (
 
 	"github.com/ssgen/ssgen/server"
 	"github.com/ssgen/ssgen/server/engine"
+	"github.com/ssgen/ssgen/server/schemacheck"
 )
 
 func init() {
@@ -27,7 +28,7 @@ func init() {
 }
 
 func runServe(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet(env, "serve", "[--listen HOST:PORT | --broker mqtt://HOST:PORT] [--max-keys N] [--max-bytes N] [--data-dir DIR [--persist-all] [--repair] [--direct-commits]] [limits] [security] [--seed FILE] [--http HOST:PORT | --ui] [--clock real|manual] [--chaos FILE] [--chaos-api] [--fault-injection] [--log-level LEVEL] [--log-format text|json]\n\n"+
+	fs := newFlagSet(env, "serve", "[--listen HOST:PORT | --broker mqtt://HOST:PORT] [--max-keys N] [--max-bytes N] [--data-dir DIR [--persist-all] [--repair] [--direct-commits]] [limits] [security] [--seed FILE] [--http HOST:PORT | --ui] [--clock real|manual] [--schema FILE --enforce off|warn|refuse] [--chaos FILE] [--chaos-api] [--fault-injection] [--log-level LEVEL] [--log-format text|json]\n\n"+
 		"With --broker the store attaches to another MQTT 5 broker as a client. A mosquitto\n"+
 		"needs set_tcp_nodelay true in its configuration: without it every request takes\n"+
 		"~44 ms (Nagle's algorithm), and serve warns once (see --slow-broker).\n\nflags:")
@@ -69,6 +70,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	seed := fs.String("seed", "", "start from this snapshot `FILE` (ssgen export); the store must be empty (a --data-dir holding keys is refused)")
 	logLevel := fs.String("log-level", "info", "the least `LEVEL` logged: debug (adds every refused request), info, warn or error")
 	logFormat := fs.String("log-format", "text", "the log lines' `FORMAT`: text (key=value lines) or json (one JSON object per line)")
+	enforce := fs.String("enforce", "off", "with --schema FILE, check every SET to a declared key against the schema, `off|warn|refuse`: warn logs a value that does not decode as its key's type, refuse answers it with -ERR schema violation naming the declaration and field path (undeclared keys are untouched)")
 	var web consoleFlags
 	web.register(fs)
 	if help, err := parseFlags(fs, args); help || err != nil {
@@ -149,6 +151,20 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	opts.DataDir, opts.PersistAll, opts.Repair, opts.DirectCommits = *dataDir, *persistAll, *repair, *direct
 	opts.Limits = lim
 	opts.FaultInjection = *faults
+	if opts.Enforce, web.enforce = server.ParseEnforce(*enforce); !web.enforce {
+		return usageErrorf("--enforce %q: want off, warn or refuse", *enforce)
+	}
+	if web.enforce = opts.Enforce != server.EnforceOff; web.enforce {
+		if web.schema.raw || web.schema.file == "" {
+			return usageErrorf("--enforce %s needs --schema FILE (and not --raw)", *enforce)
+		}
+		sc, err := web.schema.load(env)
+		if err != nil {
+			return err
+		}
+		opts.WriteCheck = schemacheck.New(sc)
+		logger.Info("writes checked against the schema", "schema", web.schema.file, "enforce", *enforce)
+	}
 	if *chaosFile != "" {
 		if opts.Chaos, err = server.LoadChaos(*chaosFile); err != nil {
 			return usageErrorf("--chaos: %s", libText(err))

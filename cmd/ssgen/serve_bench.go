@@ -9,6 +9,8 @@ import (
 	"runtime/pprof"
 
 	"github.com/ssgen/ssgen/bench"
+	"github.com/ssgen/ssgen/server"
+	"github.com/ssgen/ssgen/server/schemacheck"
 )
 
 func init() {
@@ -43,6 +45,8 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 	segments := fs.Int("segments", 5, "split the run into this many segments, ssgen and each baseline taking turns, so that a busy machine's noise hits them alike")
 	timeout := fs.Duration("timeout", def.Timeout, "bound of each request, and of each watch round's wait")
 	con := fs.Bool("console", false, "embedded only: serve the web console and compare, in the same run, no live stream open, one stream open as a browser keeps it, and a server without a console")
+	schemaFile := fs.String("schema", "", "embedded only: check the embedded server's SETs against the schema `FILE` (with --enforce); declare the bench's keys, ssgen-bench/{run}/{n}, to measure the check")
+	enforce := fs.String("enforce", "off", "embedded only, with --schema: the embedded server's mode, `off|warn|refuse`, as ssgen serve --enforce")
 	asJSON := fs.Bool("json", false, "print the report as JSON")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the whole run (client and embedded server) to `FILE`")
 	memProfile := fs.String("memprofile", "", "write an allocation profile of the whole run to `FILE`")
@@ -68,6 +72,22 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 		if v < 0 {
 			return usageErrorf("--%s must not be negative", name)
 		}
+	}
+	mode, ok := server.ParseEnforce(*enforce)
+	switch {
+	case !ok:
+		return usageErrorf("--enforce %q: want off, warn or refuse", *enforce)
+	case (*schemaFile != "") != (mode != server.EnforceOff):
+		return usageErrorf("--schema and --enforce warn|refuse go together")
+	case *schemaFile != "" && *broker != "":
+		return usageErrorf("--schema and --enforce need the embedded server, not --broker")
+	case *schemaFile != "":
+		sc, err := loadSchema(env, *schemaFile)
+		if err != nil {
+			return err
+		}
+		check := schemacheck.New(sc)
+		cfg.Server = func(o *server.Options) { o.Enforce, o.WriteCheck = mode, check }
 	}
 	if *duration < 0 || *timeout <= 0 {
 		return usageErrorf("--duration must not be negative and --timeout must be positive")

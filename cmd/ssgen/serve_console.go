@@ -22,6 +22,8 @@ type consoleFlags struct {
 	addr, auth, tokenFile, user, clientID, allowHosts string
 	ui, pprof                                         bool
 	schema                                            schemaFlags
+	// enforce says serve --enforce reads --schema too, console or not.
+	enforce bool
 }
 
 func (h *consoleFlags) register(fs *flag.FlagSet) {
@@ -32,7 +34,7 @@ func (h *consoleFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&h.user, "http-user", "", "the user `NAME` the console acts as for --authz-file rules (with --http-auth password: the signed-in user)")
 	fs.StringVar(&h.clientID, "http-client-id", console.DefaultClientID, "the client `ID` the console acts as for --authz-file rules and in the request trace")
 	fs.StringVar(&h.allowHosts, "http-allow-hosts", "", "without authentication, the host names besides localhost and IP addresses the console answers to, a comma-separated `LIST`")
-	fs.StringVar(&h.schema.file, "schema", "", "with --http or --ui: show the keys this schema `FILE` declares by name, their values decoded as JSON, and its locks as locks (default: $"+schemaEnv+", else ./"+defaultSchemaFile+" when there is one)")
+	fs.StringVar(&h.schema.file, "schema", "", "the schema `FILE`: with --http or --ui, the console shows the keys it declares by name, their values decoded as JSON, and its locks as locks (default: $"+schemaEnv+", else ./"+defaultSchemaFile+" when there is one); with --enforce, writes are checked against it")
 	fs.BoolVar(&h.schema.raw, "raw", false, "with --http or --ui: ignore any schema; the console shows values as text or hex")
 	fs.BoolVar(&h.pprof, "pprof", false, "with --http or --ui, also serve Go's profiler under /debug/pprof/ (behind the console's authentication)")
 }
@@ -43,8 +45,8 @@ func (h *consoleFlags) enabled() bool { return h.addr != "" || h.ui }
 // no console was asked for.
 func (h *consoleFlags) install(env *cliEnv, so *server.Options) (*console.Console, error) {
 	if !h.enabled() {
-		if h.pprof || h.auth != "" || h.tokenFile != "" || h.schema.file != "" || h.schema.raw {
-			return nil, usageErrorf("--pprof, --http-auth, --http-token-file, --schema and --raw need --http or --ui")
+		if h.pprof || h.auth != "" || h.tokenFile != "" || (h.schema.file != "" && !h.enforce) || h.schema.raw {
+			return nil, usageErrorf("--pprof, --http-auth, --http-token-file, --schema and --raw need --http or --ui (--schema also goes with --enforce)")
 		}
 		return nil, nil
 	}

@@ -1,5 +1,7 @@
 package protocol
 
+import "strings"
+
 // ErrorPrefix starts the simple error of every -ERR answer; the error
 // text follows it ("-ERR " + text + CRLF on the wire).
 const ErrorPrefix = "ERR "
@@ -35,6 +37,37 @@ const ErrPersistence = "persistence failure: the change could not be written to 
 // restarted.
 const ErrInvalidToken = "invalid continuation token"
 
+// SchemaViolationPrefix starts ssgen's own error text (the real service
+// has no schema), for a SET refused by ssgen serve --enforce refuse: the
+// value does not fit the declaration of its key. SchemaViolation builds
+// the whole text.
+const SchemaViolationPrefix = "schema violation: "
+
+// MaxSchemaViolationText bounds a SchemaViolation text: its parts come
+// from the schema and the written value, and stay data of bounded size.
+const MaxSchemaViolationText = 400
+
+// SchemaViolation is the -ERR text of a write refused by the schema:
+// "schema violation: DECL PATH: MSG" (PATH absent for the whole value),
+// clipped to MaxSchemaViolationText bytes and with no line breaks.
+func SchemaViolation(decl, path, msg string) string {
+	s := SchemaViolationPrefix + decl
+	if path != "" {
+		s += " " + path
+	}
+	s += ": " + msg
+	b := []byte(s)
+	for i, c := range b {
+		if c == '\r' || c == '\n' {
+			b[i] = ' '
+		}
+	}
+	if len(b) > MaxSchemaViolationText {
+		b = append(b[:MaxSchemaViolationText-3:MaxSchemaViolationText-3], "..."...)
+	}
+	return string(b)
+}
+
 // ErrorInfo is one -ERR answer of the service: its text, and the words
 // ssgen's server files it under, in log lines (Class: the refusal's
 // reason) and in ssgen_request_errors_total (Metric).
@@ -63,6 +96,8 @@ var Errors = [...]ErrorInfo{
 	{ErrKeyLengthZero, "key", "key_length_zero"},
 	{ErrPersistence, "persistence", "persistence_failure"},
 	{ErrInvalidToken, OtherErrorClass, OtherErrorMetric},
+	// Matched by its prefix (LookupError): the rest names the declaration.
+	{SchemaViolationPrefix, "schema", "schema_violation"},
 }
 
 // The words of an error text Errors does not list. ErrInvalidToken has
@@ -78,6 +113,9 @@ func LookupError(text string) (ErrorInfo, bool) {
 		if e.Text == text {
 			return e, true
 		}
+	}
+	if strings.HasPrefix(text, SchemaViolationPrefix) {
+		return Errors[len(Errors)-1], true
 	}
 	return ErrorInfo{}, false
 }

@@ -36,3 +36,25 @@ func TestErrorsListsEveryText(t *testing.T) {
 		t.Error("LookupError found an unlisted text")
 	}
 }
+
+// A schema violation's text carries the schema's names and words about a
+// client's value: it stays one bounded line, and LookupError files it
+// under its own words.
+func TestSchemaViolationIsOneBoundedLine(t *testing.T) {
+	for _, c := range []struct{ decl, path, msg, want string }{
+		{"Config", ".mode", `"warm" is not a Mode`, `schema violation: Config .mode: "warm" is not a Mode`},
+		{"Config", "", "not JSON", "schema violation: Config: not JSON"},
+		{"K", ".a", "x\r\n-ERR y", "schema violation: K .a: x  -ERR y"},
+	} {
+		if got := SchemaViolation(c.decl, c.path, c.msg); got != c.want {
+			t.Errorf("SchemaViolation(%q, %q, %q) = %q, want %q", c.decl, c.path, c.msg, got, c.want)
+		}
+	}
+	long := SchemaViolation("K", ".a", strings.Repeat("\n", 1000))
+	if len(long) != MaxSchemaViolationText || !strings.HasSuffix(long, "...") || strings.ContainsAny(long, "\r\n") {
+		t.Errorf("long text: %d bytes %q", len(long), long[:40])
+	}
+	if info, ok := LookupError(SchemaViolation("K", "", "m")); !ok || info.Metric != "schema_violation" {
+		t.Errorf("LookupError = %+v, %v", info, ok)
+	}
+}

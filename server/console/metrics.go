@@ -31,6 +31,7 @@ type metrics struct {
 	requests [len(metricVerbs)][len(metricResults)]prometheus.Counter
 	latency  [len(metricVerbs)]prometheus.Observer
 	errors   *prometheus.CounterVec
+	schema   *prometheus.CounterVec
 	commits  prometheus.Histogram
 	failed   prometheus.Counter
 	changes  prometheus.Counter
@@ -51,6 +52,10 @@ func newMetrics(srv *server.Server, sse func() int) *metrics {
 		Name: "ssgen_request_errors_total",
 		Help: "Requests answered -ERR, by verb and error (not_authorized, fencing_token_lower, quota_exceeded, ...; other for any other text).",
 	}, []string{"verb", "error"})
+	m.schema = prometheus.NewCounterVec(prometheus.CounterOpts{
+		Name: "ssgen_schema_violations_total",
+		Help: "SETs whose value does not fit its key's declaration (serve --enforce warn|refuse), by declaration, reason (decode) and action (warned: applied; refused: answered -ERR schema violation).",
+	}, []string{"declaration", "reason", "action"})
 	for v, verb := range metricVerbs {
 		for r, res := range metricResults {
 			m.requests[v][r] = requests.WithLabelValues(verb, res)
@@ -78,7 +83,7 @@ func newMetrics(srv *server.Server, sse func() int) *metrics {
 	}
 	eng := srv.Engine()
 	m.reg.MustRegister(
-		requests, latency, m.errors, m.commits, m.changes, m.failed,
+		requests, latency, m.errors, m.schema, m.commits, m.changes, m.failed,
 		gauge("ssgen_keys", "Live keys in the store.", func() float64 { return float64(eng.Len()) }),
 		gauge("ssgen_key_bytes", "Sum of key and value bytes over live keys (the quota's measure).", func() float64 { return float64(eng.Bytes()) }),
 		gauge("ssgen_watches", "KEYNOTIFY registrations, all clients together.", func() float64 { return float64(eng.WatchCount()) }),
@@ -113,6 +118,13 @@ func (m *metrics) request(ev *server.RequestEvent) {
 			slug = info.Metric
 		}
 		m.errors.WithLabelValues(metricVerbs[v], slug).Inc()
+	}
+	if ev.SchemaDeclaration != "" {
+		action := "warned"
+		if r == resultError {
+			action = "refused"
+		}
+		m.schema.WithLabelValues(ev.SchemaDeclaration, ev.SchemaReason, action).Inc()
 	}
 	m.requests[v][r].Inc()
 	m.latency[v].Observe(ev.Latency.Seconds())

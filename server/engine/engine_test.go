@@ -21,6 +21,7 @@ func TestErrorPayloadsAreTheContractTexts(t *testing.T) {
 		ErrKeyLengthZero:            "-ERR the key length is zero\r\n",
 		ErrInvalidToken:             "-ERR invalid continuation token\r\n",
 		ErrPersistence:              "-ERR persistence failure: the change could not be written to disk and was not applied\r\n",
+		ErrSchemaViolation:          "-ERR schema violation: \r\n", // a prefix: the server adds the declaration
 	}
 	for e, p := range want {
 		if got := string(errResult(e).Payload); got != p {

@@ -48,3 +48,8 @@ const ErrPersistence Error = protocol.ErrPersistence
 // not issue for that pattern and Request.TokenScope (scantoken.go).
 // Also ssgen's own text.
 const ErrInvalidToken Error = protocol.ErrInvalidToken
+
+// ErrSchemaViolation starts the answer to a SET the server's schema check
+// refused (Options.Enforce); the text goes on to name the declaration and
+// field path (protocol.SchemaViolation). The engine never gives it.
+const ErrSchemaViolation Error = protocol.SchemaViolationPrefix
