@@ -73,28 +73,21 @@ func Shape(t *schema.Type, ev *codec.Evolution) string {
 	if ev == nil {
 		return ""
 	}
-	switch t.Kind {
-	case schema.KindList, schema.KindMap:
-		inner := Shape(t.Elem, ev)
-		if inner == "" {
-			return ""
-		}
-		if t.Kind == schema.KindList {
-			return "[]" + inner
-		}
-		return "map[string]" + inner
-	case schema.KindStruct:
-		if _, ok := ev.Structs[t.Def.Name]; ok {
-			return t.Def.Name
-		}
-	}
-	return ""
+	return shapeOf(t, func(d *schema.TypeDef) bool { _, ok := ev.Structs[d.Name]; return ok })
 }
 
+// shape is Shape over the struct types a schema's evolution covers, before
+// its codec.Evolution is built.
 func shape(t *schema.Type, evolving map[*schema.TypeDef]bool) string {
+	return shapeOf(t, func(d *schema.TypeDef) bool { return evolving[d] })
+}
+
+// shapeOf writes t in Go syntax down to the first struct evolves says
+// yes to, or "" when t holds none.
+func shapeOf(t *schema.Type, evolves func(*schema.TypeDef) bool) string {
 	switch t.Kind {
 	case schema.KindList, schema.KindMap:
-		inner := shape(t.Elem, evolving)
+		inner := shapeOf(t.Elem, evolves)
 		if inner == "" {
 			return ""
 		}
@@ -103,7 +96,7 @@ func shape(t *schema.Type, evolving map[*schema.TypeDef]bool) string {
 		}
 		return "map[string]" + inner
 	case schema.KindStruct:
-		if evolving[t.Def] {
+		if evolves(t.Def) {
 			return t.Def.Name
 		}
 	}
