@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ssgen/ssgen/internal/testkit/clienttest"
 	"github.com/ssgen/ssgen/internal/tests/e2e"
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/server"
@@ -31,28 +32,9 @@ func start(t *testing.T) *backend {
 	return &backend{srv: srv, url: srv.URL(), clock: clock}
 }
 
-func (b *backend) dial(t *testing.T) *runtime.Client {
-	t.Helper()
-	cfg, err := runtime.FromURL(b.url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Timeout = 5 * time.Second
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, err := runtime.Dial(ctx, cfg)
-	if err != nil {
-		t.Fatalf("Dial: %v", err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
+func (b *backend) dial(t *testing.T) *runtime.Client { return clienttest.Dial(t, b.url) }
 
-func testCtx(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
+func testCtx(t *testing.T) context.Context { return clienttest.Context(t) }
 
 func thermostat(t *testing.T, c *runtime.Client, id string) *e2e.Thermostat {
 	t.Helper()

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/ssgen/ssgen/internal/schemaval"
+	"github.com/ssgen/ssgen/internal/testkit/clienttest"
 	v1 "github.com/ssgen/ssgen/internal/tests/e2e/evolve/v1"
 	v2 "github.com/ssgen/ssgen/internal/tests/e2e/evolve/v2"
 	"github.com/ssgen/ssgen/runtime"
@@ -20,28 +21,9 @@ import (
 	"github.com/ssgen/ssgen/server/servertest"
 )
 
-func dial(t *testing.T, url string) *runtime.Client {
-	t.Helper()
-	cfg, err := runtime.FromURL(url)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.Timeout = 5 * time.Second
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	c, err := runtime.Dial(ctx, cfg)
-	if err != nil {
-		t.Fatalf("Dial: %v", err)
-	}
-	t.Cleanup(func() { _ = c.Close() })
-	return c
-}
+func dial(t *testing.T, url string) *runtime.Client { return clienttest.Dial(t, url) }
 
-func ctxFor(t *testing.T) context.Context {
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	t.Cleanup(cancel)
-	return ctx
-}
+func ctxFor(t *testing.T) context.Context { return clienttest.Context(t) }
 
 // must(call())(t) is call's value, or a fatal error.
 func must[T any](v T, err error) func(*testing.T) T {
