@@ -14,6 +14,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/ssgen/ssgen/internal/schemastore"
 	"github.com/ssgen/ssgen/server"
 	"github.com/ssgen/ssgen/server/engine"
 	"github.com/ssgen/ssgen/server/schemacheck"
@@ -157,6 +158,10 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	if web.enforce = opts.Enforce != server.EnforceOff; web.enforce {
 		if web.schema.raw || web.schema.file == "" {
 			return usageErrorf("--enforce %s needs --schema FILE (and not --raw)", *enforce)
+		}
+		if web.schema.fromStore(env) {
+			// Whoever may write the key would choose the checks.
+			return usageErrorf("--enforce %s needs a schema file: with --schema store any client allowed to write %s could change or switch off the checks", *enforce, schemastore.Key)
 		}
 		sc, err := web.schema.load(env)
 		if err != nil {

@@ -34,7 +34,7 @@ func (h *consoleFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&h.user, "http-user", "", "the user `NAME` the console acts as for --authz-file rules (with --http-auth password: the signed-in user)")
 	fs.StringVar(&h.clientID, "http-client-id", console.DefaultClientID, "the client `ID` the console acts as for --authz-file rules and in the request trace")
 	fs.StringVar(&h.allowHosts, "http-allow-hosts", "", "without authentication, the host names besides localhost and IP addresses the console answers to, a comma-separated `LIST`")
-	fs.StringVar(&h.schema.file, "schema", "", "the schema `FILE`: with --http or --ui, the console shows the keys it declares by name, their values decoded as JSON, and its locks as locks (default: $"+schemaEnv+", else ./"+defaultSchemaFile+" when there is one); with --enforce, writes are checked against it")
+	fs.StringVar(&h.schema.file, "schema", "", "the schema `FILE`: with --http or --ui, the console shows the keys it declares by name, their values decoded as JSON, and its locks as locks; \"store\": the schema published in this server under $ssgen/schema (ssgen schema publish), read again when it changes (default: $"+schemaEnv+", else ./"+defaultSchemaFile+" when there is one); with --enforce, writes are checked against it")
 	fs.BoolVar(&h.schema.raw, "raw", false, "with --http or --ui: ignore any schema; the console shows values as text or hex")
 	fs.BoolVar(&h.pprof, "pprof", false, "with --http or --ui, also serve Go's profiler under /debug/pprof/ (behind the console's authentication)")
 }
@@ -73,7 +73,11 @@ func (h *consoleFlags) install(env *cliEnv, so *server.Options) (*console.Consol
 	if h.allowHosts != "" {
 		o.AllowedHosts = strings.Split(h.allowHosts, ",")
 	}
-	if o.Schema, err = h.schema.load(env); err != nil {
+	if h.schema.fromStore(env) {
+		// The server is the store: the console reads the key from it,
+		// again whenever it changes (console.Options.SchemaFromStore).
+		o.SchemaFromStore = true
+	} else if o.Schema, err = h.schema.load(env); err != nil {
 		return nil, err
 	}
 	h.logSchema(so.Logger, o.Schema)

@@ -42,6 +42,7 @@ func runDelete(ctx context.Context, env *cliEnv, args []string, byValue bool) er
 	cf.register(fs)
 	var sf schemaFlags
 	sf.register(fs)
+	sf.via(ctx, &cf)
 	fencing := fs.String("fencing-token", "", "fencing token, an `HLC`, sent with the delete")
 	wait := fs.Duration("wait", 0, "for a guarded key: wait this long for the guard lock (0: fail at once if it is held)")
 	keyHex := fs.Bool("key-hex", false, "KEY is given as hex")

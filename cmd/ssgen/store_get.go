@@ -32,6 +32,7 @@ func runGet(ctx context.Context, env *cliEnv, args []string) error {
 	cf.register(fs)
 	var sf schemaFlags
 	sf.register(fs)
+	sf.via(ctx, &cf)
 	asHex := fs.Bool("hex", false, "print the value's bytes as hex")
 	out := fs.String("out", "", "write the value's bytes, byte-exact, to `FILE` (- for stdout) instead")
 	withVersion := fs.Bool("version", false, "print the version on its own line after the value")

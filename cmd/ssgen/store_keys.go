@@ -28,6 +28,7 @@ func runKeys(ctx context.Context, env *cliEnv, args []string) error {
 	cf.register(fs)
 	var sf schemaFlags
 	sf.register(fs)
+	sf.via(ctx, &cf)
 	fs.Lookup("raw").Usage = "ignore any schema: keys are listed without their declarations" // keys prints no values
 	asJSON := fs.Bool("json", false, `print JSON lines: {"key":K} ({"keyHex":H} for a key that is not UTF-8; "schema" for a declared key), then {"cursor":C} if --limit stopped the listing`)
 	asHex := fs.Bool("key-hex", false, "print keys as hex")

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/hex"
 	"encoding/json"
 	"flag"
@@ -12,6 +13,7 @@ import (
 	"unicode"
 	"unicode/utf8"
 
+	"github.com/ssgen/ssgen/internal/schemastore"
 	"github.com/ssgen/ssgen/internal/schemaval"
 	"github.com/ssgen/ssgen/runtime/hlc"
 	"github.com/ssgen/ssgen/schema"
@@ -23,12 +25,33 @@ type schemaFlags struct {
 	file string
 	raw  bool
 	used string // the file load loaded
+	// ctx and conn, set by via, let --schema store read the schema
+	// published on the verb's broker.
+	ctx  context.Context
+	conn *connFlags
+}
+
+// via lets --schema store (schemaFromStore) read the published schema
+// through the verb's connection flags.
+func (s *schemaFlags) via(ctx context.Context, cf *connFlags) { s.ctx, s.conn = ctx, cf }
+
+// fromStore says that the flags or the environment name the schema
+// published in the store (--schema store) rather than a file.
+func (s *schemaFlags) fromStore(env *cliEnv) bool {
+	if s.raw {
+		return false
+	}
+	file := s.file
+	if file == "" {
+		file = env.getenv(schemaEnv)
+	}
+	return file == schemaFromStore
 }
 
 const schemaEnv = "SSGEN_SCHEMA"
 
 func (s *schemaFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&s.file, "schema", "", "schema `FILE` that types the keys (default: $"+schemaEnv+", else ./"+defaultSchemaFile+" when there is one)")
+	fs.StringVar(&s.file, "schema", "", "schema `FILE` that types the keys, or \"store\": the schema published on the broker (ssgen schema publish) (default: $"+schemaEnv+", else ./"+defaultSchemaFile+" when there is one)")
 	fs.BoolVar(&s.raw, "raw", false, "ignore any schema: values are bytes")
 }
 
@@ -47,6 +70,17 @@ func (s *schemaFlags) load(env *cliEnv) (*schema.Schema, error) {
 			return nil, nil
 		}
 		file, implicit = defaultSchemaFile, true
+	}
+	if file == schemaFromStore {
+		if s.conn == nil {
+			return nil, usageErrorf("--schema store: this verb cannot read the published schema")
+		}
+		p, err := loadPublished(s.ctx, env, s.conn)
+		if err != nil {
+			return nil, err
+		}
+		s.used = schemastore.Source(p.Time)
+		return p.Schema, nil
 	}
 	sc, err := loadSchema(env, file)
 	s.used = file

@@ -39,6 +39,7 @@ func runSet(ctx context.Context, env *cliEnv, args []string) error {
 	cf.register(fs)
 	var sf schemaFlags
 	sf.register(fs)
+	sf.via(ctx, &cf)
 	nx := fs.Bool("nx", false, "set only if the key does not exist")
 	nex := fs.Bool("nex", false, "set only if the key does not exist or already holds exactly VALUE")
 	var px pxFlag

@@ -41,6 +41,7 @@ func runWatch(ctx context.Context, env *cliEnv, args []string) error {
 	cf.register(fs)
 	var sf schemaFlags
 	sf.register(fs)
+	sf.via(ctx, &cf)
 	asHex := fs.Bool("hex", false, "print values as hex (implies --raw)")
 	asJSON := fs.Bool("json", false, `print JSON lines: {"event":"set"|"delete"|"resync","key":K,"value":V,"version":H,...}`)
 	keyHex := fs.Bool("key-hex", false, "KEYs are given, and printed, as hex")

@@ -82,11 +82,12 @@ func (c *Console) browse(r *http.Request) keysPage {
 	})
 	now := time.Now()
 	out := keysPage{Items: make([]keyItem, 0, len(p.Items)), Examined: p.Examined}
+	sv := c.schemaView()
 	for _, it := range p.Items {
 		ki := keyItem{Name: display([]byte(it.Key)), Ref: ref([]byte(it.Key)), Folder: it.Folder, Size: it.Size, TTLms: -1, Fenced: it.Fenced}
 		if !it.Folder {
 			ki.Version = it.Version.String()
-			ki.Declared = c.schema.declared([]byte(it.Key))
+			ki.Declared = sv.declared([]byte(it.Key))
 			if !it.Deadline.IsZero() {
 				ki.TTLms = max(it.Deadline.Sub(now).Milliseconds(), 0)
 			}
@@ -174,8 +175,8 @@ func (c *Console) apiKey(w http.ResponseWriter, r *http.Request) {
 		d.Text = &s
 	}
 	isLock := false
-	if c.schema != nil {
-		if desc, ok := c.schema.describe(key, ent.Value); ok {
+	if sv := c.schemaView(); sv != nil {
+		if desc, ok := sv.describe(key, ent.Value); ok {
 			d.Schema = &desc
 			isLock = desc.Lock
 		}
@@ -205,7 +206,7 @@ func (c *Console) apiKey(w http.ResponseWriter, r *http.Request) {
 func (c *Console) apiDeclaration(w http.ResponseWriter, r *http.Request) {
 	key := []byte(r.URL.Query().Get("key"))
 	readable, _ := c.Access(r)
-	d, ok := c.schema.declaration(key)
+	d, ok := c.schemaView().declaration(key)
 	if len(key) == 0 || readable != nil && !readable(key) || !ok {
 		httpError(w, http.StatusNotFound, "no declaration")
 		return
@@ -289,9 +290,14 @@ func (c *Console) apiClients(w http.ResponseWriter, r *http.Request) {
 func (c *Console) apiSession(w http.ResponseWriter, r *http.Request) {
 	caller, _ := r.Context().Value(whoKey{}).(who)
 	pr := c.principal(r)
-	writeJSON(w, http.StatusOK, map[string]any{
+	out := map[string]any{
 		"csrf": c.gate.csrfToken(caller), "csrf_header": csrfHeader,
 		"auth": c.opts.Auth.String(), "client_id": pr.ClientID, "user": pr.Username,
-		"authorization": c.opts.Policy != nil, "schema": c.schema != nil,
-	})
+		"authorization": c.opts.Policy != nil, "schema": c.schemaView() != nil,
+	}
+	if c.store != nil {
+		// Why the value under $ssgen/schema is not used ("" when it is).
+		out["schema_source"], out["schema_error"] = "store", c.schemaError()
+	}
+	writeJSON(w, http.StatusOK, out)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/ssgen/ssgen/internal/logclip"
+	"github.com/ssgen/ssgen/internal/schemastore"
 	"github.com/ssgen/ssgen/schema"
 	"github.com/ssgen/ssgen/server"
 )
@@ -65,6 +66,13 @@ type Options struct {
 	// as generated code decodes it (see Description), a declared lock is
 	// shown as one, and the console can write a declared key from JSON.
 	Schema *schema.Schema
+	// SchemaFromStore reads keys through the schema published in the
+	// server itself under the reserved key $ssgen/schema (ssgen schema
+	// publish) instead, loaded again whenever that key changes. A value
+	// there that is not a published schema (any client allowed to write
+	// the key can store anything) is not used: the console then has no
+	// schema, and logs and reports why. It excludes Schema.
+	SchemaFromStore bool
 	// Logger receives the console's own events (slog.Default() when nil).
 	Logger *slog.Logger
 }
@@ -101,7 +109,8 @@ type Console struct {
 	changes *ring[changeRecord]
 	metrics *metrics
 	streams atomic.Int32
-	schema  *schemaView // nil without Options.Schema
+	fixed   *schemaView  // nil without Options.Schema
+	store   *storeSchema // nil without Options.SchemaFromStore
 
 	srv    *server.Server
 	extra  []mount
@@ -136,7 +145,10 @@ func Install(so *server.Options, opts Options) (*Console, error) {
 		trace:   newRing[traceRecord](opts.TraceSize),
 		changes: newRing[changeRecord](opts.TraceSize),
 		done:    make(chan struct{}),
-		schema:  newSchemaView(opts.Schema),
+		fixed:   newSchemaView(opts.Schema),
+	}
+	if opts.SchemaFromStore {
+		c.store = newStoreSchema()
 	}
 	c.log = logclip.Logger(c.log, 0) // nil: slog.Default(); values cut to 1 KiB
 	prevReq, prevChange, prevCommit := so.OnRequest, so.OnKeyChange, so.OnCommit
@@ -164,6 +176,9 @@ func Install(so *server.Options, opts Options) (*Console, error) {
 }
 
 func (o *Options) validate() error {
+	if o.Schema != nil && o.SchemaFromStore {
+		return fmt.Errorf("%w: Schema and SchemaFromStore exclude each other", ErrInvalidOptions)
+	}
 	switch o.Auth {
 	case AuthNone:
 	case AuthToken:
@@ -214,6 +229,9 @@ func (c *Console) onRequest(ev *server.RequestEvent) {
 // onKeyChange is Options.OnKeyChange, under the engine's lock: one slot of
 // the change ring.
 func (c *Console) onKeyChange(key string, deleted bool) {
+	if c.store != nil && key == schemastore.Key {
+		c.store.stale.Store(true)
+	}
 	s, seq := c.changes.begin()
 	k := key
 	s.v.cut = len(k) > maxTraceKey

@@ -68,7 +68,7 @@ func (c *Console) page(w http.ResponseWriter, r *http.Request) {
 	}
 	d := pageData{
 		CSRF: c.gate.csrfToken(caller), Auth: c.opts.Auth.String(), Identity: id,
-		Server: c.srv.URL(), Keys: c.browse(r), Schema: c.schema != nil,
+		Server: c.srv.URL(), Keys: c.browse(r), Schema: c.schemaView() != nil,
 	}
 	h := w.Header()
 	h.Set("Content-Type", "text/html; charset=utf-8")

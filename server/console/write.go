@@ -100,11 +100,12 @@ func (c *Console) apiSet(w http.ResponseWriter, r *http.Request) {
 		}
 		value = v
 	case "schema":
-		if c.schema == nil {
+		sv := c.schemaView()
+		if sv == nil {
 			httpError(w, http.StatusBadRequest, "encoding schema: the console has no schema (ssgen serve --schema)")
 			return
 		}
-		if cur, _ := c.schema.moves(key); cur != "" {
+		if cur, _ := sv.moves(key); cur != "" {
 			// An earlier key (renamed_from) is edited at the key it
 			// moved to, whose write then deletes it.
 			if _, writable := c.Access(r); writable != nil && !writable([]byte(cur)) {
@@ -113,7 +114,7 @@ func (c *Console) apiSet(w http.ResponseWriter, r *http.Request) {
 			}
 			key = []byte(cur)
 		}
-		v, err := c.schema.encode(key, req.Value)
+		v, err := sv.encode(key, req.Value)
 		if err != nil {
 			httpError(w, http.StatusBadRequest, "value: "+err.Error())
 			return
@@ -152,7 +153,7 @@ func (c *Console) write(w http.ResponseWriter, r *http.Request, req writeRequest
 		return
 	}
 	key := er.Args[1]
-	g, ok := c.schema.guard(key)
+	g, ok := c.schemaView().guard(key)
 	switch {
 	case !ok:
 		httpError(w, http.StatusBadRequest, "guard: the schema declares no guard lock for this key")
@@ -233,7 +234,7 @@ func bulk(p []byte) ([]byte, bool) {
 // else a value left there would read as the key's once it is deleted.
 func (c *Console) execWrite(r *http.Request, er server.ExecRequest) writeResult {
 	out := c.exec(r, er)
-	_, earlier := c.schema.moves(er.Args[1])
+	_, earlier := c.schemaView().moves(er.Args[1])
 	if !out.OK || len(earlier) == 0 {
 		return out
 	}
