@@ -49,9 +49,14 @@ type Envelope struct {
 
 // Error is a value under Key that is not a published schema, or a schema
 // that cannot be published.
-type Error struct{ Reason string }
+type Error struct {
+	Reason string
+	Err    error // ErrTooLarge, or nil
+}
 
 func (e *Error) Error() string { return Key + ": " + e.Reason }
+
+func (e *Error) Unwrap() error { return e.Err }
 
 // ErrTooLarge is wrapped by the errors about a schema or value over the bounds.
 var ErrTooLarge = errors.New("too large")
@@ -69,7 +74,7 @@ func Digest(src []byte) string {
 // problems against the file); it refuses what Decode would refuse.
 func Encode(file string, src []byte, now time.Time) ([]byte, error) {
 	if len(src) > MaxSchemaBytes {
-		return nil, &Error{Reason: fmt.Sprintf("the schema is %d bytes, more than the %d that can be published: %v", len(src), MaxSchemaBytes, ErrTooLarge)}
+		return nil, &Error{Reason: fmt.Sprintf("the schema is %d bytes, more than the %d that can be published", len(src), MaxSchemaBytes), Err: ErrTooLarge}
 	}
 	if !utf8.Valid(src) {
 		return nil, errorf("the schema is not UTF-8 text")
@@ -90,7 +95,7 @@ func Encode(file string, src []byte, now time.Time) ([]byte, error) {
 	}
 	b := bytes.TrimSuffix(buf.Bytes(), []byte("\n"))
 	if len(b) > MaxEnvelopeBytes {
-		return nil, &Error{Reason: fmt.Sprintf("the schema's envelope is %d bytes, more than %d: %v", len(b), MaxEnvelopeBytes, ErrTooLarge)}
+		return nil, &Error{Reason: fmt.Sprintf("the schema's envelope is %d bytes, more than %d (JSON escapes its control characters)", len(b), MaxEnvelopeBytes), Err: ErrTooLarge}
 	}
 	return b, nil
 }
@@ -114,7 +119,7 @@ func Source(t time.Time) string {
 // positions name Source. It never panics on any input.
 func Decode(value []byte) (*Published, error) {
 	if len(value) > MaxEnvelopeBytes {
-		return nil, &Error{Reason: fmt.Sprintf("the value is %d bytes, more than the %d a published schema may be: %v", len(value), MaxEnvelopeBytes, ErrTooLarge)}
+		return nil, &Error{Reason: fmt.Sprintf("the value is %d bytes, more than the %d a published schema may be", len(value), MaxEnvelopeBytes), Err: ErrTooLarge}
 	}
 	dec := json.NewDecoder(bytes.NewReader(value))
 	var env Envelope
@@ -128,7 +133,7 @@ func Decode(value []byte) (*Published, error) {
 		return nil, errorf("envelope format %d, this ssgen reads format %d", env.Format, Format)
 	}
 	if len(env.Schema) > MaxSchemaBytes {
-		return nil, &Error{Reason: fmt.Sprintf("the schema is %d bytes, more than %d: %v", len(env.Schema), MaxSchemaBytes, ErrTooLarge)}
+		return nil, &Error{Reason: fmt.Sprintf("the schema is %d bytes, more than %d", len(env.Schema), MaxSchemaBytes), Err: ErrTooLarge}
 	}
 	src := []byte(env.Schema)
 	if got := Digest(src); got != env.Digest {
@@ -142,15 +147,35 @@ func Decode(value []byte) (*Published, error) {
 		return nil, errorf("the file name is longer than %d bytes or not UTF-8", maxNameBytes)
 	}
 	s, err := schema.Load(Source(t), src)
+	var list schema.ErrorList
+	if errors.As(err, &list) {
+		return nil, bounded(list, Source(t))
+	}
 	if err != nil {
 		return nil, err
 	}
 	return &Published{Envelope: env, Time: t, Schema: s, Bytes: src}, nil
 }
 
+// maxProblems is how many of a published schema's problems Decode
+// returns; each message is clipped too, as they quote the schema's text.
+const maxProblems = 20
+
+func bounded(list schema.ErrorList, source string) schema.ErrorList {
+	out := make(schema.ErrorList, 0, min(len(list), maxProblems+1))
+	for i, e := range list {
+		if i == maxProblems {
+			out = append(out, &schema.Error{Pos: schema.Pos{Filename: source}, Msg: fmt.Sprintf("%d more problems not shown", len(list)-maxProblems)})
+			break
+		}
+		out = append(out, &schema.Error{Pos: e.Pos, Msg: clip(e.Msg)})
+	}
+	return out
+}
+
 // clip bounds text taken from the value for a message.
 func clip(s string) string {
-	const max = 120
+	const max = 300
 	if len(s) <= max {
 		return s
 	}
