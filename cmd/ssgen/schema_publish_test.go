@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -106,7 +107,41 @@ func publishThenUse(t *testing.T, url string) {
 }
 
 func TestSchemaPublishAndUseItFromTheStore(t *testing.T) {
-	publishThenUse(t, servertest.New(t).URL())
+	for _, st := range bothStores {
+		t.Run(st.name, func(t *testing.T) { publishThenUse(t, st.url(t)) })
+	}
+}
+
+// serve --ui --schema store: the console reads keys through the schema
+// published in the server itself, once it is published.
+func TestServeConsoleReadsTheSchemaInTheStore(t *testing.T) {
+	mqttURL, consoleURL := startServe(t, "--ui", "--schema", "store")
+	run(t, mqttURL, "set", "--raw", "rooms/hall/reading", `{"celsius":19,"room":"hall"}`).want(t, exitOK, nil)
+	detail := func() (name, value string) {
+		t.Helper()
+		resp, err := http.Get(consoleURL + "api/key?key=rooms%2Fhall%2Freading")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		var d struct {
+			Schema *struct{ Name, JSON string }
+		}
+		if err := json.NewDecoder(resp.Body).Decode(&d); err != nil {
+			t.Fatal(err)
+		}
+		if d.Schema == nil {
+			return "", ""
+		}
+		return d.Schema.Name, d.Schema.JSON
+	}
+	if name, _ := detail(); name != "" {
+		t.Fatalf("nothing published, yet the console declares the key %q", name)
+	}
+	runSchemaSub(t, mqttURL, "publish", "--schema", publishedFile).want(t, exitOK, nil)
+	if name, value := detail(); name != "Room.Reading" || !strings.Contains(value, `"celsius": 19`) {
+		t.Fatalf("published: the console shows %q %q", name, value)
+	}
 }
 
 // `ssgen schema` and `ssgen schema -o FILE` still print the JSON Schema.
@@ -162,7 +197,12 @@ func TestSchemaPublishRefusesBadSchemas(t *testing.T) {
 // each such value is refused by --schema store and show with an error
 // naming the key, and nothing a terminal acts on reaches it.
 func TestSchemaFromTheStoreRefusesTamperedValues(t *testing.T) {
-	url := servertest.New(t).URL()
+	for _, st := range bothStores {
+		t.Run(st.name, func(t *testing.T) { refuseTampered(t, st.url(t)) })
+	}
+}
+
+func refuseTampered(t *testing.T, url string) {
 	src, err := os.ReadFile(publishedFile)
 	if err != nil {
 		t.Fatal(err)
