@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -115,7 +116,18 @@ func TestSchemaPublishAndUseItFromTheStore(t *testing.T) {
 // serve --ui --schema store: the console reads keys through the schema
 // published in the server itself, once it is published.
 func TestServeConsoleReadsTheSchemaInTheStore(t *testing.T) {
-	mqttURL, consoleURL := startServe(t, "--ui", "--schema", "store")
+	sp := backgroundServe(t, "serve", "--listen", "127.0.0.1:0", "--ui", "--schema", "store")
+	var mqttURL, consoleURL string
+	for _, p := range []*string{&mqttURL, &consoleURL} {
+		if !sp.lines.Scan() {
+			t.Fatalf("serve printed too little; stderr:\n%s", sp.stderr)
+		}
+		*p = sp.lines.Text()
+	}
+	go func() { _, _ = io.Copy(io.Discard, sp.out) }()
+	if s := sp.stderr.String(); !strings.Contains(s, "console: the schema published in this server under $ssgen/schema") {
+		t.Errorf("the log does not say where the console's schema comes from:\n%s", s)
+	}
 	run(t, mqttURL, "set", "--raw", "rooms/hall/reading", `{"celsius":19,"room":"hall"}`).want(t, exitOK, nil)
 	detail := func() (name, value string) {
 		t.Helper()

@@ -76,7 +76,7 @@ func (h *consoleFlags) install(env *cliEnv, so *server.Options) (*console.Consol
 	if h.schema.fromStore(env) {
 		// The server is the store: the console reads the key from it,
 		// again whenever it changes (console.Options.SchemaFromStore).
-		o.SchemaFromStore = true
+		o.SchemaFromStore, h.schema.used = true, schemaFromStore
 	} else if o.Schema, err = h.schema.load(env); err != nil {
 		return nil, err
 	}
@@ -142,6 +142,8 @@ func (h *consoleFlags) logSchema(log *slog.Logger, s *schema.Schema) {
 		log.Info("console: schema", "file", file, "keys", len(s.AllKeys()), "locks", len(s.AllLocks()))
 	case h.schema.raw:
 		log.Info("console: no schema (--raw): values shown as text or hex")
+	case h.schema.used == schemaFromStore:
+		log.Info("console: the schema published in this server under $ssgen/schema, read when it is needed and again when it changes")
 	default:
 		log.Info("console: no schema (no --schema, $" + schemaEnv + " or ./" + defaultSchemaFile + "): values shown as text or hex")
 	}
