@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ssgen/ssgen/internal/schemastore"
+	"github.com/ssgen/ssgen/server"
 	"github.com/ssgen/ssgen/server/servertest"
 )
 
@@ -281,4 +282,34 @@ func TestServeEnforceRefusesTheSchemaFromTheStore(t *testing.T) {
 	if !strings.Contains(r.stderr, "any client allowed to write $ssgen/schema") {
 		t.Errorf("stderr %q", r.stderr)
 	}
+}
+
+// The rules docs/security.md suggests: the deployer may write
+// $ssgen/schema, a client of the data may only read it. The reader's
+// publish is refused; it reads and writes its keys through the schema the
+// deployer published.
+func TestSchemaInTheStoreUnderAuthorizationRules(t *testing.T) {
+	pol, err := server.ParsePolicy([]byte(`rules:
+  - principals: {clientIds: ["deployer"]}
+    stateStoreResources:
+      - {keyType: string, keys: ["$ssgen/schema"], method: ReadWrite}
+  - principals: {clientIds: ["reader"]}
+    stateStoreResources:
+      - {keyType: string, keys: ["$ssgen/schema"], method: Read}
+      - {keyType: pattern, keys: ["rooms/*"], method: ReadWrite}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := servertest.New(t, servertest.WithOptions(func(so *server.Options) {
+		so.Security = server.Security{AllowAnonymous: true, Authorization: pol}
+	})).URL()
+	r := runSchemaSub(t, url, "publish", "--client-id", "reader", "--schema", publishedFile)
+	r.want(t, exitUsage, nil)
+	if !strings.Contains(r.stderr, "not authorized") {
+		t.Errorf("the reader's publish: %q", r.stderr)
+	}
+	runSchemaSub(t, url, "publish", "--client-id", "deployer", "--schema", publishedFile).want(t, exitOK, nil)
+	run(t, url, "set", "--client-id", "reader", "--schema", "store", "rooms/hall/reading", `{"celsius": 18, "room": "hall"}`).want(t, exitOK, nil)
+	run(t, url, "get", "--client-id", "reader", "--schema", "store", "--quiet", "rooms/hall/reading").want(t, exitOK, ptr("{\n  \"celsius\": 18,\n  \"room\": \"hall\"\n}\n"))
 }
