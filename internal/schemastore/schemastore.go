@@ -21,6 +21,7 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"github.com/ssgen/ssgen/internal/textsafe"
 	"github.com/ssgen/ssgen/schema"
 )
 
@@ -80,7 +81,7 @@ func Encode(file string, src []byte, now time.Time) ([]byte, error) {
 		return nil, errorf("the schema is not UTF-8 text")
 	}
 	name := filepath.Base(file)
-	if len(name) > maxNameBytes || !utf8.ValidString(name) {
+	if !plainName(name) {
 		name = "schema.yaml"
 	}
 	env := Envelope{
@@ -143,8 +144,8 @@ func Decode(value []byte) (*Published, error) {
 	if err != nil {
 		return nil, errorf("published time %s is not RFC 3339", clip(fmt.Sprintf("%q", env.Published)))
 	}
-	if len(env.Name) > maxNameBytes || !utf8.ValidString(env.Name) {
-		return nil, errorf("the file name is longer than %d bytes or not UTF-8", maxNameBytes)
+	if !plainName(env.Name) {
+		return nil, errorf("the file name is longer than %d bytes, not UTF-8, or holds control, line-breaking or hidden characters", maxNameBytes)
 	}
 	s, err := schema.Load(Source(t), src)
 	var list schema.ErrorList
@@ -155,6 +156,20 @@ func Decode(value []byte) (*Published, error) {
 		return nil, err
 	}
 	return &Published{Envelope: env, Time: t, Schema: s, Bytes: src}, nil
+}
+
+// plainName: the file name is shown as it is, so it is short, UTF-8,
+// and holds nothing a terminal or a page would act on or hide.
+func plainName(name string) bool {
+	if len(name) > maxNameBytes || !utf8.ValidString(name) {
+		return false
+	}
+	for _, r := range name {
+		if textsafe.Hidden(r) || textsafe.LineBreak(r) {
+			return false
+		}
+	}
+	return true
 }
 
 // maxProblems is how many of a published schema's problems Decode

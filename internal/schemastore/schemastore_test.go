@@ -81,6 +81,8 @@ func TestDecodeRefusesWhatIsNotAPublishedSchema(t *testing.T) {
 		{"no digest", envelope(t, goodSchema, func(e *Envelope) { e.Digest = "" }), "digest", false},
 		{"bad time", envelope(t, goodSchema, func(e *Envelope) { e.Published = "yesterday\x1b[2J" }), "not RFC 3339", false},
 		{"long name", envelope(t, goodSchema, func(e *Envelope) { e.Name = strings.Repeat("n", 300) }), "file name", false},
+		{"name with a bidi control", envelope(t, goodSchema, func(e *Envelope) { e.Name = "evil\u202eylm.yaml" }), "file name", false},
+		{"name with a line break", envelope(t, goodSchema, func(e *Envelope) { e.Name = "a\nb" }), "file name", false},
 		{"oversize value", make([]byte, MaxEnvelopeBytes+1), "more than the", false},
 		{"oversize schema", envelope(t, strings.Repeat("#", MaxSchemaBytes+1), nil), "more than", false},
 		{"schema with errors", envelope(t, "version: 1\npackage: pub\nkeys:\n  Bad: {path: x, type: nosuch}\n", nil), "$ssgen/schema (published 2026-11-27T17:00:00Z):4:", true},
