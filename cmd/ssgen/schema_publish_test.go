@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/ssgen/ssgen/internal/schemastore"
+	"github.com/ssgen/ssgen/internal/testkit/brokertest"
 	"github.com/ssgen/ssgen/server"
 	"github.com/ssgen/ssgen/server/servertest"
 )
@@ -117,7 +118,14 @@ func TestSchemaPublishAndUseItFromTheStore(t *testing.T) {
 // serve --ui --schema store: the console reads keys through the schema
 // published in the server itself, once it is published.
 func TestServeConsoleReadsTheSchemaInTheStore(t *testing.T) {
-	sp := backgroundServe(t, "serve", "--listen", "127.0.0.1:0", "--ui", "--schema", "store")
+	t.Run("embedded", func(t *testing.T) { serveConsoleFromStore(t, "--listen", "127.0.0.1:0") })
+	// ssgen serve --broker attached to mosquitto: the shell verbs and the
+	// console use the schema published through mosquitto.
+	t.Run("mosquitto", func(t *testing.T) { serveConsoleFromStore(t, "--broker", brokertest.Mosquitto(t)) })
+}
+
+func serveConsoleFromStore(t *testing.T, where ...string) {
+	sp := backgroundServe(t, append(append([]string{"serve"}, where...), "--ui", "--schema", "store")...)
 	var mqttURL, consoleURL string
 	for _, p := range []*string{&mqttURL, &consoleURL} {
 		if !sp.lines.Scan() {
@@ -155,6 +163,7 @@ func TestServeConsoleReadsTheSchemaInTheStore(t *testing.T) {
 	if name, value := detail(); name != "Room.Reading" || !strings.Contains(value, `"celsius": 19`) {
 		t.Fatalf("published: the console shows %q %q", name, value)
 	}
+	run(t, mqttURL, "get", "--schema", "store", "--quiet", "rooms/hall/reading").want(t, exitOK, ptr("{\n  \"celsius\": 19,\n  \"room\": \"hall\"\n}\n"))
 }
 
 // `ssgen schema` and `ssgen schema -o FILE` still print the JSON Schema.

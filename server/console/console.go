@@ -107,7 +107,9 @@ type Console struct {
 	gate    *gate
 	trace   *ring[traceRecord]
 	changes *ring[changeRecord]
-	metrics *metrics
+	// metrics is set by Start, while an attached server (external mode)
+	// may already be answering requests: the hooks read it atomically.
+	metrics atomic.Pointer[metrics]
 	streams atomic.Int32
 	fixed   *schemaView  // nil without Options.Schema
 	store   *storeSchema // nil without Options.SchemaFromStore
@@ -168,7 +170,7 @@ func Install(so *server.Options, opts Options) (*Console, error) {
 		if prevCommit != nil {
 			prevCommit(ev)
 		}
-		if m := c.metrics; m != nil {
+		if m := c.metrics.Load(); m != nil {
 			m.commit(ev)
 		}
 	}
@@ -215,7 +217,7 @@ func loopbackHost(host string) bool {
 // onRequest is Options.OnRequest: a few atomic adds for the metrics and
 // one slot of the trace ring. It never waits for a reader.
 func (c *Console) onRequest(ev *server.RequestEvent) {
-	if m := c.metrics; m != nil {
+	if m := c.metrics.Load(); m != nil {
 		m.request(ev)
 	}
 	s, seq := c.trace.begin()
@@ -247,7 +249,7 @@ func (c *Console) onKeyChange(key string, deleted bool) {
 // changed) on Options.Addr until Close.
 func (c *Console) Start(srv *server.Server) error {
 	c.srv = srv
-	c.metrics = newMetrics(srv, func() int { return int(c.streams.Load()) })
+	c.metrics.Store(newMetrics(srv, func() int { return int(c.streams.Load()) }))
 	c.mux = c.routes()
 	ln, err := net.Listen("tcp", c.opts.Addr)
 	if err != nil {
@@ -386,7 +388,7 @@ func (c *Console) routes() *http.ServeMux {
 	mux.HandleFunc("POST /api/set", c.apiSet)
 	mux.HandleFunc("POST /api/delete", c.apiDelete)
 	mux.HandleFunc("GET /events", c.events)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(c.metrics.reg, promhttp.HandlerOpts{}))
+	mux.Handle("GET /metrics", promhttp.HandlerFor(c.metrics.Load().reg, promhttp.HandlerOpts{}))
 	if c.opts.Pprof {
 		mux.HandleFunc("/debug/pprof/", pprof.Index)
 		mux.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
