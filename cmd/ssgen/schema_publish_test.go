@@ -321,3 +321,15 @@ func TestSchemaInTheStoreUnderAuthorizationRules(t *testing.T) {
 	run(t, url, "set", "--client-id", "reader", "--schema", "store", "rooms/hall/reading", `{"celsius": 18, "room": "hall"}`).want(t, exitOK, nil)
 	run(t, url, "get", "--client-id", "reader", "--schema", "store", "--quiet", "rooms/hall/reading").want(t, exitOK, ptr("{\n  \"celsius\": 18,\n  \"room\": \"hall\"\n}\n"))
 }
+
+// Code is generated from files only: generate and check take --schema
+// store for a file named store, and never read the store.
+func TestGenerateNeverReadsTheSchemaInTheStore(t *testing.T) {
+	t.Chdir(t.TempDir())
+	for _, verb := range []string{"generate", "check"} {
+		r := runIn(t, "", map[string]string{schemaEnv: "store", brokerEnv: "127.0.0.1:1"}, verb, "--schema", "store")
+		if r.code != exitUsage || !strings.Contains(r.stderr, "store: no such file") {
+			t.Errorf("%s --schema store: exit %d, stderr %q", verb, r.code, r.stderr)
+		}
+	}
+}
