@@ -26,7 +26,9 @@ through it with --schema store and no local file. The value is a JSON envelope:
 {"format":1,"digest":SHA256 HEX,"name":FILE NAME,"published":RFC 3339,"schema":TEXT}.
 The schema must load (its problems are printed as file:line:col lines, exit 2, nothing
 sent) and be at most 1 MiB of UTF-8 text. When the same schema (same digest) is already
-published, nothing is written.`
+published, nothing is written.
+
+flags:`
 
 const showUsage = `[-o FILE] [--json] [connection flags]
 
@@ -35,10 +37,12 @@ lines naming its file, digest and publication time, then its YAML, with what a t
 would act on escaped. -o writes the schema's bytes exactly to FILE instead (the summary
 goes to stderr); --json prints the envelope's fields but the schema, plus the counts of
 keys and locks. The value is checked as --schema store checks it: exit 2 when it is not a
-published schema or does not load, exit 1 when nothing is published.`
+published schema or does not load, exit 1 when nothing is published.
+
+flags:`
 
 func runSchemaPublish(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet(env, "schema", "publish "+publishUsage)
+	fs := newFlagSet(env, "schema publish", publishUsage)
 	var cf connFlags
 	cf.register(fs)
 	file := fs.String("schema", "", "the schema `FILE` to publish")
@@ -117,7 +121,7 @@ func readBounded(file string, max int) ([]byte, error) {
 }
 
 func runSchemaShow(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet(env, "schema", "show "+showUsage)
+	fs := newFlagSet(env, "schema show", showUsage)
 	var cf connFlags
 	cf.register(fs)
 	out := fs.String("o", "", "write the schema's bytes, exactly, to `FILE`")
