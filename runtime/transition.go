@@ -173,3 +173,21 @@ func Present[V any](absent bool, p *V) *V {
 	}
 	return p
 }
+
+// NonZero returns p, or nil when *p is the zero value: an optional field
+// left out of the stored value reads as its zero value.
+func NonZero[V comparable](p *V) *V {
+	var zero V
+	if *p == zero {
+		return nil
+	}
+	return p
+}
+
+// NonEmpty is NonZero for bytes.
+func NonEmpty(p *[]byte) *[]byte {
+	if len(*p) == 0 {
+		return nil
+	}
+	return p
+}
