@@ -163,6 +163,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 			return err
 		}
 		opts.WriteCheck = schemacheck.New(sc)
+		opts.TransitionCheck = schemacheck.Transitions(sc)
 		logger.Info("writes checked against the schema", "schema", web.schema.file, "enforce", *enforce)
 	}
 	if *chaosFile != "" {
