@@ -155,8 +155,7 @@ func SameTime(a, b time.Time) bool { return a.Equal(b) }
 // Order compares numbers and durations for CheckMonotonic; a NaN has no
 // order.
 func Order[V cmp.Ordered](a, b V) (int, bool) {
-	//lint:ignore SA4000 a NaN is the one value unequal to itself
-	if a != a || b != b {
+	if a != a || b != b { // only a NaN is unequal to itself
 		return 0, false
 	}
 	return cmp.Compare(a, b), true
