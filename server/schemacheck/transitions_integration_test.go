@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ssgen/ssgen/internal/testkit/brokertest"
 	"github.com/ssgen/ssgen/internal/testkit/clienttest"
 	"github.com/ssgen/ssgen/internal/tests/e2e"
 	"github.com/ssgen/ssgen/runtime"
@@ -40,18 +41,28 @@ func (e *events) find(reason string) *server.RequestEvent {
 	return nil
 }
 
-func enforcing(t *testing.T, mode server.Enforce) (*server.Server, *events) {
+// eachTransport runs f against the embedded server and against a
+// service attached to mosquitto (ssgen serve --broker).
+func eachTransport(t *testing.T, f func(t *testing.T, broker string)) {
+	t.Run("embedded", func(t *testing.T) { f(t, "") })
+	t.Run("mosquitto", func(t *testing.T) { f(t, brokertest.Mosquitto(t)) })
+}
+
+func enforcing(t *testing.T, broker string, mode server.Enforce) (*server.Server, *events) {
 	t.Helper()
 	sc, err := schema.LoadFile("../../internal/tests/e2e/ssgen.yaml")
 	if err != nil {
 		t.Fatal(err)
 	}
 	evs := &events{}
-	srv := servertest.New(t, servertest.WithOptions(func(o *server.Options) {
+	opt := servertest.WithOptions(func(o *server.Options) {
 		o.Enforce, o.WriteCheck, o.TransitionCheck = mode, schemacheck.New(sc), schemacheck.Transitions(sc)
 		o.OnRequest = evs.add
-	}))
-	return srv, evs
+	})
+	if broker != "" {
+		return servertest.NewExternal(t, broker, opt), evs
+	}
+	return servertest.New(t, opt), evs
 }
 
 func device(t *testing.T, d e2e.Device) []byte {
@@ -69,7 +80,11 @@ var t0 = time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
 // and a monotonic field: refused with the schema violation naming the
 // declaration and field path, nothing changed; a fine write passes.
 func TestEnforceRefuseRefusesABrokenTransitionRuleFromARawClient(t *testing.T) {
-	srv, evs := enforcing(t, server.EnforceRefuse)
+	eachTransport(t, testRefuseRaw)
+}
+
+func testRefuseRaw(t *testing.T, broker string) {
+	srv, evs := enforcing(t, broker, server.EnforceRefuse)
 	c := clienttest.Dial(t, srv.URL())
 	ctx := clienttest.Context(t)
 	key := []byte("thermostats/a/device")
@@ -122,7 +137,11 @@ func TestEnforceRefuseRefusesABrokenTransitionRuleFromARawClient(t *testing.T) {
 }
 
 func TestEnforceWarnAppliesABrokenTransitionRuleAndReportsIt(t *testing.T) {
-	srv, evs := enforcing(t, server.EnforceWarn)
+	eachTransport(t, testWarn)
+}
+
+func testWarn(t *testing.T, broker string) {
+	srv, evs := enforcing(t, broker, server.EnforceWarn)
 	c := clienttest.Dial(t, srv.URL())
 	ctx := clienttest.Context(t)
 	key := []byte("thermostats/a/device")
@@ -146,7 +165,11 @@ func TestEnforceWarnAppliesABrokenTransitionRuleAndReportsIt(t *testing.T) {
 // new one: the check runs under the engine's lock, so exactly one of them
 // wins each round (the other finds the value it would not increase).
 func TestEnforceRefuseLetsOneOfTwoRacingWritersOverOneOldValuePass(t *testing.T) {
-	srv, _ := enforcing(t, server.EnforceRefuse)
+	eachTransport(t, testRace)
+}
+
+func testRace(t *testing.T, broker string) {
+	srv, _ := enforcing(t, broker, server.EnforceRefuse)
 	ctx := clienttest.Context(t)
 	clients := []*runtime.Client{clienttest.Dial(t, srv.URL()), clienttest.Dial(t, srv.URL())}
 	key := []byte("thermostats/race/device")
