@@ -8,7 +8,7 @@ import (
 
 // Transition rules (immutable, monotonic) become one small function per
 // struct type that has any, directly or through its struct fields:
-// transitionsT(path, old, new *T) calls a runtime helper per field with a
+// ssgenTransitionsT(path, old, new *T) calls a runtime helper per field with a
 // rule and the function of each struct field that has rules. A key of
 // such a type gets runtime.Transitions with it, which CompareAndSet,
 // SetIfVersion and Update run on the value they read. Rules inside list
@@ -16,7 +16,7 @@ import (
 // a rule to).
 
 // transitionsFunc is the name of T's check function.
-func transitionsFunc(t *schema.TypeDef) string { return "transitions" + t.Name }
+func transitionsFunc(t *schema.TypeDef) string { return t.TransitionsFuncName() }
 
 // emitTransitions declares t's check function, when t has rules.
 func emitTransitions(f *jen.File, t *schema.TypeDef) {

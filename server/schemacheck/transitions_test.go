@@ -122,3 +122,34 @@ func FuzzTransitions(f *testing.F) {
 		}
 	})
 }
+
+// BenchmarkTransitions is the work --enforce adds to a SET of a key with
+// rules (resolve and decode the new value outside the engine's lock;
+// decode the old one and compare inside it), and to one without rules.
+func BenchmarkTransitions(b *testing.B) {
+	sc, err := schema.Load("t.yaml", []byte(transitionSchema))
+	if err != nil {
+		b.Fatal(err)
+	}
+	judge := Transitions(sc)
+	old := []byte(`{"id":"x","f":1.5,"u":7,"in":{"at":"2026-01-01T00:00:00Z","n":4}}`)
+	nw := []byte(`{"id":"x","f":1.5,"u":8,"in":{"at":"2026-01-01T00:00:00Z","n":5}}`)
+	b.Run("rules/outside-lock", func(b *testing.B) {
+		for b.Loop() {
+			judge([]byte("r"), nw)
+		}
+	})
+	j := judge([]byte("r"), nw)
+	b.Run("rules/inside-lock", func(b *testing.B) {
+		for b.Loop() {
+			if j(old) != nil {
+				b.Fatal("refused")
+			}
+		}
+	})
+	b.Run("no-rules", func(b *testing.B) {
+		for b.Loop() {
+			judge([]byte("p"), []byte(`{"x":1}`))
+		}
+	})
+}

@@ -140,10 +140,10 @@ type Device struct {
 	Tags []DeviceInfo `json:"tags,omitempty" msgpack:"tags,omitempty"`
 }
 
-// transitionsDevice checks a write of n over o against the transition rules of
-// Device and the structs in it (nil o or n: the value is absent); p is the
-// field path so far.
-func transitionsDevice(p string, o, n *Device) error {
+// ssgenTransitionsDevice checks a write of n over o against the transition
+// rules of Device and the structs in it (nil o or n: the value is absent); p is
+// the field path so far.
+func ssgenTransitionsDevice(p string, o, n *Device) error {
 	if o == nil {
 		return nil
 	}
@@ -163,7 +163,7 @@ func transitionsDevice(p string, o, n *Device) error {
 	if err := runtime.CheckImmutable(p+".owner", runtime.NonZero(&o.Owner), runtime.NonZero(&n.Owner), runtime.Same[string]); err != nil {
 		return err
 	}
-	if err := transitionsDeviceInfo(p+".info", o.Info, n.Info); err != nil {
+	if err := ssgenTransitionsDeviceInfo(p+".info", o.Info, n.Info); err != nil {
 		return err
 	}
 	return nil
@@ -185,10 +185,10 @@ type DeviceInfo struct {
 	Uptime time.Duration `json:"uptime" msgpack:"uptime"`
 }
 
-// transitionsDeviceInfo checks a write of n over o against the transition rules
-// of DeviceInfo and the structs in it (nil o or n: the value is absent); p is
-// the field path so far.
-func transitionsDeviceInfo(p string, o, n *DeviceInfo) error {
+// ssgenTransitionsDeviceInfo checks a write of n over o against the transition
+// rules of DeviceInfo and the structs in it (nil o or n: the value is absent);
+// p is the field path so far.
+func ssgenTransitionsDeviceInfo(p string, o, n *DeviceInfo) error {
 	if o == nil {
 		return nil
 	}
@@ -301,7 +301,7 @@ func (g *Thermostat) Firmware() *runtime.Key[[]byte] {
 // and Update take the lease, read, compare and write under it.
 func (g *Thermostat) Device() *runtime.Key[Device] {
 	return runtime.NewKey[Device](g.s.c, []byte(g.prefix+"/device"), codec.MsgPack[Device]{}, runtime.GuardedBy(g.Owner()), runtime.Transitions[Device](func(o, n *Device) error {
-		return transitionsDevice("Device", o, n)
+		return ssgenTransitionsDevice("Device", o, n)
 	}))
 }
 
@@ -312,7 +312,7 @@ func (g *Thermostat) Device() *runtime.Key[Device] {
 // nothing).
 func (g *Thermostat) Registration() *runtime.Key[Device] {
 	return runtime.NewKey[Device](g.s.c, []byte(g.prefix+"/registration"), codec.MsgPack[Device]{}, runtime.Transitions[Device](func(o, n *Device) error {
-		return transitionsDevice("Device", o, n)
+		return ssgenTransitionsDevice("Device", o, n)
 	}))
 }
 
