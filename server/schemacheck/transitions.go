@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"fmt"
 	"math"
+	"sync"
 	"time"
 	"unicode/utf8"
 
@@ -28,6 +29,7 @@ import (
 // Safe for concurrent use.
 func Transitions(sc *schema.Schema) func(key, value []byte) func(old []byte) *server.WriteProblem {
 	r := schemaval.NewResolver(sc)
+	recent := &decodedCache{}
 	return func(key, value []byte) func(old []byte) *server.WriteProblem {
 		if !utf8.Valid(key) {
 			return nil
@@ -45,11 +47,16 @@ func Transitions(sc *schema.Schema) func(key, value []byte) func(old []byte) *se
 		if err != nil {
 			return nil // WriteCheck reports it
 		}
+		recent.put(c, value, nv)
 		decl := m.Name()
 		return func(old []byte) *server.WriteProblem {
-			ov, err := c.Decode(old)
-			if err != nil {
-				return nil
+			// Inside the engine's lock: the value replaced is most often
+			// one this check decoded as a new value, outside it.
+			ov, ok := recent.get(c, old)
+			if !ok {
+				if ov, err = c.Decode(old); err != nil {
+					return nil
+				}
 			}
 			o, _ := ov.(schemaval.Object)
 			n, _ := nv.(schemaval.Object)
@@ -63,6 +70,55 @@ func Transitions(sc *schema.Schema) func(key, value []byte) func(old []byte) *se
 			return p
 		}
 	}
+}
+
+// decodedCache keeps the decoded form of recent new values, so that the
+// judge, which runs inside the engine's lock, seldom decodes the value a
+// SET replaces: that is usually the one an earlier SET wrote. Bounded:
+// values over maxCachedValue bytes are not kept, and it starts over once
+// it holds maxCacheBytes or maxCacheEntries. Decoded values are only read, never changed.
+type decodedCache struct {
+	mu    sync.Mutex
+	m     map[cacheKey]any
+	bytes int
+}
+
+type cacheKey struct {
+	c *schemaval.Codec
+	b string
+}
+
+const (
+	maxCachedValue  = 4 << 10
+	maxCacheBytes   = 1 << 20
+	maxCacheEntries = 1024
+)
+
+func (d *decodedCache) get(c *schemaval.Codec, b []byte) (any, bool) {
+	if len(b) > maxCachedValue {
+		return nil, false
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	v, ok := d.m[cacheKey{c, string(b)}]
+	return v, ok
+}
+
+func (d *decodedCache) put(c *schemaval.Codec, b []byte, v any) {
+	if len(b) > maxCachedValue {
+		return
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	k := cacheKey{c, string(b)}
+	if _, ok := d.m[k]; ok {
+		return
+	}
+	if d.m == nil || d.bytes+len(b) > maxCacheBytes || len(d.m) >= maxCacheEntries {
+		d.m, d.bytes = make(map[cacheKey]any), 0
+	}
+	d.m[k] = v
+	d.bytes += len(b)
 }
 
 func stamp(o schemaval.Object) int {

@@ -3,6 +3,7 @@ package schemacheck
 import (
 	"testing"
 
+	"github.com/ssgen/ssgen/internal/schemaval"
 	"github.com/ssgen/ssgen/schema"
 )
 
@@ -140,7 +141,16 @@ func BenchmarkTransitions(b *testing.B) {
 		}
 	})
 	j := judge([]byte("r"), nw)
-	b.Run("rules/inside-lock", func(b *testing.B) {
+	b.Run("rules/inside-lock/old-seen", func(b *testing.B) {
+		judge([]byte("r"), old) // the SET that wrote old went through the check
+		for b.Loop() {
+			if j(old) != nil {
+				b.Fatal("refused")
+			}
+		}
+	})
+	b.Run("rules/inside-lock/old-unseen", func(b *testing.B) {
+		j := Transitions(sc)([]byte("r"), nw)
 		for b.Loop() {
 			if j(old) != nil {
 				b.Fatal("refused")
@@ -152,4 +162,43 @@ func BenchmarkTransitions(b *testing.B) {
 			judge([]byte("p"), []byte(`{"x":1}`))
 		}
 	})
+}
+
+// The cache of decoded values stays bounded whatever clients write, and
+// a value decoded for one declaration is never used for another.
+func TestDecodedCacheIsBoundedAndPerCodec(t *testing.T) {
+	sc, err := schema.Load("t.yaml", []byte(transitionSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d decodedCache
+	c1 := schemavalCodec(sc, "R")
+	c2 := schemavalCodec(sc, "V")
+	for i := range 5000 {
+		d.put(c1, []byte{byte(i), byte(i >> 8)}, i)
+		if len(d.m) > maxCacheEntries || d.bytes > maxCacheBytes {
+			t.Fatalf("%d entries, %d bytes", len(d.m), d.bytes)
+		}
+	}
+	big := make([]byte, maxCachedValue+1)
+	d.put(c1, big, 1)
+	if _, ok := d.get(c1, big); ok {
+		t.Fatal("a value over maxCachedValue was kept")
+	}
+	d.put(c1, []byte("x"), "one")
+	if _, ok := d.get(c2, []byte("x")); ok {
+		t.Fatal("a value decoded for one codec served another")
+	}
+	if v, ok := d.get(c1, []byte("x")); !ok || v != "one" {
+		t.Fatal("lost")
+	}
+}
+
+func schemavalCodec(sc *schema.Schema, key string) *schemaval.Codec {
+	for _, k := range sc.AllKeys() {
+		if k.Name == key {
+			return schemaval.ForKey(k)
+		}
+	}
+	return nil
 }
