@@ -39,6 +39,10 @@
 //     renames values; a hand-written string type with a Valid method may
 //     use them too);
 //   - MovedFrom, the key option of a key whose path the schema renamed;
+//   - Transitions, the key option of a key whose type has transition
+//     rules, and the helpers the generated checks call: CheckImmutable,
+//     CheckMonotonic, Same, SameBytes, SameTime, Order, OrderTime,
+//     Present, NonZero, NonEmpty;
 //   - group templates, and the listing and watching of a group's
 //     instances: TemplateMember, Template, NewTemplate, ListGroup,
 //     WatchGroup (behind the generated List<Group>s and Watch<Group>s);
@@ -49,6 +53,6 @@
 //
 // Their shape follows what the generator emits. The types they return or
 // refuse with (ParamError, EnumError, Instance, GroupListing, GroupEvent,
-// KeyResult) are ordinary API: a program receives them from generated
+// KeyResult, TransitionError) are ordinary API: a program receives them from generated
 // code.
 package runtime

@@ -159,6 +159,8 @@ func (k *Key[T]) guarded(ctx context.Context, op func(*Lease) error) (err error)
 // as encoded bytes (the codec is deterministic, so equal values compare
 // equal). swapped is false, with a nil error, when the key holds something
 // else or is absent. The key must have a guard lock (else ErrNotGuarded).
+// A swap that breaks the key's transition rules (Transitions) is refused
+// with a *TransitionError (ErrTransition) and nothing is written.
 //
 // Comparing values has the ABA problem of any value compare-and-set: a
 // value written again since it was read, or a new value equal to the old
@@ -196,6 +198,9 @@ func (k *Key[T]) CompareAndSet(ctx context.Context, old, new T) (swapped bool, e
 			return err
 		case !bytes.Equal(cur, oldB) && !k.currentEquals(cur, oldB):
 			return nil
+		}
+		if err := k.checkTransition(&old, true, &new); err != nil {
+			return err
 		}
 		wc := k.writeConfig(nil)
 		wc.lease = le
@@ -250,6 +255,12 @@ func (k *Key[T]) currentEquals(stored, want []byte) bool {
 // ErrNotGuarded and sends nothing. Without a lock, a read followed by a write
 // could overwrite a change made in between, and SetIfVersion does not offer
 // that as a compare-and-set.
+//
+// On a guarded key with transition rules (Transitions), v is checked
+// against the value read, and a write that breaks a rule is refused with
+// a *TransitionError (ErrTransition) before it is sent; a stored value
+// the codec cannot read is replaced unchecked. The zero version writes
+// only over nothing, which every rule allows.
 func (k *Key[T]) SetIfVersion(ctx context.Context, v T, version hlc.HLC, opts ...SetOpt) (ok bool, newVersion hlc.HLC, err error) {
 	b, err := k.codec.Encode(v)
 	if err != nil {
@@ -270,12 +281,22 @@ func (k *Key[T]) SetIfVersion(ctx context.Context, v T, version hlc.HLC, opts ..
 		return err == nil, newVersion, err
 	}
 	err = k.guarded(ctx, func(le *Lease) error {
-		_, cur, err := k.getRaw(ctx)
+		raw, cur, err := k.getRaw(ctx)
+		found := err == nil
 		if err != nil && !errors.Is(err, ErrNotFound) {
 			return err
 		}
 		if cur != version { // a miss has the zero version
 			return nil
+		}
+		if found && k.transitions != nil {
+			// A stored value the codec cannot read has no rules to keep:
+			// the write replaces it.
+			if prev, derr := k.codec.Decode(raw); derr == nil {
+				if err := k.checkTransition(&prev, true, &v); err != nil {
+					return err
+				}
+			}
 		}
 		wc.token, wc.lease = hlc.HLC{}, le
 		if newVersion, err = k.setRaw(ctx, b, Always, wc); err != nil {
@@ -308,7 +329,9 @@ var ErrSkipUpdate = errors.New("statestore: update skipped")
 // even one equal to cur: that gives the key a new version and its default
 // TTL again, and notifies every watcher. Any other error from fn aborts the
 // update, writes nothing and is returned as is. A stored value the codec
-// cannot read aborts with its *codec.DecodeError before fn is called.
+// cannot read aborts with its *codec.DecodeError before fn is called. A
+// value from fn that breaks the key's transition rules (Transitions) aborts
+// with a *TransitionError (ErrTransition), nothing written.
 func (k *Key[T]) Update(ctx context.Context, fn func(cur T, found bool) (T, error)) (changed bool, version hlc.HLC, err error) {
 	err = k.guarded(ctx, func(le *Lease) error {
 		var cur T
@@ -328,6 +351,9 @@ func (k *Key[T]) Update(ctx context.Context, fn func(cur T, found bool) (T, erro
 			return nil
 		}
 		if err != nil {
+			return err
+		}
+		if err := k.checkTransition(&cur, found, &next); err != nil {
 			return err
 		}
 		b, err := k.codec.Encode(next)

@@ -26,6 +26,9 @@ type Key[T any] struct {
 	guard   *Lock
 	persist bool
 	old     [][]byte // the key's earlier names (MovedFrom), in order; nil when none
+	// transitions checks read-modify-writes against the schema's
+	// transition rules (Transitions); nil when the type has none.
+	transitions TransitionCheck[T]
 }
 
 // Entry is a decoded value with the version the service gave it.
@@ -42,6 +45,9 @@ type keyConfig struct {
 	guard   *Lock
 	persist bool
 	old     [][]byte
+	// transitions is a TransitionCheck of some type; NewKey keeps it
+	// when it is of the key's.
+	transitions any
 }
 
 // DefaultTTL makes every write of the key expire d after it, unless the
@@ -83,9 +89,11 @@ func NewKey[T any](c *Client, name []byte, cdc codec.Codec[T], opts ...KeyOption
 	for _, o := range opts {
 		o(&kc)
 	}
+	check, _ := kc.transitions.(TransitionCheck[T])
 	return &Key[T]{
 		c: c, name: append([]byte(nil), name...), codec: cdc,
 		ttl: kc.ttl, guard: kc.guard, persist: kc.persist, old: kc.old,
+		transitions: check,
 	}
 }
 

@@ -64,6 +64,7 @@ const (
 	RuleGrantNarrowed        = "grant-narrowed"
 	RuleTypeVersioned        = "type-version-written"
 	RuleTypeVersionRemoved   = "type-version-removed"
+	RuleFieldRuleAdded       = "field-transition-rule-added"
 )
 
 // Change is one difference between two versions of a schema that breaks
@@ -246,6 +247,12 @@ func (c *comparer) fields(ot, nt *TypeDef) {
 		}
 		if of.Optional && !nf.Optional && nf.Default == nil {
 			c.add(RuleFieldNowRequired, SeverityWarning, nf.Pos, "field %s.%s is no longer optional; stored values without it read as the zero value (give it a default if that is wrong)", ot.Name, of.Name)
+		}
+		if nf.Immutable && !of.Immutable {
+			c.add(RuleFieldRuleAdded, SeverityWarning, nf.Pos, "field %s.%s is now immutable; existing writers that change or drop it will be refused (by read-modify-writes and an enforcing ssgen serve)", nt.Name, nf.Name)
+		}
+		if nf.Monotonic != "" && (of.Monotonic == "" || of.Monotonic == MonotonicNonDecreasing && nf.Monotonic == MonotonicIncreasing) {
+			c.add(RuleFieldRuleAdded, SeverityWarning, nf.Pos, "field %s.%s is now monotonic (%s); existing writers that move it %s will be refused (by read-modify-writes and an enforcing ssgen serve)", nt.Name, nf.Name, nf.Monotonic, map[Monotonic]string{MonotonicIncreasing: "down or keep it", MonotonicNonDecreasing: "down"}[nf.Monotonic])
 		}
 		if of.Default != nil && nf.Default != nil && of.Default.JSON != nf.Default.JSON || of.Default != nil && nf.Default == nil {
 			c.add(RuleFieldDefaultChanged, SeverityWarning, nf.Pos, "field %s.%s: default changed; stored values without the field read differently", nt.Name, nf.Name)

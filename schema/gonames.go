@@ -73,6 +73,11 @@ func plural(s string) string {
 	return s + "s"
 }
 
+// TransitionsFuncName is the package function of generated code that
+// checks a write of a struct type with transition rules
+// (ssgenTransitionsDevice).
+func (t *TypeDef) TransitionsFuncName() string { return "ssgenTransitions" + t.Name }
+
 // EvolutionVarName is the package variable of generated code holding the
 // package's codec.Evolution, declared when a struct evolves.
 const EvolutionVarName = "ssgenEvolution"

@@ -158,6 +158,15 @@ func fieldEvolutionDoc(f *Field) string {
 	if f.Default != nil {
 		out = strings.TrimSpace(out + " Default " + code(f.Default.Text) + ".")
 	}
+	if f.Immutable {
+		out = strings.TrimSpace(out + " Immutable: once set, never changed or dropped.")
+	}
+	switch f.Monotonic {
+	case MonotonicIncreasing:
+		out = strings.TrimSpace(out + " Monotonic: every write increases it.")
+	case MonotonicNonDecreasing:
+		out = strings.TrimSpace(out + " Monotonic: no write decreases it.")
+	}
 	return out
 }
 

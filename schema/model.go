@@ -249,6 +249,63 @@ type Field struct {
 	// Default is the value a stored value without the field decodes
 	// with; nil when none (the zero value). Only a required field has one.
 	Default *Default
+
+	// Immutable (immutable: true) says that once the field holds a value,
+	// no write through a read-modify-write path may change it or drop it.
+	Immutable bool
+	// Monotonic (monotonic: increasing | non_decreasing) says that a
+	// write may only move the field's value up; "" when none.
+	Monotonic Monotonic
+}
+
+// Monotonic is a field's monotonic transition rule.
+type Monotonic string
+
+const (
+	// MonotonicIncreasing: every new value is greater than the old one.
+	MonotonicIncreasing Monotonic = "increasing"
+	// MonotonicNonDecreasing: every new value is greater than or equal
+	// to the old one.
+	MonotonicNonDecreasing Monotonic = "non_decreasing"
+)
+
+var monotonics = []string{string(MonotonicIncreasing), string(MonotonicNonDecreasing)}
+
+// HasRules reports whether the field carries a transition rule.
+func (f *Field) HasRules() bool { return f.Immutable || f.Monotonic != "" }
+
+// HasTransitionRules reports whether a write to a value of the struct
+// can break a transition rule: a field of it has one, or a field's
+// struct type (not through a list or map) has, at any depth.
+func (t *TypeDef) HasTransitionRules() bool { return t.hasRules(map[*TypeDef]bool{}) }
+
+func (t *TypeDef) hasRules(seen map[*TypeDef]bool) bool {
+	if t == nil || t.Kind != KindStruct || seen[t] {
+		return false
+	}
+	seen[t] = true
+	for _, f := range t.Fields {
+		if f.HasRules() {
+			return true
+		}
+		if f.Type != nil && f.Type.Kind == KindStruct && f.Type.Def.hasRules(seen) {
+			return true
+		}
+	}
+	return false
+}
+
+// ImmutableKind reports whether a field of kind k may be immutable:
+// scalars, enums, bytes, times and durations (values compared as a
+// whole), not structs, lists, maps or go_types.
+func ImmutableKind(k Kind) bool {
+	return k >= KindBool && k <= KindDuration || k == KindEnum
+}
+
+// MonotonicKind reports whether a field of kind k may be monotonic:
+// numbers, times and durations.
+func MonotonicKind(k Kind) bool {
+	return k >= KindInt && k <= KindFloat64 || k == KindTime || k == KindDuration
 }
 
 // Default is a field's default value.

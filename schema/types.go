@@ -98,13 +98,14 @@ func (l *loader) typeBody(td *TypeDef, n *yaml.Node) {
 	}
 }
 
-var fieldLongForm = []string{"type", "optional", "doc", "go_name", "renamed_from", "default"}
+var fieldLongForm = []string{"type", "optional", "doc", "go_name", "renamed_from", "default", "immutable", "monotonic"}
 
 func (l *loader) fields(td *TypeDef, n *yaml.Node) []*Field {
 	var out []*Field
 	for _, p := range l.mapping(n, "type "+td.Name+": fields") {
 		what := "field " + td.Name + "." + p.name
 		f := &Field{Name: p.name, Pos: l.pos(p.key)}
+		var immN, monoN *yaml.Node // where immutable and monotonic are written
 		if p.name == VersionField {
 			l.errorf(p.key, "%s: %q is reserved for the version stamp of versioned types", what, p.name)
 		} else if !validWireName(p.name) {
@@ -132,11 +133,24 @@ func (l *loader) fields(td *TypeDef, n *yaml.Node) []*Field {
 					// Checked once every type is declared: the field's
 					// type may be declared further down.
 					l.defaults = append(l.defaults, pendingDefault{td, f, q.key, q.val})
+				case "immutable":
+					f.Immutable, _ = l.boolean(q.val, what+": immutable")
+					immN = q.key
+				case "monotonic":
+					if v, ok := l.str(q.val, what+": monotonic"); ok {
+						if contains(monotonics, v) {
+							f.Monotonic = Monotonic(v)
+							monoN = q.key
+						} else {
+							l.errorf(q.val, "%s: monotonic %q: want increasing or non_decreasing%s", what, v, suggest.DidYouMean(v, monotonics))
+						}
+					}
 				}
 			}
 			if f.Type == nil && p.val.Kind == yaml.MappingNode {
 				l.errorf(p.val, "%s: type is required", what)
 			}
+			l.transitionRules(f, what, immN, monoN)
 		} else {
 			f.Type = l.typeExpr(p.val, what)
 		}
@@ -390,4 +404,24 @@ func (l *loader) typeNames(keep func(Kind) bool) []string {
 		}
 	}
 	return out
+}
+
+// transitionRules checks a field's immutable and monotonic against its
+// type: immN and monoN are where they are written (nil when not).
+func (l *loader) transitionRules(f *Field, what string, immN, monoN *yaml.Node) {
+	if f.Type == nil {
+		return
+	}
+	if f.Immutable && !ImmutableKind(f.Type.Kind) {
+		l.errorf(immN, "%s: immutable applies to scalar, enum, bytes, time and duration fields, not %s (a %s)", what, f.Type, f.Type.Kind)
+		f.Immutable = false
+	}
+	if f.Monotonic != "" && !MonotonicKind(f.Type.Kind) {
+		l.errorf(monoN, "%s: monotonic applies to number, time and duration fields, not %s", what, f.Type)
+		f.Monotonic = ""
+	}
+	if f.Immutable && f.Monotonic != "" {
+		l.errorf(monoN, "%s: immutable and monotonic contradict each other (an immutable field never moves); keep one", what)
+		f.Monotonic = ""
+	}
 }

@@ -199,6 +199,9 @@ func (l *loader) checkVersions() {
 				if len(f.RenamedFrom) > 0 || f.Default != nil {
 					l.errs.add(f.Pos, "field %s.%s: a previous version's fields read as written: no renamed_from or default (the conversion function does that work)", pv.Name, f.Name)
 				}
+				if f.HasRules() {
+					l.errs.add(f.Pos, "field %s.%s: transition rules (immutable, monotonic) belong on the current version's fields, which every write holds", pv.Name, f.Name)
+				}
 			}
 		}
 	}

@@ -42,7 +42,8 @@ type WriteProblem struct {
 	// value (".mode", ".zones[\"a\"]").
 	Path string
 	// Reason is a short word for metrics: "decode" for a value that does
-	// not decode as the declared type.
+	// not decode as the declared type, "immutable" or "monotonic" for a
+	// write that breaks a transition rule.
 	Reason string
 	// Msg says what is wrong, for a person.
 	Msg string
@@ -64,6 +65,55 @@ func checkWrite(in *inbound, args [][]byte) *WriteProblem {
 		return nil
 	}
 	return in.Check(args[1], args[2])
+}
+
+// transitionChecker is Options.TransitionCheck when enforcement is on,
+// else nil.
+func (s *Server) transitionChecker() func(key, value []byte) func(old []byte) *WriteProblem {
+	if s.opts.Enforce == EnforceOff {
+		return nil
+	}
+	return s.opts.TransitionCheck
+}
+
+// decideJudged runs req on eng with the transition judge of in (a SET
+// whose value fits, with Options.TransitionCheck set): what the judge
+// found is returned with the result, which carries its description when
+// it refused. Apart from process so that a server without the check
+// allocates nothing for it.
+func decideJudged(eng *engine.Engine, req engine.Request, in *inbound) (engine.Result, *WriteProblem) {
+	var found *WriteProblem
+	req.Transition = transitionJudge(in, req.Args, &found)
+	res := eng.Decide(req)
+	if found != nil && res.Err != "" && in.Refuse {
+		res.Why = found.describe()
+	}
+	return res, found
+}
+
+// transitionJudge is the engine's Request.Transition for a SET whose key
+// has transition rules, nil otherwise: it records what it finds in
+// *found, and refuses with the schema violation when in.Refuse.
+func transitionJudge(in *inbound, args [][]byte, found **WriteProblem) func(old []byte) engine.Error {
+	if in.Transition == nil || len(args) < 3 || string(args[0]) != protocol.VerbSet {
+		return nil
+	}
+	judge := in.Transition(args[1], args[2])
+	if judge == nil {
+		return nil
+	}
+	refuse := in.Refuse
+	return func(old []byte) engine.Error {
+		p := judge(old)
+		if p == nil {
+			return ""
+		}
+		*found = p
+		if refuse {
+			return engine.Error(protocol.SchemaViolation(p.Declaration, p.Path, p.Msg))
+		}
+		return ""
+	}
 }
 
 // schemaRefusal is the answer to a write refused by the schema.

@@ -55,6 +55,9 @@ type inbound struct {
 	// reported (outcome.Schema).
 	Check  func(key, value []byte) *WriteProblem
 	Refuse bool
+	// Transition, when set, is Options.TransitionCheck: for a SET whose
+	// value fits, the judge the engine runs on the value it replaces.
+	Transition func(key, value []byte) func(old []byte) *WriteProblem
 }
 
 // action is what a transport must do with a request after the envelope
@@ -202,7 +205,11 @@ func process(eng *engine.Engine, in *inbound) outcome {
 		schema, chaos = bad, hit
 	} else {
 		req.Args = args
-		res = eng.Decide(req)
+		if in.Transition != nil && bad == nil {
+			res, bad = decideJudged(eng, req, in)
+		} else {
+			res = eng.Decide(req)
+		}
 		schema, chaos = bad, hit
 	}
 	if len(res.Payload) == 0 { // the engine promises otherwise; never send an empty payload

@@ -35,6 +35,9 @@ func (s *Server) serve(client string, build func() (inbound, string), kick func(
 		if in.Check = s.writeChecker(); in.Check != nil {
 			in.Refuse = s.opts.Enforce == EnforceRefuse
 		}
+		if in.Transition = s.transitionChecker(); in.Transition != nil {
+			in.Refuse = s.opts.Enforce == EnforceRefuse
+		}
 		out = process(s.eng, &in)
 		if out.Schema != nil && !in.Refuse {
 			p := out.Schema

@@ -52,6 +52,7 @@ func Generate(s *schema.Schema, opts Options) ([]File, error) {
 		case schema.KindStruct:
 			emitStruct(f, t)
 			emitVersions(f, t)
+			emitTransitions(f, t)
 		case schema.KindEnum:
 			emitEnum(f, t)
 		}

@@ -46,7 +46,7 @@ func emitKey(f *jen.File, r recv, k *schema.Key) {
 		}
 	}
 	elem := goType(k.Type)
-	handle := newKey(goType(k.Type), r.client, pathExpr(r, r.prefix, k.Path), codecValue(k), ttl, guard, k.Persist, moved)
+	handle := newKey(goType(k.Type), r.client, pathExpr(r, r.prefix, k.Path), codecValue(k), ttl, guard, k.Persist, moved, transitionsOption(k))
 	f.Func().Params(jen.Id(r.name).Op("*").Id(r.typ)).Id(k.Name).Params(paramList(r, k.Params)...).
 		Add(returns(jen.Op("*").Qual(runtimePkg, "Key").Types(elem), canFail(k.Params))).
 		Block(body(r, k.QualifiedName(), k.Params, handle)...)

@@ -10,7 +10,7 @@ import (
 // changes, this file and the SupportPackageIsVersion guard change together.
 
 // newKey builds a *runtime.Key[T] for the key stored under name.
-func newKey(elem, client, name, codecValue, ttl, guard jen.Code, persist bool, movedFrom []jen.Code) *jen.Statement {
+func newKey(elem, client, name, codecValue, ttl, guard jen.Code, persist bool, movedFrom []jen.Code, transitions jen.Code) *jen.Statement {
 	args := []jen.Code{client, jen.Index().Byte().Call(name), codecValue}
 	if ttl != nil {
 		args = append(args, jen.Qual(runtimePkg, "DefaultTTL").Call(ttl))
@@ -27,6 +27,9 @@ func newKey(elem, client, name, codecValue, ttl, guard jen.Code, persist bool, m
 			names[i] = jen.Index().Byte().Call(m)
 		}
 		args = append(args, jen.Qual(runtimePkg, "MovedFrom").Call(names...))
+	}
+	if transitions != nil {
+		args = append(args, transitions)
 	}
 	return jen.Qual(runtimePkg, "NewKey").Types(elem).Call(args...)
 }

@@ -28,6 +28,7 @@ func emitStruct(f *jen.File, t *schema.TypeDef) {
 				notes = "Optional: left out of the stored value when empty."
 			}
 			notes = strings.TrimSpace(notes + " " + evolutionNote(fd))
+			notes = strings.TrimSpace(notes + " " + transitionNote(fd))
 			if i > 0 && (fd.Doc != "" || notes != "") {
 				g.Line()
 			}

@@ -71,7 +71,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	seed := fs.String("seed", "", "start from this snapshot `FILE` (ssgen export); the store must be empty (a --data-dir holding keys is refused)")
 	logLevel := fs.String("log-level", "info", "the least `LEVEL` logged: debug (adds every refused request), info, warn or error")
 	logFormat := fs.String("log-format", "text", "the log lines' `FORMAT`: text (key=value lines) or json (one JSON object per line)")
-	enforce := fs.String("enforce", "off", "with --schema FILE, check every SET to a declared key against the schema, `off|warn|refuse`: warn logs a value that does not decode as its key's type, refuse answers it with -ERR schema violation naming the declaration and field path (undeclared keys are untouched)")
+	enforce := fs.String("enforce", "off", "with --schema FILE, check every SET to a declared key against the schema, `off|warn|refuse`: warn logs a value that does not decode as its key's type or breaks a transition rule (immutable, monotonic), refuse answers it with -ERR schema violation naming the declaration and field path (undeclared keys are untouched)")
 	var web consoleFlags
 	web.register(fs)
 	if help, err := parseFlags(fs, args); help || err != nil {
@@ -168,6 +168,7 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 			return err
 		}
 		opts.WriteCheck = schemacheck.New(sc)
+		opts.TransitionCheck = schemacheck.Transitions(sc)
 		logger.Info("writes checked against the schema", "schema", web.schema.file, "enforce", *enforce)
 	}
 	if *chaosFile != "" {

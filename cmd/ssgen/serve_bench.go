@@ -86,8 +86,8 @@ func runBench(ctx context.Context, env *cliEnv, args []string) error {
 		if err != nil {
 			return err
 		}
-		check := schemacheck.New(sc)
-		cfg.Server = func(o *server.Options) { o.Enforce, o.WriteCheck = mode, check }
+		check, transitions := schemacheck.New(sc), schemacheck.Transitions(sc)
+		cfg.Server = func(o *server.Options) { o.Enforce, o.WriteCheck, o.TransitionCheck = mode, check, transitions }
 	}
 	if *duration < 0 || *timeout <= 0 {
 		return usageErrorf("--duration must not be negative and --timeout must be positive")

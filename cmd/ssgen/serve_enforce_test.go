@@ -74,3 +74,29 @@ func TestBenchEnforceChecksTheEmbeddedServer(t *testing.T) {
 		t.Fatalf("exit %d, stdout %q, stderr %q", r.code, r.stdout, r.stderr)
 	}
 }
+
+// A real ssgen serve --enforce refuse checks transition rules: a raw write
+// that changes an immutable field is refused naming the field path, and
+// one that keeps the rules goes through.
+func TestServeEnforceRefusesABrokenTransitionRule(t *testing.T) {
+	file := filepath.Join(t.TempDir(), "ssgen.yaml")
+	src := "version: 1\npackage: p\ntypes:\n  Device:\n    fields:\n      serial: {type: string, immutable: true}\n      seq: {type: uint64, monotonic: increasing}\nkeys:\n  Device: {path: device, type: Device, encoding: json}\n"
+	if err := os.WriteFile(file, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	sp := backgroundServe(t, "serve", "--listen", "127.0.0.1:0", "--schema", file, "--enforce", "refuse")
+	if !sp.lines.Scan() {
+		t.Fatalf("no URL printed; stderr:\n%s", sp.stderr)
+	}
+	url := sp.lines.Text()
+	run(t, url, "set", "--raw", "device", `{"serial":"A","seq":1}`).want(t, exitOK, nil)
+	run(t, url, "set", "--raw", "device", `{"serial":"A","seq":2}`).want(t, exitOK, nil)
+	r := run(t, url, "set", "--raw", "device", `{"serial":"A","seq":2}`)
+	if r.code == exitOK || !strings.Contains(r.stderr, "schema violation: Device .seq: monotonic (increasing) field moved from 2 to 2") {
+		t.Fatalf("broken rule: exit %d, stderr %q", r.code, r.stderr)
+	}
+	r = run(t, url, "set", "--raw", "device", `{"serial":"B","seq":3}`)
+	if r.code == exitOK || !strings.Contains(r.stderr, `schema violation: Device .serial: immutable field changed from "A" to "B"`) {
+		t.Fatalf("broken rule: exit %d, stderr %q", r.code, r.stderr)
+	}
+}

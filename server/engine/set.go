@@ -111,6 +111,11 @@ func (e *Engine) set(req *Request, now time.Time) Result {
 	if !e.fits(string(args[1]), ent, len(value)) {
 		return errResult(ErrQuotaExceeded)
 	}
+	if ent != nil && req.Transition != nil {
+		if err := req.Transition(ent.value); err != "" {
+			return errResult(err)
+		}
+	}
 	version := e.requestTick(s)
 	var fence hlc.HLC
 	key := ""

@@ -1,6 +1,8 @@
 // Package schemacheck judges written values against a schema, for
-// server.Options.WriteCheck (ssgen serve --schema FILE --enforce): it
-// reads a value as the generated code would, without generated code. It
+// server.Options.WriteCheck and TransitionCheck (ssgen serve --schema
+// FILE --enforce): it reads a value as the generated code would, without
+// generated code, and judges a write against the value it replaces as the
+// generated read-modify-write paths do (transition rules). It
 // is a package of its own so that package server, and a server without
 // enforcement, never load the schema machinery.
 package schemacheck

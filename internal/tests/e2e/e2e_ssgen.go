@@ -112,6 +112,102 @@ type SetPoint struct {
 	Zones map[string]int `json:"zones,omitempty" msgpack:"zones,omitempty"`
 }
 
+// Device is a value struct of the schema.
+//
+// A device's registration, with transition rules.
+type Device struct {
+	// Immutable: once set, CompareAndSet, SetIfVersion and Update refuse to change
+	// or drop it (runtime.ErrTransition); Set does not check.
+	Serial string `json:"serial" msgpack:"serial"`
+
+	// Monotonic: CompareAndSet, SetIfVersion and Update refuse a value not greater
+	// than the one stored (runtime.ErrTransition); Set does not check.
+	Seq uint64 `json:"seq" msgpack:"seq"`
+
+	// Monotonic: CompareAndSet, SetIfVersion and Update refuse a value less than
+	// the one stored (runtime.ErrTransition); Set does not check.
+	Seen time.Time `json:"seen" msgpack:"seen"`
+
+	// Optional: left out of the stored value when empty. Immutable: once set,
+	// CompareAndSet, SetIfVersion and Update refuse to change or drop it
+	// (runtime.ErrTransition); Set does not check.
+	Owner string `json:"owner,omitempty" msgpack:"owner,omitempty"`
+
+	// Optional: left out of the stored value when empty.
+	Info *DeviceInfo `json:"info,omitempty" msgpack:"info,omitempty"`
+
+	// Optional: left out of the stored value when empty.
+	Tags []DeviceInfo `json:"tags,omitempty" msgpack:"tags,omitempty"`
+}
+
+// ssgenTransitionsDevice checks a write of n over o against the transition
+// rules of Device and the structs in it (nil o or n: the value is absent); p is
+// the field path so far.
+func ssgenTransitionsDevice(p string, o, n *Device) error {
+	if o == nil {
+		return nil
+	}
+	absent := n == nil
+	if absent {
+		n = new(Device)
+	}
+	if err := runtime.CheckImmutable(p+".serial", &o.Serial, runtime.Present(absent, &n.Serial), runtime.Same[string]); err != nil {
+		return err
+	}
+	if err := runtime.CheckMonotonic(p+".seq", true, &o.Seq, runtime.Present(absent, &n.Seq), runtime.Order[uint64]); err != nil {
+		return err
+	}
+	if err := runtime.CheckMonotonic(p+".seen", false, &o.Seen, runtime.Present(absent, &n.Seen), runtime.OrderTime); err != nil {
+		return err
+	}
+	if err := runtime.CheckImmutable(p+".owner", runtime.NonZero(&o.Owner), runtime.NonZero(&n.Owner), runtime.Same[string]); err != nil {
+		return err
+	}
+	if err := ssgenTransitionsDeviceInfo(p+".info", o.Info, n.Info); err != nil {
+		return err
+	}
+	return nil
+}
+
+// DeviceInfo is a value struct of the schema.
+type DeviceInfo struct {
+	// Immutable: once set, CompareAndSet, SetIfVersion and Update refuse to change
+	// or drop it (runtime.ErrTransition); Set does not check.
+	Since time.Time `json:"since" msgpack:"since"`
+
+	// Optional: left out of the stored value when empty. Monotonic: CompareAndSet,
+	// SetIfVersion and Update refuse a value less than the one stored
+	// (runtime.ErrTransition); Set does not check.
+	Level int32 `json:"level,omitempty" msgpack:"level,omitempty"`
+
+	// Monotonic: CompareAndSet, SetIfVersion and Update refuse a value less than
+	// the one stored (runtime.ErrTransition); Set does not check.
+	Uptime time.Duration `json:"uptime" msgpack:"uptime"`
+}
+
+// ssgenTransitionsDeviceInfo checks a write of n over o against the transition
+// rules of DeviceInfo and the structs in it (nil o or n: the value is absent);
+// p is the field path so far.
+func ssgenTransitionsDeviceInfo(p string, o, n *DeviceInfo) error {
+	if o == nil {
+		return nil
+	}
+	absent := n == nil
+	if absent {
+		n = new(DeviceInfo)
+	}
+	if err := runtime.CheckImmutable(p+".since", &o.Since, runtime.Present(absent, &n.Since), runtime.SameTime); err != nil {
+		return err
+	}
+	if err := runtime.CheckMonotonic(p+".level", false, runtime.NonZero(&o.Level), runtime.NonZero(&n.Level), runtime.Order[int32]); err != nil {
+		return err
+	}
+	if err := runtime.CheckMonotonic(p+".uptime", false, &o.Uptime, runtime.Present(absent, &n.Uptime), runtime.Order[time.Duration]); err != nil {
+		return err
+	}
+	return nil
+}
+
 // Store is the typed view of the state store keys declared in the schema. It
 // holds no state besides the client and is safe for concurrent use; handles it
 // returns are cheap to build, so build them where they are used.
@@ -197,6 +293,29 @@ func (g *Thermostat) Firmware() *runtime.Key[[]byte] {
 	return runtime.NewKey[[]byte](g.s.c, []byte(g.prefix+"/firmware"), codec.Bytes{})
 }
 
+// Device returns the handle of the key "thermostats/{id}/device", holding
+// values of type Device, encoded as MessagePack.
+//
+// Writes carry the fencing token of lock Thermostat.Owner
+// ("thermostats/{id}/owner") while this client holds its lease; CompareAndSet
+// and Update take the lease, read, compare and write under it.
+func (g *Thermostat) Device() *runtime.Key[Device] {
+	return runtime.NewKey[Device](g.s.c, []byte(g.prefix+"/device"), codec.MsgPack[Device]{}, runtime.GuardedBy(g.Owner()), runtime.Transitions[Device](func(o, n *Device) error {
+		return ssgenTransitionsDevice("Device", o, n)
+	}))
+}
+
+// Registration returns the handle of the key "thermostats/{id}/registration",
+// holding values of type Device, encoded as MessagePack.
+//
+// Unguarded, so only the zero version of SetIfVersion checks anything (over
+// nothing).
+func (g *Thermostat) Registration() *runtime.Key[Device] {
+	return runtime.NewKey[Device](g.s.c, []byte(g.prefix+"/registration"), codec.MsgPack[Device]{}, runtime.Transitions[Device](func(o, n *Device) error {
+		return ssgenTransitionsDevice("Device", o, n)
+	}))
+}
+
 // Calibration returns the handle of the key "thermostats/{id}/calibration",
 // holding values of type float64, encoded as MessagePack.
 //
@@ -230,6 +349,8 @@ var thermostatTemplate = runtime.NewTemplate(
 	runtime.TemplateMember{Name: "Label", Path: "label"},
 	runtime.TemplateMember{Name: "Mode", Path: "mode"},
 	runtime.TemplateMember{Name: "Firmware", Path: "firmware"},
+	runtime.TemplateMember{Name: "Device", Path: "device"},
+	runtime.TemplateMember{Name: "Registration", Path: "registration"},
 	runtime.TemplateMember{Name: "Calibration", Path: "calibration"},
 	runtime.TemplateMember{Name: "Owner", Path: "owner"},
 )
@@ -363,6 +484,41 @@ func (s *Store) GetThermostatFirmwares(ctx context.Context, params []ThermostatP
 			return nil, err
 		}
 		return h.Firmware(), nil
+	})
+}
+
+// GetThermostatDevices reads the Device key of the Thermostat of each element
+// of params, up to opts.Concurrency at a time: result i is params[i]'s, its
+// Entry the decoded value and version, or its Err why not (runtime.ErrNotFound
+// when the key does not exist). Parameters the Thermostat accessor refuses fail
+// their own position with its *runtime.ParamError, and nothing is sent for
+// them. The error is a *runtime.GetManyError when some position failed.
+// Duplicates, retries and timeouts follow runtime.Client.GetMany.
+func (s *Store) GetThermostatDevices(ctx context.Context, params []ThermostatParams, opts runtime.GetManyOptions) ([]runtime.KeyResult[Device], error) {
+	return runtime.GetEach(ctx, params, opts, func(p ThermostatParams) (*runtime.Key[Device], error) {
+		h, err := s.Thermostat(p.ID)
+		if err != nil {
+			return nil, err
+		}
+		return h.Device(), nil
+	})
+}
+
+// GetThermostatRegistrations reads the Registration key of the Thermostat of
+// each element of params, up to opts.Concurrency at a time: result i is
+// params[i]'s, its Entry the decoded value and version, or its Err why not
+// (runtime.ErrNotFound when the key does not exist). Parameters the Thermostat
+// accessor refuses fail their own position with its *runtime.ParamError, and
+// nothing is sent for them. The error is a *runtime.GetManyError when some
+// position failed. Duplicates, retries and timeouts follow
+// runtime.Client.GetMany.
+func (s *Store) GetThermostatRegistrations(ctx context.Context, params []ThermostatParams, opts runtime.GetManyOptions) ([]runtime.KeyResult[Device], error) {
+	return runtime.GetEach(ctx, params, opts, func(p ThermostatParams) (*runtime.Key[Device], error) {
+		h, err := s.Thermostat(p.ID)
+		if err != nil {
+			return nil, err
+		}
+		return h.Registration(), nil
 	})
 }
 

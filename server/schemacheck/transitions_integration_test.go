@@ -1,0 +1,204 @@
+package schemacheck_test
+
+import (
+	"errors"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/ssgen/ssgen/internal/testkit/brokertest"
+	"github.com/ssgen/ssgen/internal/testkit/clienttest"
+	"github.com/ssgen/ssgen/internal/tests/e2e"
+	"github.com/ssgen/ssgen/runtime"
+	"github.com/ssgen/ssgen/runtime/codec"
+	"github.com/ssgen/ssgen/schema"
+	"github.com/ssgen/ssgen/server"
+	"github.com/ssgen/ssgen/server/schemacheck"
+	"github.com/ssgen/ssgen/server/servertest"
+)
+
+// events collects the server's request events.
+type events struct {
+	mu  sync.Mutex
+	evs []server.RequestEvent
+}
+
+func (e *events) add(ev *server.RequestEvent) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.evs = append(e.evs, *ev)
+}
+
+func (e *events) find(reason string) *server.RequestEvent {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	for i := range e.evs {
+		if e.evs[i].SchemaReason == reason {
+			return &e.evs[i]
+		}
+	}
+	return nil
+}
+
+// eachTransport runs f against the embedded server and against a
+// service attached to mosquitto (ssgen serve --broker).
+func eachTransport(t *testing.T, f func(t *testing.T, broker string)) {
+	t.Run("embedded", func(t *testing.T) { f(t, "") })
+	t.Run("mosquitto", func(t *testing.T) { f(t, brokertest.Mosquitto(t)) })
+}
+
+func enforcing(t *testing.T, broker string, mode server.Enforce) (*server.Server, *events) {
+	t.Helper()
+	sc, err := schema.LoadFile("../../internal/tests/e2e/ssgen.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	evs := &events{}
+	opt := servertest.WithOptions(func(o *server.Options) {
+		o.Enforce, o.WriteCheck, o.TransitionCheck = mode, schemacheck.New(sc), schemacheck.Transitions(sc)
+		o.OnRequest = evs.add
+	})
+	if broker != "" {
+		return servertest.NewExternal(t, broker, opt), evs
+	}
+	return servertest.New(t, opt), evs
+}
+
+func device(t *testing.T, d e2e.Device) []byte {
+	t.Helper()
+	b, err := codec.MsgPack[e2e.Device]{}.Encode(d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+var t0 = time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+
+// A raw client (byte-level Set, no generated checks) breaking an immutable
+// and a monotonic field: refused with the schema violation naming the
+// declaration and field path, nothing changed; a fine write passes.
+func TestEnforceRefuseRefusesABrokenTransitionRuleFromARawClient(t *testing.T) {
+	eachTransport(t, testRefuseRaw)
+}
+
+func testRefuseRaw(t *testing.T, broker string) {
+	srv, evs := enforcing(t, broker, server.EnforceRefuse)
+	c := clienttest.Dial(t, srv.URL())
+	ctx := clienttest.Context(t)
+	key := []byte("thermostats/a/device")
+	first := device(t, e2e.Device{Serial: "A-1", Seq: 5, Seen: t0, Info: &e2e.DeviceInfo{Since: t0, Level: 2}})
+	if _, err := c.Set(ctx, key, first, runtime.SetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name string
+		d    e2e.Device
+		want string // "" when fine
+	}{
+		{"immutable", e2e.Device{Serial: "B-2", Seq: 6, Seen: t0, Info: &e2e.DeviceInfo{Since: t0, Level: 2}},
+			`schema violation: Thermostat.Device .serial: immutable field changed from "A-1" to "B-2"`},
+		{"monotonic", e2e.Device{Serial: "A-1", Seq: 5, Seen: t0, Info: &e2e.DeviceInfo{Since: t0, Level: 2}},
+			"schema violation: Thermostat.Device .seq: monotonic (increasing) field moved from 5 to 5"},
+		{"nested time", e2e.Device{Serial: "A-1", Seq: 6, Seen: t0, Info: &e2e.DeviceInfo{Since: t0.Add(time.Second), Level: 2}},
+			"schema violation: Thermostat.Device .info.since: immutable field changed from \"2026-11-27T12:00:00Z\" to \"2026-11-27T12:00:01Z\""},
+		{"nested optional dropped", e2e.Device{Serial: "A-1", Seq: 6, Seen: t0, Info: &e2e.DeviceInfo{Since: t0}},
+			"schema violation: Thermostat.Device .info.level: monotonic (non_decreasing) field dropped (was 2)"},
+		{"struct dropped", e2e.Device{Serial: "A-1", Seq: 6, Seen: t0},
+			"schema violation: Thermostat.Device .info.since: immutable field dropped (was \"2026-11-27T12:00:00Z\")"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := c.Set(ctx, key, device(t, tt.d), runtime.SetOptions{})
+			var se *runtime.ServiceError
+			if !errors.Is(err, runtime.ErrSchemaViolation) || !errors.As(err, &se) || se.Text != tt.want {
+				t.Fatalf("got %v, want -ERR %s", err, tt.want)
+			}
+			if v, _, _ := c.Get(ctx, key); string(v) != string(first) {
+				t.Fatal("the refused write was applied")
+			}
+		})
+	}
+	if ev := evs.find("monotonic"); ev == nil || ev.SchemaDeclaration != "Thermostat.Device" || !strings.HasPrefix(ev.Reason, "schema monotonic: Thermostat.Device .seq") {
+		t.Fatalf("trace event: %+v", ev)
+	}
+	if ev := evs.find("immutable"); ev == nil || strings.Contains(ev.Reason, "applied") {
+		t.Fatalf("trace event: %+v", ev)
+	}
+	// A fine write, and a write over nothing, pass; so does any write to
+	// a key whose type has no rules.
+	fine := device(t, e2e.Device{Serial: "A-1", Seq: 6, Seen: t0.Add(time.Hour), Owner: "ops", Info: &e2e.DeviceInfo{Since: t0, Level: 2}})
+	if _, err := c.Set(ctx, key, fine, runtime.SetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Set(ctx, []byte("thermostats/b/device"), device(t, e2e.Device{Serial: "x"}), runtime.SetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func TestEnforceWarnAppliesABrokenTransitionRuleAndReportsIt(t *testing.T) {
+	eachTransport(t, testWarn)
+}
+
+func testWarn(t *testing.T, broker string) {
+	srv, evs := enforcing(t, broker, server.EnforceWarn)
+	c := clienttest.Dial(t, srv.URL())
+	ctx := clienttest.Context(t)
+	key := []byte("thermostats/a/device")
+	if _, err := c.Set(ctx, key, device(t, e2e.Device{Serial: "A-1", Seq: 5}), runtime.SetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	bad := device(t, e2e.Device{Serial: "B-2", Seq: 6})
+	if _, err := c.Set(ctx, key, bad, runtime.SetOptions{}); err != nil {
+		t.Fatalf("warn refused: %v", err)
+	}
+	if v, _, _ := c.Get(ctx, key); string(v) != string(bad) {
+		t.Fatal("warn did not apply the write")
+	}
+	ev := evs.find("immutable")
+	if ev == nil || ev.Error != "" || !strings.Contains(ev.Reason, "schema immutable: Thermostat.Device .serial") || !strings.Contains(ev.Reason, "applied") {
+		t.Fatalf("trace event: %+v", ev)
+	}
+}
+
+// Two raw writers race to move seq from the same old value to the same
+// new one: the check runs under the engine's lock, so exactly one of them
+// wins each round (the other finds the value it would not increase).
+func TestEnforceRefuseLetsOneOfTwoRacingWritersOverOneOldValuePass(t *testing.T) {
+	eachTransport(t, testRace)
+}
+
+func testRace(t *testing.T, broker string) {
+	srv, _ := enforcing(t, broker, server.EnforceRefuse)
+	ctx := clienttest.Context(t)
+	clients := []*runtime.Client{clienttest.Dial(t, srv.URL()), clienttest.Dial(t, srv.URL())}
+	key := []byte("thermostats/race/device")
+	for round := uint64(1); round <= 30; round++ {
+		if _, err := clients[0].Set(ctx, []byte("thermostats/race/device"), device(t, e2e.Device{Serial: "r", Seq: round * 10}), runtime.SetOptions{}); err != nil {
+			t.Fatalf("round %d: reset: %v", round, err)
+		}
+		next := device(t, e2e.Device{Serial: "r", Seq: round*10 + 1})
+		errs := make([]error, 2)
+		var wg sync.WaitGroup
+		for i, c := range clients {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				_, errs[i] = c.Set(ctx, key, next, runtime.SetOptions{})
+			}()
+		}
+		wg.Wait()
+		passed := 0
+		for _, err := range errs {
+			switch {
+			case err == nil:
+				passed++
+			case !errors.Is(err, runtime.ErrSchemaViolation):
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+		if passed != 1 {
+			t.Fatalf("round %d: %d writers passed, want exactly 1 (%v)", round, passed, errs)
+		}
+	}
+}

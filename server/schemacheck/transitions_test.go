@@ -1,0 +1,204 @@
+package schemacheck
+
+import (
+	"testing"
+
+	"github.com/ssgen/ssgen/internal/schemaval"
+	"github.com/ssgen/ssgen/schema"
+)
+
+const transitionSchema = `version: 1
+package: p
+encoding: json
+types:
+  Mode:
+    enum: [a, b]
+  Inner:
+    fields:
+      at: {type: time, immutable: true}
+      n: {type: int32, optional: true, monotonic: increasing}
+  Rec:
+    fields:
+      id: {type: string, immutable: true}
+      mode: {type: Mode, optional: true, immutable: true}
+      blob: {type: bytes, optional: true, immutable: true}
+      f: {type: float64, optional: true, monotonic: non_decreasing}
+      u: {type: uint64, optional: true, monotonic: increasing}
+      d: {type: duration, optional: true, monotonic: increasing}
+      in: {type: Inner, optional: true}
+      list: {type: "[]Inner", optional: true}
+  Ver:
+    version: 2
+    fields:
+      seq: {type: int64, monotonic: increasing}
+    previous:
+      1:
+        fields:
+          seq: int64
+  Plain:
+    fields:
+      x: int64
+keys:
+  R: {path: r, type: Rec}
+  V: {path: v, type: Ver}
+  P: {path: p, type: Plain}
+  L: {path: l, type: "[]Rec"}
+`
+
+func TestTransitionsJudgeEachRuleOnDecodedValues(t *testing.T) {
+	sc, err := schema.Load("t.yaml", []byte(transitionSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	judge := Transitions(sc)
+	for _, c := range []struct {
+		name, key, old, new string
+		path, reason        string // "" when fine
+	}{
+		{"same", "r", `{"id":"x"}`, `{"id":"x"}`, "", ""},
+		{"immutable string", "r", `{"id":"x"}`, `{"id":"y"}`, ".id", "immutable"},
+		{"enum set from absent", "r", `{"id":"x"}`, `{"id":"x","mode":"a"}`, "", ""},
+		{"enum changed", "r", `{"id":"x","mode":"a"}`, `{"id":"x","mode":"b"}`, ".mode", "immutable"},
+		{"enum dropped", "r", `{"id":"x","mode":"a"}`, `{"id":"x"}`, ".mode", "immutable"},
+		{"bytes same", "r", `{"id":"x","blob":"AQI="}`, `{"id":"x","blob":"AQI="}`, "", ""},
+		{"bytes changed", "r", `{"id":"x","blob":"AQI="}`, `{"id":"x","blob":"AQM="}`, ".blob", "immutable"},
+		{"float equal", "r", `{"id":"x","f":1.5}`, `{"id":"x","f":1.5}`, "", ""},
+		{"float down", "r", `{"id":"x","f":1.5}`, `{"id":"x","f":1.25}`, ".f", "monotonic"},
+		{"uint equal, increasing", "r", `{"id":"x","u":7}`, `{"id":"x","u":7}`, ".u", "monotonic"},
+		{"uint up", "r", `{"id":"x","u":7}`, `{"id":"x","u":18446744073709551615}`, "", ""},
+		{"duration up", "r", `{"id":"x","d":1000}`, `{"id":"x","d":2000}`, "", ""},
+		{"duration equal", "r", `{"id":"x","d":1000}`, `{"id":"x","d":1000}`, ".d", "monotonic"},
+		{"nested time same instant", "r", `{"id":"x","in":{"at":"2026-01-01T00:00:00Z"}}`, `{"id":"x","in":{"at":"2026-01-01T01:00:00+01:00"}}`, "", ""},
+		{"nested time moved", "r", `{"id":"x","in":{"at":"2026-01-01T00:00:00Z"}}`, `{"id":"x","in":{"at":"2026-01-01T00:00:01Z"}}`, ".in.at", "immutable"},
+		{"nested struct dropped", "r", `{"id":"x","in":{"at":"2026-01-01T00:00:00Z"}}`, `{"id":"x"}`, ".in.at", "immutable"},
+		{"nested struct appears", "r", `{"id":"x"}`, `{"id":"x","in":{"at":"2026-01-01T00:00:00Z","n":-3}}`, "", ""},
+		{"nested optional monotonic", "r", `{"id":"x","in":{"at":"2026-01-01T00:00:00Z","n":4}}`, `{"id":"x","in":{"at":"2026-01-01T00:00:00Z","n":3}}`, ".in.n", "monotonic"},
+		{"list elements unchecked", "r", `{"id":"x","list":[{"at":"2026-01-01T00:00:00Z"}]}`, `{"id":"x","list":[{"at":"2027-01-01T00:00:00Z"}]}`, "", ""},
+		{"old does not decode", "r", `not json`, `{"id":"y"}`, "", ""},
+		{"versioned newest", "v", `{"$v":2,"seq":5}`, `{"$v":2,"seq":4}`, ".seq", "monotonic"},
+		{"versioned older old", "v", `{"$v":1,"seq":5}`, `{"$v":2,"seq":4}`, "", ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			j := judge([]byte(c.key), []byte(c.new))
+			if j == nil {
+				t.Fatal("no judge for a key with rules")
+			}
+			p := j([]byte(c.old))
+			switch {
+			case c.path == "" && p != nil:
+				t.Fatalf("%+v, want it to pass", p)
+			case c.path != "" && (p == nil || p.Path != c.path || p.Reason != c.reason || p.Declaration != map[string]string{"r": "R", "v": "V"}[c.key] || p.Msg == ""):
+				t.Fatalf("%+v, want path %s reason %s", p, c.path, c.reason)
+			}
+		})
+	}
+	// No judge (nothing decoded, nothing allocated per SET) for keys
+	// without rules, undeclared keys, values that do not decode, lists.
+	for _, kv := range [][2]string{{"p", `{"x":1}`}, {"nope", `{}`}, {"r", `not json`}, {"l", `[]`}, {"\xff", `{}`}} {
+		if judge([]byte(kv[0]), []byte(kv[1])) != nil {
+			t.Errorf("%q: a judge", kv[0])
+		}
+	}
+}
+
+// The judge runs on bytes any client wrote: whatever they hold, it
+// answers without a panic, and a problem it reports names a path and a
+// bounded message.
+func FuzzTransitions(f *testing.F) {
+	sc, err := schema.Load("t.yaml", []byte(transitionSchema))
+	if err != nil {
+		f.Fatal(err)
+	}
+	judge := Transitions(sc)
+	f.Add("r", []byte(`{"id":"x","in":{"at":"2026-01-01T00:00:00Z","n":4}}`), []byte(`{"id":"y","f":"NaN"}`))
+	f.Add("r", []byte(`{"id":"x","f":1e308,"d":-1}`), []byte(`{"id":"x","f":"-Inf","d":"x"}`))
+	f.Add("v", []byte(`{"$v":2,"seq":5}`), []byte(`{"$v":2,"seq":-9223372036854775808}`))
+	f.Fuzz(func(t *testing.T, key string, old, new []byte) {
+		j := judge([]byte(key), new)
+		if j == nil {
+			return
+		}
+		if p := j(old); p != nil && (p.Path == "" || p.Msg == "" || len(p.Msg) > 400) {
+			t.Fatalf("%+v", p)
+		}
+	})
+}
+
+// BenchmarkTransitions is the work --enforce adds to a SET of a key with
+// rules (resolve and decode the new value outside the engine's lock;
+// decode the old one and compare inside it), and to one without rules.
+func BenchmarkTransitions(b *testing.B) {
+	sc, err := schema.Load("t.yaml", []byte(transitionSchema))
+	if err != nil {
+		b.Fatal(err)
+	}
+	judge := Transitions(sc)
+	old := []byte(`{"id":"x","f":1.5,"u":7,"in":{"at":"2026-01-01T00:00:00Z","n":4}}`)
+	nw := []byte(`{"id":"x","f":1.5,"u":8,"in":{"at":"2026-01-01T00:00:00Z","n":5}}`)
+	b.Run("rules/outside-lock", func(b *testing.B) {
+		for b.Loop() {
+			judge([]byte("r"), nw)
+		}
+	})
+	j := judge([]byte("r"), nw)
+	b.Run("rules/inside-lock/old-seen", func(b *testing.B) {
+		judge([]byte("r"), old) // the SET that wrote old went through the check
+		for b.Loop() {
+			if j(old) != nil {
+				b.Fatal("refused")
+			}
+		}
+	})
+	b.Run("rules/inside-lock/old-unseen", func(b *testing.B) {
+		j := Transitions(sc)([]byte("r"), nw)
+		for b.Loop() {
+			if j(old) != nil {
+				b.Fatal("refused")
+			}
+		}
+	})
+	b.Run("no-rules", func(b *testing.B) {
+		for b.Loop() {
+			judge([]byte("p"), []byte(`{"x":1}`))
+		}
+	})
+}
+
+// The cache of decoded values stays bounded whatever clients write, and
+// a value decoded for one declaration is never used for another.
+func TestDecodedCacheIsBoundedAndPerCodec(t *testing.T) {
+	sc, err := schema.Load("t.yaml", []byte(transitionSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var d decodedCache
+	c1 := schemavalCodec(sc, "R")
+	c2 := schemavalCodec(sc, "V")
+	for i := range 5000 {
+		d.put(c1, []byte{byte(i), byte(i >> 8)}, i)
+		if len(d.m) > maxCacheEntries || d.bytes > maxCacheBytes {
+			t.Fatalf("%d entries, %d bytes", len(d.m), d.bytes)
+		}
+	}
+	big := make([]byte, maxCachedValue+1)
+	d.put(c1, big, 1)
+	if _, ok := d.get(c1, big); ok {
+		t.Fatal("a value over maxCachedValue was kept")
+	}
+	d.put(c1, []byte("x"), "one")
+	if _, ok := d.get(c2, []byte("x")); ok {
+		t.Fatal("a value decoded for one codec served another")
+	}
+	if v, ok := d.get(c1, []byte("x")); !ok || v != "one" {
+		t.Fatal("lost")
+	}
+}
+
+func schemavalCodec(sc *schema.Schema, key string) *schemaval.Codec {
+	for _, k := range sc.AllKeys() {
+		if k.Name == key {
+			return schemaval.ForKey(k)
+		}
+	}
+	return nil
+}
