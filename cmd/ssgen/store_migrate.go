@@ -60,10 +60,16 @@ const migrateUsage = "plan|apply|validate|rollback [flags]\n\n" +
 	"package's Migrations().\n\nverbs:"
 
 func runMigrate(ctx context.Context, env *cliEnv, args []string) error {
-	if len(args) > 0 {
+	// The verb may follow flags (ssgen migrate --broker URL apply): it is
+	// the first argument that names one, before any "--".
+	for i, a := range args {
+		if a == "--" {
+			break
+		}
 		for _, s := range migrateSubs {
-			if args[0] == s.name {
-				return s.run(ctx, env, args[1:])
+			if a == s.name {
+				rest := append(append([]string{}, args[:i]...), args[i+1:]...)
+				return s.run(ctx, env, rest)
 			}
 		}
 	}
@@ -76,8 +82,7 @@ func runMigrate(ctx context.Context, env *cliEnv, args []string) error {
 		fmt.Fprintln(env.stderr, "\nssgen migrate VERB --help describes a verb.")
 	}
 	if len(args) == 0 {
-		fs.Usage()
-		return usageErrorf("want a verb: plan, apply, validate or rollback")
+		return usageErrorf("want a verb: plan, apply, validate or rollback (see ssgen migrate --help)")
 	}
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return err
@@ -331,4 +336,46 @@ func safeFileName(s string) string {
 		}
 	}
 	return b.String()
+}
+
+// lazyBackup is apply's backup file, created by its first write
+// (createBackup): name it named, or a new name in the current directory.
+type lazyBackup struct {
+	name, migration string
+	now             time.Time
+	created         func(name string)
+	f               *os.File
+	err             error
+}
+
+func (l *lazyBackup) Write(p []byte) (int, error) {
+	if l.f == nil && l.err == nil {
+		if l.f, l.err = createBackup(l.name, l.migration, l.now); l.err == nil {
+			l.created(l.f.Name())
+		}
+	}
+	if l.err != nil {
+		return 0, l.err
+	}
+	return l.f.Write(p)
+}
+
+// Name is the file's name, "" when none was made.
+func (l *lazyBackup) Name() string {
+	if l.f == nil {
+		return ""
+	}
+	return l.f.Name()
+}
+
+// Close syncs and closes the file, if one was made.
+func (l *lazyBackup) Close() error {
+	if l.f == nil {
+		return nil
+	}
+	err := l.f.Sync()
+	if cerr := l.f.Close(); err == nil {
+		err = cerr
+	}
+	return err
 }

@@ -25,7 +25,7 @@ func runMigratePlan(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newMigrateFlagSet(env, "plan", migratePlanUsage)
 	var mf migrateFlags
 	mf.register(fs)
-	against := fs.String("against", "", "compare with the older schema `REF|FILE`: a file or a git revision")
+	against := fs.String("against", "", "first list what changed since the older schema `REF`: a git revision, or a file")
 	pos, _, help, err := parseArgs(fs, args, 0)
 	if help || err != nil {
 		return err
@@ -231,11 +231,16 @@ func runMigrateApply(ctx context.Context, env *cliEnv, args []string) error {
 			return &exitError{code: exitNegative, err: errors.New("not confirmed: nothing written")}
 		}
 	}
-	f, err := createBackup(*backup, *name, time.Now())
-	if err != nil {
-		return err
+	if *backup != "" {
+		if _, err := os.Lstat(*backup); err == nil {
+			return usageErrorf("--backup %s: the file exists, and a backup never overwrites one: name a new file", *backup)
+		}
 	}
-	fmt.Fprintf(env.stderr, "ssgen migrate apply: backup: %s\n", f.Name())
+	// The file is made when the first key is backed up: a run with
+	// nothing to rewrite, or refused, leaves none.
+	f := &lazyBackup{name: *backup, migration: *name, now: time.Now(), created: func(n string) {
+		fmt.Fprintf(env.stderr, "ssgen migrate apply: backup: %s\n", n)
+	}}
 	pr := newProgress(env.stderr, isTerminal(env.stderr))
 	res, err := migrate.Apply(ctx, c, decls, migrate.Options{Name: *name, Backup: f, Rate: *rate, Progress: pr.report})
 	pr.finish()
@@ -243,6 +248,9 @@ func runMigrateApply(ctx context.Context, env *cliEnv, args []string) error {
 		err = cerr
 	}
 	summary := fmt.Sprintf("%d keys seen, %d rewritten, %d failed; backup %s", res.Seen, res.Rewritten, res.Failed, f.Name())
+	if f.Name() == "" {
+		summary = fmt.Sprintf("%d keys seen, %d rewritten, %d failed; no backup (nothing was rewritten)", res.Seen, res.Rewritten, res.Failed)
+	}
 	if res.Resumed {
 		summary = "resumed: " + summary
 	}
