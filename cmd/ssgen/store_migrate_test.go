@@ -35,7 +35,6 @@ func mustAbs(elem ...string) string {
 	return a
 }
 
-
 // seedEvolveV1 writes values as the first version of the evolve schema
 // does: three keys whose form the second version changes, and one moved
 // key migrate leaves alone.
