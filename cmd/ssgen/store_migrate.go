@@ -75,6 +75,7 @@ func runMigrate(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	fs := newFlagSet(env, "migrate", migrateUsage)
 	fs.Usage = func() {
+		fmt.Fprintf(env.stderr, "%s\n\n", sentence(verbs["migrate"].summary))
 		fmt.Fprintf(env.stderr, "usage: ssgen migrate %s\n", migrateUsage)
 		for _, s := range migrateSubs {
 			fmt.Fprintf(env.stderr, "  %-9s %s\n", s.name, s.summary)
