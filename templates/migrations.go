@@ -39,7 +39,7 @@ func emitMigrations(f *jen.File, s *schema.Schema) {
 				if exact {
 					pattern = jen.Qual(runtimePkg, "GlobEscape").Call(jen.Lit(glob))
 				}
-				g.Line().Qual(migratePkg, "For").Types(goType(k.Type)).Call(jen.Lit(k.QualifiedName()), pattern, codecValue(k))
+				g.Line().Add(migrateFor(goType(k.Type), jen.Lit(k.QualifiedName()), pattern, codecValue(k)))
 			}
 			g.Line()
 		})),
