@@ -186,6 +186,8 @@ type tally struct {
 	migrate.Counts
 	NeedsGo   int64         `json:"needsGo,omitempty"`   // outdated, at a version only Go converts
 	ByVersion map[int]int64 `json:"byVersion,omitempty"` // versioned types: keys per stored version
+	// FirstInvalid is why the first invalid key did not decode.
+	FirstInvalid string `json:"firstInvalid,omitempty"`
 }
 
 // countingCodec is the codec Validate reads a declaration's keys through:
@@ -198,6 +200,18 @@ type countingCodec struct {
 }
 
 func (c *countingCodec) Current(data []byte) ([]byte, error) {
+	cur, err := c.current(data)
+	if err != nil {
+		c.mu.Lock()
+		if c.t.FirstInvalid == "" {
+			c.t.FirstInvalid = clip(err.Error(), 200)
+		}
+		c.mu.Unlock()
+	}
+	return cur, err
+}
+
+func (c *countingCodec) current(data []byte) ([]byte, error) {
 	if v, ok := c.d.codec.StoredVersion(data); ok {
 		c.mu.Lock()
 		c.t.ByVersion[v]++

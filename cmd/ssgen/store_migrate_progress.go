@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode/utf8"
 
 	"github.com/ssgen/ssgen/runtime/migrate"
 )
@@ -86,9 +87,13 @@ func bar(r migrate.Progress, left float64) string {
 	return fmt.Sprintf("[%s%s] %d/%s %s  %.0f keys/s  %s left", strings.Repeat("#", filled), strings.Repeat(".", cells-filled), r.Done, total, terminalSafe(clip(r.Decl, 40)), r.Rate, eta)
 }
 
+// clip bounds s to about n bytes, cut at a character's start.
 func clip(s string, n int) string {
 	if len(s) <= n {
 		return s
+	}
+	for n > 0 && !utf8.RuneStart(s[n]) {
+		n--
 	}
 	return s[:n] + "…"
 }

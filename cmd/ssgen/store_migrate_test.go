@@ -373,3 +373,21 @@ func TestMigrateApplyWhileAnotherRuns(t *testing.T) {
 	}
 	run(t, url, "migrate", "validate", "--schema", evolveV2).want(t, exitNegative, nil)
 }
+
+// TestMigrateInvalidValues: a value that does not decode is counted
+// invalid with its reason, and apply leaves it as it was (exit 1).
+func TestMigrateInvalidValues(t *testing.T) {
+	url := testStore(t)
+	seedEvolveV1(t, url)
+	run(t, url, "set", "--raw", "evolve/tree", "\x1b[2Jnot msgpack").want(t, exitOK, nil)
+	r := run(t, url, "migrate", "validate", "--schema", evolveV2)
+	r.want(t, exitNegative, nil)
+	if !strings.Contains(r.stdout, "Tree: 0 current, 0 outdated, 1 invalid; the first invalid: ") || strings.Contains(r.stdout, "\x1b") {
+		t.Errorf("validate: %q", r.stdout)
+	}
+	r = run(t, url, "migrate", "apply", "--schema", evolveV2, "--backup", filepath.Join(t.TempDir(), "b.jsonl"))
+	if r.code != exitNegative || !strings.Contains(r.stdout, "3 rewritten, 1 failed") || !strings.Contains(r.stderr, "1 keys left as they were") {
+		t.Errorf("apply: %+v", r)
+	}
+	run(t, url, "get", "--raw", "evolve/tree").want(t, exitOK, ptr("\x1b[2Jnot msgpack\n"))
+}

@@ -98,6 +98,9 @@ func runMigratePlan(ctx context.Context, env *cliEnv, args []string) error {
 			line += " (" + bv + ")"
 		}
 		fmt.Fprintln(out, line)
+		if t.FirstInvalid != "" {
+			fmt.Fprintf(out, "    the first invalid: %s\n", terminalSafe(t.FirstInvalid))
+		}
 		if t.NeedsGo > 0 {
 			fmt.Fprintf(out, "    %d need a Go conversion (%s)\n", t.NeedsGo, conversionNames(d))
 		}
@@ -312,6 +315,9 @@ func runMigrateValidate(ctx context.Context, env *cliEnv, args []string) error {
 		}
 		if t.NeedsGo > 0 {
 			line += fmt.Sprintf("; %d need a Go conversion", t.NeedsGo)
+		}
+		if t.FirstInvalid != "" {
+			line += "; the first invalid: " + terminalSafe(t.FirstInvalid)
 		}
 		fmt.Fprintln(env.stdout, line)
 		bad += t.Outdated + t.Invalid
