@@ -347,7 +347,13 @@ func TestMigrateHelpAndUsage(t *testing.T) {
 		if !strings.Contains(r.stderr, "usage: ssgen migrate "+v) {
 			t.Errorf("%s --help: %s", v, r.stderr)
 		}
+		r = runIn(t, "", nil, "help", "migrate", v)
+		r.want(t, exitOK, nil)
+		if !strings.Contains(r.stdout, "usage: ssgen migrate "+v) {
+			t.Errorf("help migrate %s: %s", v, r.stdout)
+		}
 	}
+	runIn(t, "", nil, "help", "migrate", "frobnicate").want(t, exitUsage, nil)
 	runIn(t, "", nil, "migrate").want(t, exitUsage, nil)
 	runIn(t, "", nil, "migrate", "frobnicate").want(t, exitUsage, nil)
 	runIn(t, "", nil, "migrate", "rollback").want(t, exitUsage, nil)
@@ -390,4 +396,35 @@ func TestMigrateInvalidValues(t *testing.T) {
 		t.Errorf("apply: %+v", r)
 	}
 	run(t, url, "get", "--raw", "evolve/tree").want(t, exitOK, ptr("\x1b[2Jnot msgpack\n"))
+}
+
+// TestMigrateBackupPathPlanted: a --backup path planted as a symlink (to
+// a file the user owns, or to nowhere) is refused before anything is
+// written; the target is neither changed nor created.
+func TestMigrateBackupPathPlanted(t *testing.T) {
+	url := testStore(t)
+	seedEvolveV1(t, url)
+	dir := t.TempDir()
+	target := filepath.Join(dir, "precious")
+	if err := os.WriteFile(target, []byte("keep"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, to := range []string{target, filepath.Join(dir, "nowhere")} {
+		link := filepath.Join(dir, "link-"+filepath.Base(to))
+		if err := os.Symlink(to, link); err != nil {
+			t.Skip(err)
+		}
+		r := run(t, url, "migrate", "apply", "--schema", evolveV2, "--backup", link)
+		r.want(t, exitUsage, nil)
+		if !strings.Contains(r.stderr, "never overwrites") {
+			t.Errorf("stderr %s", r.stderr)
+		}
+	}
+	if b, _ := os.ReadFile(target); string(b) != "keep" {
+		t.Errorf("target now %q", b)
+	}
+	if _, err := os.Lstat(filepath.Join(dir, "nowhere")); err == nil {
+		t.Error("the dangling link's target was created")
+	}
+	run(t, url, "migrate", "validate", "--schema", evolveV2).want(t, exitNegative, nil)
 }
