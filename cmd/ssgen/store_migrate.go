@@ -288,12 +288,22 @@ func describeRewrite(d *migDecl) string {
 const entryPointHint = "the CLI cannot run Go conversions: run migrate.Apply from Go with the generated package's Migrations() (docs/generated-api.md, \"Migrations\")"
 
 // askYes asks a yes/no question on stderr and reads the answer from stdin:
-// only "y" or "yes" is yes.
-func askYes(env *cliEnv, question string) bool {
+// only "y" or "yes" is yes. An interrupt (ctx) while it waits is a no.
+func askYes(ctx context.Context, env *cliEnv, question string) bool {
 	fmt.Fprintf(env.stderr, "%s [y/N] ", question)
-	line, _ := bufio.NewReader(io.LimitReader(env.stdin, 256)).ReadString('\n')
-	a := strings.ToLower(strings.TrimSpace(line))
-	return a == "y" || a == "yes"
+	answer := make(chan string, 1)
+	go func() {
+		line, _ := bufio.NewReader(io.LimitReader(env.stdin, 256)).ReadString('\n')
+		answer <- line
+	}()
+	select {
+	case <-ctx.Done():
+		fmt.Fprintln(env.stderr)
+		return false
+	case line := <-answer:
+		a := strings.ToLower(strings.TrimSpace(line))
+		return a == "y" || a == "yes"
+	}
 }
 
 // isTerminalReader reports whether r is a terminal.

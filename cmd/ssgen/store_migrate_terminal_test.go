@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // ptyOutput collects what the program writes to a pseudo-terminal.
@@ -34,14 +35,23 @@ func TestMigrateApplyOnATerminal(t *testing.T) {
 	defer slave.Close()
 	var out ptyOutput
 	done := make(chan struct{})
+	questions := make(chan struct{}, 16) // one per question shown
 	go func() {
 		defer close(done)
 		buf := make([]byte, 4096)
 		for {
 			n, err := master.Read(buf)
 			out.mu.Lock()
+			before := strings.Count(out.b.String(), "[y/N]")
 			out.b.Write(buf[:n])
+			asked := strings.Count(out.b.String(), "[y/N]") > before
 			out.mu.Unlock()
+			if asked {
+				select {
+				case questions <- struct{}{}:
+				default:
+				}
+			}
 			if err != nil {
 				return
 			}
@@ -88,6 +98,28 @@ func TestMigrateApplyOnATerminal(t *testing.T) {
 	if strings.Count(out.String(), "[y/N]") != before {
 		t.Errorf("--yes asked: %q", out.String())
 	}
+	// Ctrl-C at the question: nothing written, exit 130 (last: the
+	// question's reader is left waiting on the terminal).
+	seedEvolveV1(t, url)
+	for len(questions) > 0 {
+		<-questions
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		// Ctrl-C once asked (or after a generous bound: the exit code
+		// then tells).
+		defer cancel()
+		select {
+		case <-questions:
+		case <-time.After(10 * time.Second):
+		}
+	}()
+	var stdout2 syncBuffer
+	env := &cliEnv{stdin: slave, stdout: &stdout2, stderr: slave, getenv: func(string) string { return "" }}
+	if code := runCLI(ctx, env, []string{"migrate", "apply", "--broker", url, "--schema", evolveV2, "--backup", filepath.Join(t.TempDir(), "b.jsonl")}); code != exitInterrupted {
+		t.Fatalf("Ctrl-C at the question: exit %d; terminal %q", code, out.String())
+	}
+	run(t, url, "migrate", "validate", "--schema", evolveV2).want(t, exitNegative, nil)
 	_ = slave.Close()
 	_ = master.Close()
 	<-done

@@ -230,7 +230,10 @@ func runMigrateApply(ctx context.Context, env *cliEnv, args []string) error {
 		for i, d := range todo {
 			names[i] = d.name()
 		}
-		if !askYes(env, fmt.Sprintf("rewrite the outdated values of %s in %s?", strings.Join(names, ", "), env.broker)) {
+		if !askYes(ctx, env, fmt.Sprintf("rewrite the outdated values of %s in %s?", strings.Join(names, ", "), env.broker)) {
+			if ctx.Err() != nil {
+				return &exitError{code: exitInterrupted, err: errors.New("interrupted: nothing written")}
+			}
 			return &exitError{code: exitNegative, err: errors.New("not confirmed: nothing written")}
 		}
 	}
