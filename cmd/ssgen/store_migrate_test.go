@@ -428,3 +428,39 @@ func TestMigrateBackupPathPlanted(t *testing.T) {
 	}
 	run(t, url, "migrate", "validate", "--schema", evolveV2).want(t, exitNegative, nil)
 }
+
+// TestMigrateOverlappingPatterns: a declaration whose key pattern also
+// lists another declaration's keys (a parameter matches '/') is left out
+// of apply, so those keys are never read with the wrong type; validate
+// says its counts include them.
+func TestMigrateOverlappingPatterns(t *testing.T) {
+	url := testStore(t)
+	file := filepath.Join(t.TempDir(), "ssgen.yaml")
+	src := `version: 1
+package: p
+types:
+  A: {fields: {n: {type: int, renamed_from: m}}}
+  B: {fields: {s: {type: string, renamed_from: r}}}
+keys:
+  Deep: {path: sites/x/y/v, type: B}
+groups:
+  Site:
+    path: sites/{id}
+    params: {id: string}
+    keys:
+      V: {path: v, type: A}
+`
+	if err := os.WriteFile(file, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	run(t, url, "set", "--raw", "--schema", file, "sites/x/y/v", "\x81\xa1r\xa1q").want(t, exitOK, nil)
+	r := run(t, url, "migrate", "apply", "--schema", file, "--backup", filepath.Join(t.TempDir(), "b.jsonl"))
+	r.want(t, exitOK, nil)
+	if !strings.Contains(r.stderr, `Site.V left out: its keys' pattern "sites/*/v" also lists keys of Deep`) || !strings.Contains(r.stdout, "1 rewritten, 0 failed") {
+		t.Errorf("apply: %+v", r)
+	}
+	r = run(t, url, "migrate", "validate", "--schema", file)
+	if r.code != exitNegative || !strings.Contains(r.stdout, "Deep: 1 current, 0 outdated, 0 invalid\n") || !strings.Contains(r.stdout, "also lists keys of Deep: they are counted here too") {
+		t.Errorf("validate: %+v", r)
+	}
+}

@@ -322,6 +322,9 @@ func runMigrateValidate(ctx context.Context, env *cliEnv, args []string) error {
 		if t.FirstInvalid != "" {
 			line += "; the first invalid: " + terminalSafe(t.FirstInvalid)
 		}
+		if d.overlaps != "" {
+			line += fmt.Sprintf(" (its keys' pattern %q also lists keys of %s: they are counted here too)", d.pattern, d.overlaps)
+		}
 		fmt.Fprintln(env.stdout, line)
 		bad += t.Outdated + t.Invalid
 	}
