@@ -120,3 +120,36 @@ func TestCurrentRefusesWhatTakesGo(t *testing.T) {
 		t.Fatalf("Current of a version 2 value: %q, %v; want it unchanged", got, err)
 	}
 }
+
+// BenchmarkCurrent compares Current from the schema (what ssgen migrate
+// runs) with the generated codec's on one evolved value.
+func BenchmarkCurrent(b *testing.B) {
+	v1, err := schema.LoadFile("../tests/e2e/evolve/v1/ssgen.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	v2, err := schema.LoadFile("../tests/e2e/evolve/v2/ssgen.yaml")
+	if err != nil {
+		b.Fatal(err)
+	}
+	stored, err := schemaval.ForKey(v1.Keys[0]).EncodeJSON([]byte(`{"temp":21.5,"mode":"chill","legacy":"x","zones":[{"name":"a","temp":1}],"byRoom":{"k":{"name":"b","temp":2}}}`))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Run("schemaval", func(b *testing.B) {
+		c := schemaval.ForKey(v2.Keys[0])
+		for b.Loop() {
+			if _, err := c.Current(stored); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+	b.Run("generated", func(b *testing.B) {
+		c := evolvev2.Migrations()[0].Codec
+		for b.Loop() {
+			if _, err := c.Current(stored); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
