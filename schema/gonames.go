@@ -13,6 +13,10 @@ const (
 	NewFuncName   = "New"
 	// ClientMethodName is the Store's accessor of its *runtime.Client.
 	ClientMethodName = "Client"
+	// MigrationsFuncName is the function listing the declarations whose
+	// stored values runtime/migrate rewrites (a schema whose values
+	// evolve or have earlier versions).
+	MigrationsFuncName = "Migrations"
 )
 
 // ParserName is the name of an enum's generated parser ("ParseMode").

@@ -9,8 +9,9 @@ package schema
 func (l *loader) checkReserved() {
 	s := l.s
 	pkg := map[string]string{
-		StoreTypeName: "the store type",
-		NewFuncName:   "the store constructor",
+		StoreTypeName:      "the store type",
+		NewFuncName:        "the store constructor",
+		MigrationsFuncName: "the migration entry point",
 	}
 	for _, t := range s.Types {
 		if t.Kind == KindEnum {

@@ -44,6 +44,7 @@ func Generate(s *schema.Schema, opts Options) ([]File, error) {
 	f.ImportName(runtimePkg, "runtime")
 	f.ImportName(codecPkg, "codec")
 	f.ImportName(msgpackPkg, "msgpack")
+	f.ImportName(migratePkg, "migrate")
 	emitHeader(f, s, opts)
 	emitVersionGuard(f, s)
 	emitEvolution(f, s)
@@ -76,6 +77,7 @@ func Generate(s *schema.Schema, opts Options) ([]File, error) {
 		emitGroupGetters(f, g)
 	}
 	emitParamCheck(f, s)
+	emitMigrations(f, s)
 
 	var buf bytes.Buffer
 	if err := f.Render(&buf); err != nil {

@@ -34,6 +34,11 @@ func newKey(elem, client, name, codecValue, ttl, guard jen.Code, persist bool, m
 	return jen.Qual(runtimePkg, "NewKey").Types(elem).Call(args...)
 }
 
+// migrateFor builds the migrate.Decl of a key's values (Migrations).
+func migrateFor(elem, name, pattern, codecValue jen.Code) *jen.Statement {
+	return jen.Qual(migratePkg, "For").Types(elem).Call(name, pattern, codecValue)
+}
+
 // newLock builds a *runtime.Lock whose leases last ttl.
 func newLock(client, name, ttl jen.Code) *jen.Statement {
 	return jen.Qual(runtimePkg, "NewLock").Call(client, jen.Index().Byte().Call(name), ttl)

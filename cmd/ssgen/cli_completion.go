@@ -71,9 +71,20 @@ func verbSpecs(ctx context.Context) []verbSpec {
 		var sets []*flag.FlagSet
 		env.onFlagSet = func(fs *flag.FlagSet) { sets = append(sets, fs) }
 		_ = verbs[n].run(ctx, env, []string{"--help"})
+		if n == "migrate" {
+			// Its verbs' flags, together (once each).
+			for _, sub := range migrateSubs {
+				_ = verbs[n].run(ctx, env, []string{sub.name, "--help"})
+			}
+		}
+		seen := map[string]bool{}
 		// The flags are defined once the verb has parsed its arguments.
 		for _, fs := range sets {
 			fs.VisitAll(func(f *flag.Flag) {
+				if seen[f.Name] {
+					return
+				}
+				seen[f.Name] = true
 				b, isBool := f.Value.(interface{ IsBoolFlag() bool })
 				_, usage := flag.UnquoteUsage(f)
 				fsp := flagSpec{name: f.Name, usage: firstLine(usage), takesValue: !isBool || !b.IsBoolFlag()}
@@ -89,7 +100,7 @@ func verbSpecs(ctx context.Context) []verbSpec {
 // fileFlag tells the flags whose value is a path.
 func fileFlag(name string) bool {
 	switch name {
-	case "schema", "file", "out", "o", "data-dir", "seed", "cpuprofile", "memprofile":
+	case "schema", "file", "out", "o", "data-dir", "seed", "cpuprofile", "memprofile", "backup":
 		return true
 	}
 	return strings.HasSuffix(name, "-file") || strings.HasPrefix(name, "tls-")

@@ -237,8 +237,16 @@ func TestHelpPlaceholdersMatchTheDocs(t *testing.T) {
 	}
 	types := map[string]bool{"string": true, "int": true, "int64": true, "uint": true, "uint64": true, "float": true, "duration": true, "value": true}
 	line := regexp.MustCompile(`^  --([a-z0-9-]+)(?: (.+))?$`)
+	var helps [][]string
 	for name := range verbs {
-		r := runIn(t, "", nil, name, "--help")
+		helps = append(helps, []string{name})
+	}
+	for _, s := range migrateSubs {
+		helps = append(helps, []string{"migrate", s.name})
+	}
+	for _, args := range helps {
+		name := strings.Join(args, " ")
+		r := runIn(t, "", nil, append(args, "--help")...)
 		for _, l := range strings.Split(r.stderr, "\n") {
 			m := line.FindStringSubmatch(l)
 			if m == nil || m[2] == "" {

@@ -12,7 +12,8 @@ import (
 
 // helpVerb is "ssgen help VERB": the verb's --help, on stdout.
 func helpVerb(ctx context.Context, env *cliEnv, args []string) int {
-	if len(args) != 1 {
+	// A verb with verbs of its own takes one more: ssgen help migrate apply.
+	if len(args) != 1 && (len(args) != 2 || args[0] != "migrate") {
 		fmt.Fprintln(env.stderr, "ssgen help: want one verb (ssgen help lists them)")
 		return exitUsage
 	}
@@ -23,7 +24,7 @@ func helpVerb(ctx context.Context, env *cliEnv, args []string) int {
 	}
 	help := *env
 	help.stderr = env.stdout
-	if err := v.run(ctx, &help, []string{"--help"}); err != nil {
+	if err := v.run(ctx, &help, append(args[1:], "--help")); err != nil {
 		fmt.Fprintf(env.stderr, "ssgen help: %v\n", err)
 		return exitUsage
 	}

@@ -17,13 +17,14 @@ import (
 
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/runtime/codec"
+	"github.com/ssgen/ssgen/runtime/migrate"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
 // This file needs a runtime that supports this generator's output. If the
 // constant is undefined, update github.com/ssgen/ssgen or regenerate with an
 // ssgen matching the runtime in go.mod.
-const _ = runtime.SupportPackageIsVersion4
+const _ = runtime.SupportPackageIsVersion6
 
 // ssgenEvolution tells the codecs of this package how values stored under
 // earlier versions of the schema read: fields renamed from earlier names, and
@@ -338,4 +339,24 @@ func (s *Store) GetChainedValues(ctx context.Context, params []ChainedParams, op
 		}
 		return h.Value(), nil
 	})
+}
+
+// Migrations returns the declarations whose stored values runtime/migrate
+// rewrites to the form this package writes: each key whose type evolves
+// (renamed_from, default) or has earlier versions, with its codec, so that the
+// conversion functions of versioned types run. Pass it to migrate.Apply or
+// migrate.Validate (docs/generated-api.md, "Migrations").
+func Migrations() []migrate.Decl {
+	return []migrate.Decl{
+		migrate.For[Point]("ModeRenamed.Point", "modes/*/point", codec.Evolved[Point]{
+			Codec:     codec.JSON[Point]{},
+			Evolution: ssgenEvolution,
+			Type:      "Point",
+		}),
+		migrate.For[map[string][]Point]("ModeRenamed.Points", "modes/*/points/*", codec.Evolved[map[string][]Point]{
+			Codec:     codec.JSON[map[string][]Point]{},
+			Evolution: ssgenEvolution,
+			Type:      "map[string][]Point",
+		}),
+	}
 }

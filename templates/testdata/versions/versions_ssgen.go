@@ -17,13 +17,14 @@ import (
 
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/runtime/codec"
+	"github.com/ssgen/ssgen/runtime/migrate"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
 // This file needs a runtime that supports this generator's output. If the
 // constant is undefined, update github.com/ssgen/ssgen or regenerate with an
 // ssgen matching the runtime in go.mod.
-const _ = runtime.SupportPackageIsVersion5
+const _ = runtime.SupportPackageIsVersion6
 
 // ssgenEvolution tells the codecs of this package how values stored under
 // earlier versions of the schema read: fields renamed from earlier names, and
@@ -325,4 +326,62 @@ func (s *Store) GetProbeLasts(ctx context.Context, params []ProbeParams, opts ru
 	return runtime.GetEach(ctx, params, opts, func(p ProbeParams) (*runtime.Key[Reading], error) {
 		return s.Probe(p.ID).Last(), nil
 	})
+}
+
+// Migrations returns the declarations whose stored values runtime/migrate
+// rewrites to the form this package writes: each key whose type evolves
+// (renamed_from, default) or has earlier versions, with its codec, so that the
+// conversion functions of versioned types run. Pass it to migrate.Apply or
+// migrate.Validate (docs/generated-api.md, "Migrations").
+func Migrations() []migrate.Decl {
+	return []migrate.Decl{
+		migrate.For[Reading]("Reading", runtime.GlobEscape("reading"), codec.Versioned[Reading]{
+			Decoders: map[int]func([]byte) (Reading, error){
+				1: codec.Upgrade[ReadingV1, Reading](codec.JSON[ReadingV1]{}, copyReadingV1, convertReadingV1),
+				2: codec.Upgrade[ReadingV2, Reading](codec.JSON[ReadingV2]{}, copyReadingV2, convertReadingV2),
+				3: codec.Evolved[Reading]{
+					Codec:     codec.JSON[Reading]{},
+					Evolution: ssgenEvolution,
+					Type:      "Reading",
+				}.Decode,
+			},
+			EncodeAs: codec.Downgrade[Reading, ReadingV2](codec.JSON[ReadingV2]{}, copyReadingToV2, convertReadingToV2),
+			JSON:     true,
+			Name:     "Reading",
+			Oldest:   1,
+			Write:    2,
+		}),
+		migrate.For[Reading]("ReadingMsgpack", runtime.GlobEscape("reading-mp"), codec.Versioned[Reading]{
+			Decoders: map[int]func([]byte) (Reading, error){
+				1: codec.Upgrade[ReadingV1, Reading](codec.MsgPack[ReadingV1]{}, copyReadingV1, convertReadingV1),
+				2: codec.Upgrade[ReadingV2, Reading](codec.MsgPack[ReadingV2]{}, copyReadingV2, convertReadingV2),
+				3: codec.Evolved[Reading]{
+					Codec:     codec.MsgPack[Reading]{},
+					Evolution: ssgenEvolution,
+					Type:      "Reading",
+				}.Decode,
+			},
+			EncodeAs: codec.Downgrade[Reading, ReadingV2](codec.MsgPack[ReadingV2]{}, copyReadingToV2, convertReadingToV2),
+			JSON:     false,
+			Name:     "Reading",
+			Oldest:   1,
+			Write:    2,
+		}),
+		migrate.For[Reading]("Probe.Last", "probes/*/last", codec.Versioned[Reading]{
+			Decoders: map[int]func([]byte) (Reading, error){
+				1: codec.Upgrade[ReadingV1, Reading](codec.JSON[ReadingV1]{}, copyReadingV1, convertReadingV1),
+				2: codec.Upgrade[ReadingV2, Reading](codec.JSON[ReadingV2]{}, copyReadingV2, convertReadingV2),
+				3: codec.Evolved[Reading]{
+					Codec:     codec.JSON[Reading]{},
+					Evolution: ssgenEvolution,
+					Type:      "Reading",
+				}.Decode,
+			},
+			EncodeAs: codec.Downgrade[Reading, ReadingV2](codec.JSON[ReadingV2]{}, copyReadingToV2, convertReadingToV2),
+			JSON:     true,
+			Name:     "Reading",
+			Oldest:   1,
+			Write:    2,
+		}),
+	}
 }

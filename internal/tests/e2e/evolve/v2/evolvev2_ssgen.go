@@ -18,13 +18,14 @@ import (
 
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/runtime/codec"
+	"github.com/ssgen/ssgen/runtime/migrate"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
 // This file needs a runtime that supports this generator's output. If the
 // constant is undefined, update github.com/ssgen/ssgen or regenerate with an
 // ssgen matching the runtime in go.mod.
-const _ = runtime.SupportPackageIsVersion4
+const _ = runtime.SupportPackageIsVersion6
 
 // ssgenEvolution tells the codecs of this package how values stored under
 // earlier versions of the schema read: fields renamed from earlier names, and
@@ -484,4 +485,41 @@ func (s *Store) GetLineTargets(ctx context.Context, params []LineParams, opts ru
 	return runtime.GetEach(ctx, params, opts, func(p LineParams) (*runtime.Key[float64], error) {
 		return s.Line(p.Line).Target(), nil
 	})
+}
+
+// Migrations returns the declarations whose stored values runtime/migrate
+// rewrites to the form this package writes: each key whose type evolves
+// (renamed_from, default) or has earlier versions, with its codec, so that the
+// conversion functions of versioned types run. Pass it to migrate.Apply or
+// migrate.Validate (docs/generated-api.md, "Migrations").
+func Migrations() []migrate.Decl {
+	return []migrate.Decl{
+		migrate.For[SetPoint]("SetPoint", runtime.GlobEscape("evolve/setpoint"), codec.Evolved[SetPoint]{
+			Codec:     codec.MsgPack[SetPoint]{},
+			Evolution: ssgenEvolution,
+			Type:      "SetPoint",
+		}),
+		migrate.For[SetPoint]("SetPointJSON", runtime.GlobEscape("evolve/setpoint-json"), codec.Evolved[SetPoint]{
+			Codec:     codec.JSON[SetPoint]{},
+			Evolution: ssgenEvolution,
+			Type:      "SetPoint",
+		}),
+		migrate.For[Mode]("Mode", runtime.GlobEscape("evolve/mode"), codec.Text[Mode, *Mode]{}),
+		migrate.For[[]Mode]("Modes", runtime.GlobEscape("evolve/modes"), codec.MsgPack[[]Mode]{}),
+		migrate.For[map[string]Zone]("Zones", runtime.GlobEscape("evolve/zones"), codec.Evolved[map[string]Zone]{
+			Codec:     codec.JSON[map[string]Zone]{},
+			Evolution: ssgenEvolution,
+			Type:      "map[string]Zone",
+		}),
+		migrate.For[Node]("Tree", runtime.GlobEscape("evolve/tree"), codec.Evolved[Node]{
+			Codec:     codec.MsgPack[Node]{},
+			Evolution: ssgenEvolution,
+			Type:      "Node",
+		}),
+		migrate.For[Zone]("Site.Config", "evolve/sites/*/config", codec.Evolved[Zone]{
+			Codec:     codec.MsgPack[Zone]{},
+			Evolution: ssgenEvolution,
+			Type:      "Zone",
+		}),
+	}
 }

@@ -17,13 +17,14 @@ import (
 
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/runtime/codec"
+	"github.com/ssgen/ssgen/runtime/migrate"
 	"github.com/vmihailenco/msgpack/v5"
 )
 
 // This file needs a runtime that supports this generator's output. If the
 // constant is undefined, update github.com/ssgen/ssgen or regenerate with an
 // ssgen matching the runtime in go.mod.
-const _ = runtime.SupportPackageIsVersion5
+const _ = runtime.SupportPackageIsVersion6
 
 // Mode is an enum of the schema.
 //
@@ -333,4 +334,58 @@ func (s *Store) GetRoomGuardeds(ctx context.Context, params []RoomParams, opts r
 		}
 		return h.Guarded(), nil
 	})
+}
+
+// Migrations returns the declarations whose stored values runtime/migrate
+// rewrites to the form this package writes: each key whose type evolves
+// (renamed_from, default) or has earlier versions, with its codec, so that the
+// conversion functions of versioned types run. Pass it to migrate.Apply or
+// migrate.Validate (docs/generated-api.md, "Migrations").
+func Migrations() []migrate.Decl {
+	return []migrate.Decl{
+		migrate.For[SetPoint]("SetPoint", runtime.GlobEscape("versions/setpoint"), codec.Versioned[SetPoint]{
+			Decoders: map[int]func([]byte) (SetPoint, error){
+				1: codec.Upgrade[SetPointV1, SetPoint](codec.MsgPack[SetPointV1]{}, copySetPointV1, convertSetPointV1),
+				2: codec.MsgPack[SetPoint]{}.Decode,
+			},
+			EncodeAs: codec.Downgrade[SetPoint, SetPointV1](codec.MsgPack[SetPointV1]{}, copySetPointToV1, convertSetPointToV1),
+			JSON:     false,
+			Name:     "SetPoint",
+			Oldest:   1,
+			Write:    1,
+		}),
+		migrate.For[SetPoint]("SetPointJSON", runtime.GlobEscape("versions/setpoint-json"), codec.Versioned[SetPoint]{
+			Decoders: map[int]func([]byte) (SetPoint, error){
+				1: codec.Upgrade[SetPointV1, SetPoint](codec.JSON[SetPointV1]{}, copySetPointV1, convertSetPointV1),
+				2: codec.JSON[SetPoint]{}.Decode,
+			},
+			EncodeAs: codec.Downgrade[SetPoint, SetPointV1](codec.JSON[SetPointV1]{}, copySetPointToV1, convertSetPointToV1),
+			JSON:     true,
+			Name:     "SetPoint",
+			Oldest:   1,
+			Write:    1,
+		}),
+		migrate.For[SetPoint]("Room.Target", "versions/rooms/*/target", codec.Versioned[SetPoint]{
+			Decoders: map[int]func([]byte) (SetPoint, error){
+				1: codec.Upgrade[SetPointV1, SetPoint](codec.MsgPack[SetPointV1]{}, copySetPointV1, convertSetPointV1),
+				2: codec.MsgPack[SetPoint]{}.Decode,
+			},
+			EncodeAs: codec.Downgrade[SetPoint, SetPointV1](codec.MsgPack[SetPointV1]{}, copySetPointToV1, convertSetPointToV1),
+			JSON:     false,
+			Name:     "SetPoint",
+			Oldest:   1,
+			Write:    1,
+		}),
+		migrate.For[SetPoint]("Room.Guarded", "versions/rooms/*/guarded", codec.Versioned[SetPoint]{
+			Decoders: map[int]func([]byte) (SetPoint, error){
+				1: codec.Upgrade[SetPointV1, SetPoint](codec.MsgPack[SetPointV1]{}, copySetPointV1, convertSetPointV1),
+				2: codec.MsgPack[SetPoint]{}.Decode,
+			},
+			EncodeAs: codec.Downgrade[SetPoint, SetPointV1](codec.MsgPack[SetPointV1]{}, copySetPointToV1, convertSetPointToV1),
+			JSON:     false,
+			Name:     "SetPoint",
+			Oldest:   1,
+			Write:    1,
+		}),
+	}
 }

@@ -1,0 +1,374 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/ssgen/ssgen/runtime/migrate"
+	"github.com/ssgen/ssgen/schema"
+)
+
+const migratePlanUsage = "[--against REF|FILE] [--schema FILE] [flags]\n\n" +
+	"Lists the declarations whose stored values a migration rewrites, and counts\n" +
+	"their keys in the store: current, outdated (apply rewrites them), invalid\n" +
+	"(they do not decode), and by version for a versioned type. A versioned\n" +
+	"type's values at another version than its write_version need the user's\n" +
+	"Go conversions: the plan says so, and apply refuses them. With --against\n" +
+	"(a file or a git revision, read as ssgen breaking reads it), the plan first\n" +
+	"lists what changed since then.\n\nflags:"
+
+func runMigratePlan(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newMigrateFlagSet(env, "plan", migratePlanUsage)
+	var mf migrateFlags
+	mf.register(fs)
+	against := fs.String("against", "", "first list what changed since the older schema `REF`: a git revision, or a file")
+	pos, _, help, err := parseArgs(fs, args, 0)
+	if help || err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageErrorf("unexpected argument %q (the schema is --schema FILE)", pos[0])
+	}
+	s, err := mf.load(env)
+	if err != nil {
+		return err
+	}
+	out := env.stdout
+	if *against != "" {
+		oldName, oldSrc, err := readAgainst(ctx, *against, mf.schema.used)
+		switch {
+		case errors.Is(err, errNotInRevision):
+			fmt.Fprintf(out, "changes since %s: the schema is new there; every stored value was written by this schema\n", *against)
+		case err != nil:
+			return &exitError{code: exitUsage, err: err}
+		default:
+			oldS, err := schema.Load(oldName, oldSrc)
+			if err := schemaError(env, err); err != nil {
+				return err
+			}
+			changes := schema.Compare(oldS, s)
+			fmt.Fprintf(out, "changes since %s: %d\n", *against, len(changes))
+			for _, c := range changes {
+				fmt.Fprintf(out, "  %s\n", c)
+			}
+		}
+	}
+	decls := declsOf(s)
+	var todo []*migDecl
+	for _, d := range decls {
+		if d.rewrites.Any() {
+			todo = append(todo, d)
+		}
+	}
+	var moved []string
+	for _, d := range decls {
+		if d.key.Moved() {
+			var from []string
+			for _, p := range d.key.FullMovedFroms() {
+				from = append(from, p.String())
+			}
+			moved = append(moved, fmt.Sprintf("%s (from %s)", d.name(), strings.Join(from, ", ")))
+		}
+	}
+	if len(todo) == 0 {
+		fmt.Fprintln(out, "no declaration's stored values change form: nothing to migrate")
+		printMoved(out, moved)
+		return nil
+	}
+	c, err := mf.conn.dial(ctx, env, true)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	tallies, err := countKeys(ctx, c, todo)
+	if err != nil {
+		return opError("listing keys", err)
+	}
+	fmt.Fprintf(out, "declarations whose stored values are rewritten: %d\n", len(todo))
+	var outdated, needsGo int64
+	for i, d := range todo {
+		t := tallies[i]
+		fmt.Fprintf(out, "  %s (%s, %s): %s\n", d.name(), d.key.FullPath(), d.key.Type, describeRewrite(d))
+		line := fmt.Sprintf("    keys: %d current, %d outdated, %d invalid", t.Current, t.Outdated, t.Invalid)
+		if bv := t.byVersion(); bv != "" {
+			line += " (" + bv + ")"
+		}
+		fmt.Fprintln(out, line)
+		if t.FirstInvalid != "" {
+			fmt.Fprintf(out, "    the first invalid: %s\n", terminalSafe(t.FirstInvalid))
+		}
+		if t.NeedsGo > 0 {
+			fmt.Fprintf(out, "    %d need a Go conversion (%s)\n", t.NeedsGo, conversionNames(d))
+		}
+		if d.overlaps != "" {
+			fmt.Fprintf(out, "    its keys' pattern %q also lists keys of %s: apply leaves it out\n", d.pattern, d.overlaps)
+		}
+		outdated += t.Outdated - t.NeedsGo
+		needsGo += t.NeedsGo
+	}
+	printMoved(out, moved)
+	switch {
+	case needsGo > 0:
+		fmt.Fprintf(out, "plan: %d keys to rewrite, %d need Go conversions: %s\n", outdated, needsGo, entryPointHint)
+	default:
+		fmt.Fprintf(out, "plan: %d keys to rewrite (ssgen migrate apply)\n", outdated)
+	}
+	return nil
+}
+
+func printMoved(out interface{ Write([]byte) (int, error) }, moved []string) {
+	if len(moved) == 0 {
+		return
+	}
+	fmt.Fprintf(out, "moved keys (renamed_from), not moved by migrate: reads fall back to the earlier key, and the next write moves it: %s\n", strings.Join(moved, "; "))
+}
+
+// conversionNames names the Go functions a versioned declaration's
+// earlier versions convert through.
+func conversionNames(d *migDecl) string {
+	v := d.rewrites.Versioned
+	if v == nil {
+		return ""
+	}
+	var names []string
+	for _, pv := range v.Previous {
+		if pv.Version != v.WriteVersion {
+			names = append(names, pv.ConvertFuncName())
+		}
+	}
+	if w := v.VersionOf(v.WriteVersion); w != nil && w != v {
+		names = append(names, w.ConvertBackFuncName())
+	}
+	return strings.Join(names, ", ")
+}
+
+const migrateApplyUsage = "[--rate N] [--backup FILE] [--name NAME] [--yes] [--schema FILE] [flags]\n\n" +
+	"Rewrites every outdated value of the schema's declarations to the form the\n" +
+	"schema writes. Each key is backed up first (one JSON line: key, old and new\n" +
+	"bytes, version) to a new file, named on stderr; then deleted only if it\n" +
+	"still holds what was read, and set only if still absent: a reader sees the\n" +
+	"key absent in between, and its TTL is not kept. A key a writer changes\n" +
+	"meanwhile is read again, never overwritten. One migrator runs at a time (a\n" +
+	"lease in the store); its position is saved, so apply after an interruption\n" +
+	"(Ctrl-C: exit 130) resumes. On a terminal it asks first (--yes does not)\n" +
+	"and draws a progress bar; otherwise it asks nothing and writes one JSON line\n" +
+	"per progress report on stderr. A plan that needs Go conversions is refused.\n\n" +
+	"Exit status: 0 when done, 1 when a key failed or another migrator runs or\n" +
+	"Go conversions are needed, 2 on bad usage or connection errors, 130 when\n" +
+	"interrupted.\n\nflags:"
+
+func runMigrateApply(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newMigrateFlagSet(env, "apply", migrateApplyUsage)
+	var mf migrateFlags
+	mf.register(fs)
+	rate := fs.Float64("rate", 0, "handle at most `N` keys per second (0: unbounded)")
+	backup := fs.String("backup", "", "write the backup to `FILE`, which must not exist (default: a new file in the current directory)")
+	name := fs.String("name", "default", "the migration's `NAME`: its lease and saved position")
+	yes := fs.Bool("yes", false, "do not ask for confirmation on a terminal")
+	pos, _, help, err := parseArgs(fs, args, 0)
+	if help || err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageErrorf("unexpected argument %q", pos[0])
+	}
+	if *rate < 0 {
+		return usageErrorf("--rate must not be negative, got %v", *rate)
+	}
+	if *name == "" || strings.ContainsAny(*name, "/*?[\\") || len(*name) > 64 {
+		return usageErrorf("--name %q: want 1 to 64 characters, none of / * ? [ \\", *name)
+	}
+	s, err := mf.load(env)
+	if err != nil {
+		return err
+	}
+	var todo []*migDecl
+	var decls []migrate.Decl
+	versioned := false
+	for _, d := range declsOf(s) {
+		switch {
+		case !d.rewrites.Any():
+		case d.overlaps != "":
+			fmt.Fprintf(env.stderr, "ssgen migrate apply: %s left out: its keys' pattern %q also lists keys of %s\n", d.name(), d.pattern, d.overlaps)
+		default:
+			todo = append(todo, d)
+			decls = append(decls, migrate.Decl{Name: d.name(), Pattern: d.pattern, Codec: d.codec})
+			versioned = versioned || d.rewrites.Versioned != nil
+		}
+	}
+	if len(decls) == 0 {
+		fmt.Fprintln(env.stdout, "no declaration's stored values change form: nothing to migrate")
+		return nil
+	}
+	c, err := mf.conn.dial(ctx, env, false)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	if versioned {
+		// Refused before anything is written: keys only Go converts.
+		tallies, err := countKeys(ctx, c, todo)
+		if err != nil {
+			return opError("listing keys", err)
+		}
+		var why []string
+		for i, t := range tallies {
+			if t.NeedsGo > 0 {
+				why = append(why, fmt.Sprintf("%s: %d keys need %s", todo[i].name(), t.NeedsGo, conversionNames(todo[i])))
+			}
+		}
+		if len(why) > 0 {
+			return &exitError{code: exitNegative, err: fmt.Errorf("refused, nothing written: %s; %s", strings.Join(why, "; "), entryPointHint)}
+		}
+	}
+	if isTerminalReader(env.stdin) && !*yes {
+		names := make([]string, len(todo))
+		for i, d := range todo {
+			names[i] = d.name()
+		}
+		if !askYes(ctx, env, fmt.Sprintf("rewrite the outdated values of %s in %s?", strings.Join(names, ", "), env.broker)) {
+			if ctx.Err() != nil {
+				return &exitError{code: exitInterrupted, err: errors.New("interrupted: nothing written")}
+			}
+			return &exitError{code: exitNegative, err: errors.New("not confirmed: nothing written")}
+		}
+	}
+	if *backup != "" {
+		if _, err := os.Lstat(*backup); err == nil {
+			return usageErrorf("--backup %s: the file exists, and a backup never overwrites one: name a new file", *backup)
+		}
+	}
+	// The file is made when the first key is backed up: a run with
+	// nothing to rewrite, or refused, leaves none.
+	f := &lazyBackup{name: *backup, migration: *name, now: time.Now(), created: func(n string) {
+		fmt.Fprintf(env.stderr, "ssgen migrate apply: backup: %s\n", n)
+	}}
+	pr := newProgress(env.stderr, isTerminal(env.stderr))
+	res, err := migrate.Apply(ctx, c, decls, migrate.Options{Name: *name, Backup: f, Rate: *rate, Progress: pr.report})
+	pr.finish()
+	if cerr := f.Close(); err == nil && cerr != nil {
+		err = cerr
+	}
+	summary := fmt.Sprintf("%d keys seen, %d rewritten, %d failed; backup %s", res.Seen, res.Rewritten, res.Failed, f.Name())
+	if f.Name() == "" {
+		summary = fmt.Sprintf("%d keys seen, %d rewritten, %d failed; no backup (nothing was rewritten)", res.Seen, res.Rewritten, res.Failed)
+	}
+	if res.Resumed {
+		summary = "resumed: " + summary
+	}
+	switch {
+	case ctx.Err() != nil:
+		fmt.Fprintf(env.stderr, "ssgen migrate apply: interrupted: %s; the position is saved: run ssgen migrate apply --name %s again to resume\n", summary, *name)
+		return &exitError{code: exitInterrupted, err: errors.New("")}
+	case errors.Is(err, migrate.ErrBusy):
+		return &exitError{code: exitNegative, err: fmt.Errorf("another migrator named %q is running (it holds %s%s/lock); nothing written", *name, migrate.Prefix, *name)}
+	case err != nil:
+		return opError("apply", err)
+	}
+	fmt.Fprintf(env.stdout, "migrated: %s\n", summary)
+	if res.Failed > 0 {
+		return &exitError{code: exitNegative, err: fmt.Errorf("%d keys left as they were; the first: %v", res.Failed, res.FirstError)}
+	}
+	return nil
+}
+
+const migrateValidateUsage = "[--schema FILE] [flags]\n\n" +
+	"Reads every key of the schema's declarations and counts them: current (as\n" +
+	"the schema writes them), outdated (apply rewrites them, or for a versioned\n" +
+	"type they need a Go conversion) and invalid (they do not decode), and by\n" +
+	"version for a versioned type.\n\n" +
+	"Exit status: 0 when every key is current, 1 when any is outdated or\n" +
+	"invalid, 2 on bad usage or connection errors.\n\nflags:"
+
+func runMigrateValidate(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newMigrateFlagSet(env, "validate", migrateValidateUsage)
+	var mf migrateFlags
+	mf.register(fs)
+	pos, _, help, err := parseArgs(fs, args, 0)
+	if help || err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageErrorf("unexpected argument %q", pos[0])
+	}
+	s, err := mf.load(env)
+	if err != nil {
+		return err
+	}
+	decls := declsOf(s)
+	c, err := mf.conn.dial(ctx, env, true)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	tallies, err := countKeys(ctx, c, decls)
+	if err != nil {
+		return opError("listing keys", err)
+	}
+	var bad int64
+	for i, d := range decls {
+		t := tallies[i]
+		line := fmt.Sprintf("%s: %d current, %d outdated, %d invalid", d.name(), t.Current, t.Outdated, t.Invalid)
+		if bv := t.byVersion(); bv != "" {
+			line += " (" + bv + ")"
+		}
+		if t.NeedsGo > 0 {
+			line += fmt.Sprintf("; %d need a Go conversion", t.NeedsGo)
+		}
+		if t.FirstInvalid != "" {
+			line += "; the first invalid: " + terminalSafe(t.FirstInvalid)
+		}
+		if d.overlaps != "" {
+			line += fmt.Sprintf(" (its keys' pattern %q also lists keys of %s: they are counted here too)", d.pattern, d.overlaps)
+		}
+		fmt.Fprintln(env.stdout, line)
+		bad += t.Outdated + t.Invalid
+	}
+	if bad > 0 {
+		return &exitError{code: exitNegative, err: fmt.Errorf("%d keys are outdated or invalid", bad)}
+	}
+	return nil
+}
+
+const migrateRollbackUsage = "--backup FILE [flags]\n\n" +
+	"Restores the keys a backup written by ssgen migrate apply holds, newest line\n" +
+	"first, but only those that still hold what the migration wrote: a key\n" +
+	"changed since is kept as it is. A resumed apply wrote one backup per run:\n" +
+	"roll them back newest first.\n\nflags:"
+
+func runMigrateRollback(ctx context.Context, env *cliEnv, args []string) error {
+	fs := newMigrateFlagSet(env, "rollback", migrateRollbackUsage)
+	var cf connFlags
+	cf.register(fs)
+	backup := fs.String("backup", "", "the backup `FILE` apply wrote (required)")
+	pos, _, help, err := parseArgs(fs, args, 0)
+	if help || err != nil {
+		return err
+	}
+	if len(pos) > 0 {
+		return usageErrorf("unexpected argument %q", pos[0])
+	}
+	if *backup == "" {
+		return usageErrorf("--backup FILE is required")
+	}
+	f, err := os.Open(*backup)
+	if err != nil {
+		return usageErrorf("--backup: %v", err)
+	}
+	defer f.Close()
+	c, err := cf.dial(ctx, env, true)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	res, err := migrate.Rollback(ctx, c, f)
+	if err != nil {
+		return opError("rollback", err)
+	}
+	fmt.Fprintf(env.stdout, "rolled back: %d keys restored, %d skipped (changed since the migration: kept)\n", res.Restored, res.Kept)
+	return nil
+}
