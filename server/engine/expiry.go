@@ -10,8 +10,10 @@ import (
 // expiry costs O(log n) per expired key and never scans the store.
 type deadlineHeap []*entry
 
-func (h deadlineHeap) Len() int           { return len(h) }
-func (h deadlineHeap) Less(i, j int) bool { return h[i].meta.ttl.deadline.Before(h[j].meta.ttl.deadline) }
+func (h deadlineHeap) Len() int { return len(h) }
+func (h deadlineHeap) Less(i, j int) bool {
+	return h[i].meta.ttl.deadline.Before(h[j].meta.ttl.deadline)
+}
 func (h deadlineHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
 	h[i].meta.ttl.index, h[j].meta.ttl.index = i, j
