@@ -167,6 +167,9 @@ type Store struct {
 	// inTx, set by tests, runs inside each apply's transaction before its
 	// writes (after the first check of the file).
 	inTx func()
+	// afterBoltStat, set by tests, runs right after boltAtPath has
+	// examined the data file.
+	afterBoltStat func()
 
 	// isNew: the file holds no transaction of ours (just created by
 	// bbolt), so missing buckets are to be created, not a loss.
