@@ -71,12 +71,19 @@ func (ent *entry) settle() {
 // durable reports whether the key has a record in Config.Journal's store.
 func (ent *entry) durable() bool { return ent.meta != nil && ent.meta.durable }
 
+// setDurable allocates nothing for a key that has no token or deadline
+// (a restored key, most kept SETs).
 func (ent *entry) setDurable(d bool) {
-	if ent.durable() == d {
-		return
+	switch {
+	case ent.durable() == d:
+	case ent.meta == nil: // and d
+		ent.meta = durableOnly
+	case ent.meta == durableOnly: // and !d
+		ent.meta = nil
+	default:
+		ent.meta.durable = d
+		ent.settle()
 	}
-	ent.own().durable = d
-	ent.settle()
 }
 
 // hasTTL reports whether the key has a deadline (and is in the heap).
