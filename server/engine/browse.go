@@ -163,7 +163,7 @@ func (e *Engine) browseChunk(o *BrowseOptions, page *BrowsePage, pat *glob.Patte
 			}
 			page.Items = append(page.Items, BrowseItem{
 				Key: k, Size: len(ent.value), Version: ent.version,
-				Deadline: ent.deadline(), Fenced: ent.fence != nil,
+				Deadline: ent.deadline(), Fenced: ent.fenced(),
 			})
 			return true
 		})

@@ -10,15 +10,17 @@ import (
 // expiry costs O(log n) per expired key and never scans the store.
 type deadlineHeap []*entry
 
-func (h deadlineHeap) Len() int           { return len(h) }
-func (h deadlineHeap) Less(i, j int) bool { return h[i].ttl.deadline.Before(h[j].ttl.deadline) }
+func (h deadlineHeap) Len() int { return len(h) }
+func (h deadlineHeap) Less(i, j int) bool {
+	return h[i].meta.ttl.deadline.Before(h[j].meta.ttl.deadline)
+}
 func (h deadlineHeap) Swap(i, j int) {
 	h[i], h[j] = h[j], h[i]
-	h[i].ttl.index, h[j].ttl.index = i, j
+	h[i].meta.ttl.index, h[j].meta.ttl.index = i, j
 }
 func (h *deadlineHeap) Push(x any) {
 	ent := x.(*entry)
-	ent.ttl.index = len(*h)
+	ent.meta.ttl.index = len(*h)
 	*h = append(*h, ent)
 }
 func (h *deadlineHeap) Pop() any {
@@ -26,7 +28,7 @@ func (h *deadlineHeap) Pop() any {
 	ent := old[len(old)-1]
 	old[len(old)-1] = nil
 	*h = old[:len(old)-1]
-	ent.ttl.index = -1
+	ent.meta.ttl.index = -1
 	return ent
 }
 
@@ -35,20 +37,22 @@ func (h *deadlineHeap) Pop() any {
 func (e *Engine) setDeadline(ent *entry, d time.Time, has bool) {
 	var before time.Time
 	if len(e.deadline) > 0 {
-		before = e.deadline[0].ttl.deadline
+		before = e.deadline[0].meta.ttl.deadline
 	}
 	switch {
 	case !has:
-		if ent.ttl != nil {
-			heap.Remove(&e.deadline, ent.ttl.index)
-			ent.ttl = nil
+		if ent.hasTTL() {
+			heap.Remove(&e.deadline, ent.meta.ttl.index)
+			ent.meta.ttl, ent.meta.hasTTL = expiry{}, false
+			ent.settle()
 		}
 		return
-	case ent.ttl != nil:
-		ent.ttl.deadline = d
-		heap.Fix(&e.deadline, ent.ttl.index)
+	case ent.hasTTL():
+		ent.meta.ttl.deadline = d
+		heap.Fix(&e.deadline, ent.meta.ttl.index)
 	default:
-		ent.ttl = &expiry{deadline: d}
+		m := ent.own()
+		m.ttl, m.hasTTL = expiry{deadline: d}, true
 		heap.Push(&e.deadline, ent)
 	}
 	if e.deadline[0] == ent && (before.IsZero() || d.Before(before)) {
@@ -69,9 +73,9 @@ func (e *Engine) setDeadline(ent *entry, d time.Time, has bool) {
 // which its notification then waits for.
 func (e *Engine) reap(now time.Time) {
 	var gone []Change
-	for len(e.deadline) > 0 && !e.deadline[0].ttl.deadline.After(now) {
+	for len(e.deadline) > 0 && !e.deadline[0].meta.ttl.deadline.After(now) {
 		ent, version := e.deadline[0], e.tick(nil)
-		if ent.durable && e.journal != nil {
+		if ent.durable() && e.journal != nil {
 			gone = append(gone, Change{Record: Record{Key: ent.key, Version: version}, Delete: true})
 		}
 		e.cur = e.pending[ent.key]
@@ -93,7 +97,7 @@ func (e *Engine) Expire() (next time.Time, ok bool) {
 	if len(e.deadline) == 0 {
 		return time.Time{}, false
 	}
-	return e.deadline[0].ttl.deadline, true
+	return e.deadline[0].meta.ttl.deadline, true
 }
 
 // Run expires keys at their deadlines until ctx is done. It sleeps on a

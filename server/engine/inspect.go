@@ -118,7 +118,7 @@ func (e *Engine) Lookup(key []byte) (Entry, bool) {
 		Version:      ent.version,
 		FencingToken: ent.fenceToken(),
 		Deadline:     ent.deadline(),
-		Durable:      ent.durable,
+		Durable:      ent.durable(),
 	}, true
 }
 

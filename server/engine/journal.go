@@ -120,11 +120,9 @@ func (e *Engine) remember(key string, ent *entry) {
 		e.top = max(e.top, e.cur)
 	}
 	if ent != nil {
-		u.had, u.durable = true, ent.durable
+		u.had, u.durable = true, ent.durable()
 		u.value, u.version, u.fence = ent.value, ent.version, ent.fenceToken()
-		if ent.ttl != nil {
-			u.deadline, u.hasTTL = ent.ttl.deadline, true
-		}
+		u.deadline, u.hasTTL = ent.deadline(), ent.hasTTL()
 	}
 	e.undo = append(e.undo, u)
 }
@@ -197,7 +195,8 @@ func (e *Engine) revert(u *undo) {
 	} else {
 		e.bytes -= ent.size()
 	}
-	ent.value, ent.version, ent.durable = u.value, u.version, u.durable
+	ent.value, ent.version = u.value, u.version
+	ent.setDurable(u.durable)
 	ent.setFence(u.fence)
 	e.bytes += ent.size()
 	e.setDeadline(ent, u.deadline, u.hasTTL)

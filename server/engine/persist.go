@@ -39,7 +39,7 @@ func (e *Engine) wantDurable(persist bool) bool {
 // neither the old nor the new value is durable.
 func (e *Engine) persistStore(old *entry, key string, value []byte, version, fence hlc.HLC, deadline time.Time, hasTTL, persist bool) bool {
 	want := e.wantDurable(persist)
-	if !want && (old == nil || !old.durable) {
+	if !want && (old == nil || !old.durable()) {
 		return false
 	}
 	c := Change{Record: Record{Key: key, Version: version}}
@@ -58,7 +58,7 @@ func (e *Engine) persistStore(old *entry, key string, value []byte, version, fen
 // persistRemove hands the journal the deletion of the durable record of
 // ent, if it has one, before ent is removed from memory.
 func (e *Engine) persistRemove(ent *entry, version hlc.HLC) {
-	if ent.durable && e.journal != nil {
+	if ent.durable() && e.journal != nil {
 		e.journalChange(ent.key, Change{Record: Record{Key: ent.key, Version: version}, Delete: true})
 	}
 }
@@ -107,7 +107,8 @@ func (e *Engine) Restore(recs []Record, floor hlc.HLC) (expired []string) {
 			ent = &entry{key: r.Key}
 			e.addKey(ent)
 		}
-		ent.value, ent.version, ent.durable = r.Value, r.Version, true
+		ent.value, ent.version = r.Value, r.Version
+		ent.setDurable(true)
 		ent.setFence(r.Fence)
 		e.bytes += ent.size()
 		e.setDeadline(ent, r.Deadline, !r.Deadline.IsZero())

@@ -186,9 +186,9 @@ func (e *Engine) Export(visible func(key []byte) bool) Snapshot {
 		if visible != nil && !visible([]byte(ent.key)) {
 			return true
 		}
-		it := Item{Key: ent.key, Value: ent.value, Version: ent.version, Fence: ent.fenceToken(), Persist: ent.durable}
-		if ent.ttl != nil {
-			it.TTL = ent.ttl.deadline.Sub(now)
+		it := Item{Key: ent.key, Value: ent.value, Version: ent.version, Fence: ent.fenceToken(), Persist: ent.durable()}
+		if ent.hasTTL() {
+			it.TTL = ent.meta.ttl.deadline.Sub(now)
 		}
 		s.Items = append(s.Items, it)
 		return true
@@ -397,7 +397,7 @@ func (e *Engine) persistImport(items []Item, gone []*entry, version hlc.HLC, now
 	}
 	var changes []Change
 	for _, ent := range gone {
-		if ent.durable {
+		if ent.durable() {
 			changes = append(changes, Change{Record: Record{Key: ent.key, Version: version}, Delete: true})
 		}
 	}
@@ -414,7 +414,7 @@ func (e *Engine) persistImport(items []Item, gone []*entry, version hlc.HLC, now
 			if it.TTL > 0 {
 				c.Deadline = now.Add(it.TTL)
 			}
-		} else if old := e.keys[it.Key]; old != nil && old.durable {
+		} else if old := e.keys[it.Key]; old != nil && old.durable() {
 			c.Delete = true
 		} else {
 			continue

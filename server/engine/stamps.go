@@ -129,13 +129,13 @@ func (e *Engine) counterOK(ts hlc.HLC, phys uint64) bool {
 // checkFence applies the fencing rule (docs/wire-protocol.md#fencing) to a SET, DEL or
 // VDEL of ent (nil when the key is absent).
 func checkFence(ent *entry, s stamps) Error {
-	if ent == nil || ent.fence == nil {
+	if ent == nil || !ent.fenced() {
 		return ""
 	}
 	if !s.hasFT {
 		return ErrFencingTokenRequired
 	}
-	if s.ft.Compare(*ent.fence) < 0 {
+	if s.ft.Compare(ent.meta.fence) < 0 {
 		return ErrFencingTokenLowerVersion
 	}
 	return ""

@@ -17,10 +17,24 @@ type entry struct {
 	key     string
 	value   []byte
 	version hlc.HLC
-	fence   *hlc.HLC // nil when the key is not fenced
-	ttl     *expiry  // nil when the key never expires
-	durable bool     // the key has a record in Config.Journal's store
+	// meta is nil for a key with no fencing token, no deadline and no
+	// durable record, and the shared durableOnly for a durable key with
+	// neither: most keys then cost 80 bytes here instead of 96 (a
+	// million restored keys, 16 MB).
+	meta *entryMeta
 }
+
+// entryMeta is what a key has besides its value and version. Only
+// entry's methods and the deadline heap touch it; durableOnly is shared
+// and never written (own makes a key's own copy first).
+type entryMeta struct {
+	fence   hlc.HLC // zero: not fenced
+	ttl     expiry  // valid when hasTTL
+	hasTTL  bool
+	durable bool // the key has a record in Config.Journal's store
+}
+
+var durableOnly = &entryMeta{durable: true}
 
 // expiry is the deadline of a key that has one.
 type expiry struct {
@@ -30,35 +44,79 @@ type expiry struct {
 
 func (ent *entry) size() int64 { return int64(len(ent.key) + len(ent.value)) }
 
+// own returns ent's meta for writing: its own, never the shared one.
+func (ent *entry) own() *entryMeta {
+	switch ent.meta {
+	case nil:
+		ent.meta = new(entryMeta)
+	case durableOnly:
+		ent.meta = &entryMeta{durable: true}
+	}
+	return ent.meta
+}
+
+// settle drops a meta that holds nothing but (or not even) durable.
+func (ent *entry) settle() {
+	m := ent.meta
+	if m == nil || m == durableOnly || m.hasTTL || !m.fence.IsZero() {
+		return
+	}
+	if m.durable {
+		ent.meta = durableOnly
+	} else {
+		ent.meta = nil
+	}
+}
+
+// durable reports whether the key has a record in Config.Journal's store.
+func (ent *entry) durable() bool { return ent.meta != nil && ent.meta.durable }
+
+// setDurable allocates nothing for a key that has no token or deadline
+// (a restored key, most kept SETs).
+func (ent *entry) setDurable(d bool) {
+	switch {
+	case ent.durable() == d:
+	case ent.meta == nil: // and d
+		ent.meta = durableOnly
+	case ent.meta == durableOnly: // and !d
+		ent.meta = nil
+	default:
+		ent.meta.durable = d
+		ent.settle()
+	}
+}
+
+// hasTTL reports whether the key has a deadline (and is in the heap).
+func (ent *entry) hasTTL() bool { return ent.meta != nil && ent.meta.hasTTL }
+
 // deadline returns the key's deadline, zero when it never expires.
 func (ent *entry) deadline() time.Time {
-	if ent.ttl == nil {
+	if !ent.hasTTL() {
 		return time.Time{}
 	}
-	return ent.ttl.deadline
+	return ent.meta.ttl.deadline
 }
+
+// fenced reports whether the key has a fencing token.
+func (ent *entry) fenced() bool { return ent.meta != nil && !ent.meta.fence.IsZero() }
 
 // fenceToken returns the key's fencing token, zero when it is not fenced.
 func (ent *entry) fenceToken() hlc.HLC {
-	if ent.fence == nil {
+	if ent.meta == nil {
 		return hlc.HLC{}
 	}
-	return *ent.fence
+	return ent.meta.fence
 }
 
 // setFence stores token as the key's fencing token (zero unfences it). An
-// unchanged token keeps its allocation, so fenced SETs by the same holder
+// unchanged token changes nothing, so fenced SETs by the same holder
 // allocate nothing for it.
 func (ent *entry) setFence(token hlc.HLC) {
-	switch {
-	case token.IsZero():
-		ent.fence = nil
-	case ent.fence == nil || *ent.fence != token:
-		// new, not &token: taking the parameter's address would move it
-		// to the heap on every call, fenced or not.
-		ent.fence = new(hlc.HLC)
-		*ent.fence = token
+	if ent.fenceToken() == token {
+		return
 	}
+	ent.own().fence = token
+	ent.settle()
 }
 
 // store puts value under key (both already owned by the engine) with the
@@ -85,7 +143,8 @@ func (e *Engine) place(key string, value []byte, version, fence hlc.HLC, deadlin
 	} else {
 		e.bytes -= ent.size()
 	}
-	ent.value, ent.version, ent.durable = value, version, durable
+	ent.value, ent.version = value, version
+	ent.setDurable(durable)
 	ent.setFence(fence)
 	e.bytes += ent.size()
 	e.setDeadline(ent, deadline, hasTTL)

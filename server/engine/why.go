@@ -44,13 +44,13 @@ func (e *Engine) driftWhy(name, raw string, now time.Time) string {
 // Result.Why naming the tokens compared.
 func fenceRefusal(err Error, ent *entry, s stamps) Result {
 	res := errResult(err)
-	if ent == nil || ent.fence == nil {
+	if ent == nil || !ent.fenced() {
 		return res
 	}
 	if !s.hasFT {
-		res.Why = "the key is fenced by token " + ent.fence.String() + " and the request carried no __ft"
+		res.Why = "the key is fenced by token " + ent.meta.fence.String() + " and the request carried no __ft"
 		return res
 	}
-	res.Why = "request __ft " + s.ft.String() + " is lower than the key's fencing token " + ent.fence.String()
+	res.Why = "request __ft " + s.ft.String() + " is lower than the key's fencing token " + ent.meta.fence.String()
 	return res
 }

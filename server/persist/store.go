@@ -21,7 +21,6 @@ import (
 	"unicode/utf8"
 	"unsafe"
 
-	"github.com/vmihailenco/msgpack/v5"
 	bolt "go.etcd.io/bbolt"
 	berrors "go.etcd.io/bbolt/errors"
 
@@ -115,21 +114,33 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 // the next change the sum, and the key is included, so a record that ends
 // up under another key fails.
 func recordSum(key, value []byte, version, fence string, deadline int64) uint32 {
-	var head [4*4 + 8]byte
-	be := binary.BigEndian
-	be.PutUint32(head[0:], uint32(len(key)))
-	be.PutUint32(head[4:], uint32(len(value)))
-	be.PutUint32(head[8:], uint32(len(version)))
-	be.PutUint32(head[12:], uint32(len(fence)))
-	be.PutUint64(head[16:], uint64(deadline))
-	sum := crc32.Update(0, castagnoli, head[:])
+	// The strings are read in place (crc32 does not keep or change its
+	// input): converting them would cost two allocations per record at
+	// start.
+	return recordSumBytes(key, value, unsafe.Slice(unsafe.StringData(version), len(version)),
+		unsafe.Slice(unsafe.StringData(fence), len(fence)), deadline)
+}
+
+func recordSumBytes(key, value, version, fence []byte, deadline int64) uint32 {
+	head := appendSumHead(make([]byte, 0, sumHeadSize), key, value, len(version), len(fence), deadline)
+	sum := crc32.Update(0, castagnoli, head)
 	sum = crc32.Update(sum, castagnoli, key)
 	sum = crc32.Update(sum, castagnoli, value)
-	// The strings are read in place (crc32 does not keep or change its
-	// input): converting them would cost two allocations per record, on
-	// every kept SET and for every record at start.
-	sum = crc32.Update(sum, castagnoli, unsafe.Slice(unsafe.StringData(version), len(version)))
-	return crc32.Update(sum, castagnoli, unsafe.Slice(unsafe.StringData(fence), len(fence)))
+	sum = crc32.Update(sum, castagnoli, version)
+	return crc32.Update(sum, castagnoli, fence)
+}
+
+const sumHeadSize = 4*4 + 8
+
+// appendSumHead appends what recordSum sums first: the four fields'
+// lengths and the deadline, big-endian.
+func appendSumHead(b, key, value []byte, version, fence int, deadline int64) []byte {
+	be := binary.BigEndian
+	b = be.AppendUint32(b, uint32(len(key)))
+	b = be.AppendUint32(b, uint32(len(value)))
+	b = be.AppendUint32(b, uint32(version))
+	b = be.AppendUint32(b, uint32(fence))
+	return be.AppendUint64(b, uint64(deadline))
 }
 
 // Store keeps the engine's durable keys in a bbolt file, in front of
@@ -156,6 +167,9 @@ type Store struct {
 	// inTx, set by tests, runs inside each apply's transaction before its
 	// writes (after the first check of the file).
 	inTx func()
+	// afterBoltStat, set by tests, runs right after boltAtPath has
+	// examined the data file.
+	afterBoltStat func()
 
 	// isNew: the file holds no transaction of ours (just created by
 	// bbolt), so missing buckets are to be created, not a loss.
@@ -431,15 +445,95 @@ func decodeRecord(k, v []byte, verify bool) (engine.Record, error) {
 }
 
 func encodeRecord(r engine.Record) ([]byte, error) {
-	sr := storedRecord{Value: r.Value, Version: r.Version.String()}
+	return appendRecord(make([]byte, 0, recordSizeHint(r)), r), nil
+}
+
+// recordSizeHint is about the encoded size of r (exact unless its clock
+// values are unusually long), for one allocation per record.
+func recordSizeHint(r engine.Record) int {
+	return 64 + len(r.Value) + 2*len(r.Version.Node) + len(r.Fence.Node)
+}
+
+// appendRecord appends r as the keys bucket stores it: the msgpack map of
+// storedRecord, byte for byte what msgpack.Marshal(&storedRecord{...})
+// writes (TestAppendRecordIsMarshal), written directly: the reflective
+// encoder cost nine allocations per kept SET.
+func appendRecord(b []byte, r engine.Record) []byte {
+	// The clock values' texts and the checksum's header are first written
+	// past the end of b, then the record after them, which is moved down
+	// over them at the end: crc32 takes its input through an interface
+	// the compiler cannot see through, so a buffer on the stack would be
+	// moved to the heap on every call.
+	start := len(b)
+	b = r.Version.AppendText(b)
+	verEnd := len(b)
 	if !r.Fence.IsZero() {
-		sr.Fence = r.Fence.String()
+		b = r.Fence.AppendText(b)
 	}
+	fenceEnd := len(b)
+	var deadline int64
 	if !r.Deadline.IsZero() {
-		sr.Deadline = r.Deadline.UnixNano()
+		deadline = r.Deadline.UnixNano()
 	}
-	sr.Sum = recordSum([]byte(r.Key), sr.Value, sr.Version, sr.Fence, sr.Deadline)
-	return msgpack.Marshal(&sr)
+	key := unsafe.Slice(unsafe.StringData(r.Key), len(r.Key))
+	b = appendSumHead(b, key, r.Value, verEnd-start, fenceEnd-verEnd, deadline)
+	sum := crc32.Update(0, castagnoli, b[fenceEnd:])
+	sum = crc32.Update(sum, castagnoli, key)
+	sum = crc32.Update(sum, castagnoli, r.Value)
+	sum = crc32.Update(sum, castagnoli, b[start:fenceEnd])
+	b = b[:fenceEnd]
+	ver, fence := b[start:verEnd], b[verEnd:fenceEnd]
+
+	fields := byte(3) // v, ver, crc; ft and dl are omitted when empty
+	if len(fence) > 0 {
+		fields++
+	}
+	if deadline != 0 {
+		fields++
+	}
+	be := binary.BigEndian
+	b = append(b, 0x80|fields) // fixmap
+	b = append(b, 0xa1, 'v')
+	switch n := len(r.Value); {
+	case r.Value == nil:
+		b = append(b, 0xc0) // nil
+	case n < 1<<8:
+		b = append(b, 0xc4, byte(n)) // bin 8
+	case n < 1<<16:
+		b = be.AppendUint16(append(b, 0xc5), uint16(n))
+	default:
+		b = be.AppendUint32(append(b, 0xc6), uint32(n))
+	}
+	b = append(b, r.Value...)
+	b = append(b, 0xa3, 'v', 'e', 'r')
+	b = appendMsgpackStr(b, ver)
+	if len(fence) > 0 {
+		b = append(b, 0xa2, 'f', 't')
+		b = appendMsgpackStr(b, fence)
+	}
+	if deadline != 0 {
+		b = be.AppendUint64(append(b, 0xa2, 'd', 'l', 0xd3), uint64(deadline)) // int 64
+	}
+	b = be.AppendUint32(append(b, 0xa3, 'c', 'r', 'c', 0xce), sum) // uint 32
+	n := copy(b[start:], b[fenceEnd:])
+	return b[:start+n]
+}
+
+// appendMsgpackStr appends s as a msgpack str in the shortest form, as
+// msgpack's encoder does.
+func appendMsgpackStr(b, s []byte) []byte {
+	be := binary.BigEndian
+	switch n := len(s); {
+	case n < 32:
+		b = append(b, 0xa0|byte(n)) // fixstr
+	case n < 1<<8:
+		b = append(b, 0xd9, byte(n)) // str 8
+	case n < 1<<16:
+		b = be.AppendUint16(append(b, 0xda), uint16(n))
+	default:
+		b = be.AppendUint32(append(b, 0xdb), uint32(n))
+	}
+	return append(b, s...)
 }
 
 // encodeFloor is the format 2 clock floor: the HLC's text, a space and the

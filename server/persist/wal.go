@@ -139,11 +139,16 @@ func recordCRC(id [16]byte, seq uint64, payload []byte) uint32 {
 // appendLogRecord appends one record to b.
 func appendLogRecord(b []byte, id [16]byte, seq uint64, payload []byte) []byte {
 	var h [recHeaderSize]byte
+	putLogRecordHeader(h[:], id, seq, payload)
+	return append(append(b, h[:]...), payload...)
+}
+
+// putLogRecordHeader writes the header of the record of payload into h.
+func putLogRecordHeader(h []byte, id [16]byte, seq uint64, payload []byte) {
 	le := binary.LittleEndian
 	le.PutUint32(h[0:], uint32(len(payload)))
 	le.PutUint32(h[4:], recordCRC(id, seq, payload))
 	le.PutUint64(h[8:], seq)
-	return append(append(b, h[:]...), payload...)
 }
 
 // Group payload: the number of changes (uvarint), then per change a kind
@@ -160,21 +165,26 @@ func encodeGroup(b []byte, changes []queuedChange) ([]byte, error) {
 	b = binary.AppendUvarint(b, uint64(len(changes)))
 	for _, q := range changes {
 		c := q.Change
-		var v []byte
 		kind := byte(changePut)
 		if c.Delete {
-			kind, v = changeDelete, []byte(c.Version.String())
-		} else {
-			var err error
-			if v, err = encodeRecord(c.Record); err != nil {
-				return nil, err
-			}
+			kind = changeDelete
 		}
 		b = append(b, kind)
 		b = binary.AppendUvarint(b, uint64(len(c.Key)))
 		b = append(b, c.Key...)
-		b = binary.AppendUvarint(b, uint64(len(v)))
-		b = append(b, v...)
+		// The value's length prefix is reserved at its largest and moved
+		// once the value is written in place (no copy of the record).
+		at := len(b)
+		b = append(b, make([]byte, binary.MaxVarintLen64)...)
+		if c.Delete {
+			b = c.Version.AppendText(b)
+		} else {
+			b = appendRecord(b, c.Record)
+		}
+		var n [binary.MaxVarintLen64]byte
+		ln := binary.PutUvarint(n[:], uint64(len(b)-at-binary.MaxVarintLen64))
+		copy(b[at:], n[:ln])
+		b = append(b[:at+ln], b[at+binary.MaxVarintLen64:]...)
 	}
 	return b, nil
 }
@@ -524,14 +534,24 @@ func (w *logWriter) zero(from, to int64) error {
 	return fdatasync(w.f)
 }
 
+// maxKeptLogBuffer bounds the record buffer the log writer keeps from one
+// append to the next.
+const maxKeptLogBuffer = 1 << 20
+
 // append writes one group's changes as the next record and syncs it. On
 // failure nothing counts as written: the next append overwrites the spot.
 func (w *logWriter) append(changes []queuedChange) error {
-	payload, err := encodeGroup(w.buf[:0], changes)
+	// The record is built in w.buf, its header in front of the payload.
+	rec, err := encodeGroup(append(w.buf[:0], make([]byte, recHeaderSize)...), changes)
 	if err != nil {
 		return err
 	}
-	need := int64(recHeaderSize + len(payload))
+	if cap(rec) <= maxKeptLogBuffer {
+		w.buf = rec[:0]
+	} else {
+		w.buf = nil // a rare large group's buffer is not kept
+	}
+	need := int64(len(rec))
 	if w.off+need > w.cap {
 		if err := w.roll(need); err != nil {
 			return err
@@ -540,11 +560,10 @@ func (w *logWriter) append(changes []queuedChange) error {
 	if lost := w.watch.check(); lost != nil {
 		return lost
 	}
-	rec := appendLogRecord(make([]byte, 0, need), w.id, w.seq+1, payload)
+	putLogRecordHeader(rec, w.id, w.seq+1, rec[recHeaderSize:])
 	if end := w.off + int64(len(rec)); w.dirty > end {
 		rec = append(rec, make([]byte, w.dirty-end)...)
 	}
-	w.buf = payload[:0]
 	if _, err := w.f.WriteAt(rec, w.off); err != nil {
 		w.dirty = max(w.dirty, w.off+int64(len(rec)))
 		return err

@@ -47,23 +47,41 @@ func (w *segmentWatch) check() *fileLostError {
 // enough that the path still names it and that its size and modification
 // time are what the last checkpoint left. While a checkpoint runs only
 // the path is checked; the checkpoint's own checks cover the rest.
+//
+// The file is examined under ckptMu when it is free, so that no checkpoint
+// can finish between the look at the file and the look at what the last
+// checkpoint left: a file examined before a checkpoint and compared with
+// the state after it differs in size or time, and was taken for a file
+// changed by another writer (seen under load: every kept write refused
+// until a restart).
 func (s *Store) boltAtPath() *fileLostError {
-	fi, err := s.file.Stat()
-	switch {
-	case err != nil:
-		return s.watch.lost("could not be examined (%v)", err)
-	case linkCount(fi) == 0:
-		return s.watch.lost("was deleted")
-	}
+	var fi os.FileInfo
+	var err error
 	if s.ckptMu.TryLock() {
+		fi, err = s.file.Stat()
+		if s.afterBoltStat != nil {
+			s.afterBoltStat()
+		}
 		size, mtime := s.watch.size, s.watch.mtime
 		s.ckptMu.Unlock()
 		switch {
+		case err != nil:
 		case fi.Size() != size:
 			return s.watch.lost("was changed by another writer (its size went from %d to %d bytes)", size, fi.Size())
 		case !fi.ModTime().Equal(mtime):
 			return s.watch.lost("was changed by another writer (its modification time is not the last checkpoint's)")
 		}
+	} else {
+		fi, err = s.file.Stat()
+		if s.afterBoltStat != nil {
+			s.afterBoltStat()
+		}
+	}
+	switch {
+	case err != nil:
+		return s.watch.lost("could not be examined (%v)", err)
+	case linkCount(fi) == 0:
+		return s.watch.lost("was deleted")
 	}
 	return s.watch.atPath(fi)
 }
