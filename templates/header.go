@@ -31,8 +31,8 @@ func emitHeader(f *jen.File, s *schema.Schema, opts Options) {
 // Code from a schema that declares how its values evolve uses API of
 // SupportPackageIsVersion4, from one that declares a versioned type
 // SupportPackageIsVersion5, from one whose values migrate (Migrations,
-// runtime/migrate) SupportPackageIsVersion6; other code keeps needing
-// only version 3.
+// runtime/migrate) or whose fields have transition rules (runtime.Transitions)
+// SupportPackageIsVersion6; other code keeps needing only version 3.
 func emitVersionGuard(f *jen.File, s *schema.Schema) {
 	version := "SupportPackageIsVersion3"
 	if evolves(s) {
@@ -41,7 +41,7 @@ func emitVersionGuard(f *jen.File, s *schema.Schema) {
 	if versioned(s) {
 		version = "SupportPackageIsVersion5"
 	}
-	if len(migrated(s)) > 0 {
+	if len(migrated(s)) > 0 || hasTransitionRules(s) {
 		version = "SupportPackageIsVersion6"
 	}
 	comment(f, "This file needs a runtime that supports this generator's output. If the constant is undefined, update github.com/ssgen/ssgen or regenerate with an ssgen matching the runtime in go.mod.")

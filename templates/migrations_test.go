@@ -10,7 +10,8 @@ import (
 // TestMigrationsEntryPoint: Migrations is declared exactly when a key's
 // values migrate (an evolving struct or enum, a versioned type with
 // previous versions), lists those keys only, and such a file needs
-// SupportPackageIsVersion6; a moved key alone changes no value.
+// SupportPackageIsVersion6, as does one with transition rules; a moved key
+// alone changes no value.
 func TestMigrationsEntryPoint(t *testing.T) {
 	for _, tc := range []struct {
 		name, yaml string
@@ -49,6 +50,12 @@ types:
 keys:
   K: {path: k, type: T}
 `, "SupportPackageIsVersion5", nil},
+		{"transition rules", `
+types:
+  T: {fields: {a: {type: int, monotonic: increasing}}}
+keys:
+  K: {path: k, type: T}
+`, "SupportPackageIsVersion6", nil},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			s, err := schema.Load("ssgen.yaml", []byte("version: 1\npackage: p\n"+tc.yaml))

@@ -15,6 +15,17 @@ import (
 // and map elements are not checked (an element has no identity to hold
 // a rule to).
 
+// hasTransitionRules reports whether any type of s has transition rules:
+// its code then needs SupportPackageIsVersion6.
+func hasTransitionRules(s *schema.Schema) bool {
+	for _, t := range s.Types {
+		if t.HasTransitionRules() {
+			return true
+		}
+	}
+	return false
+}
+
 // transitionsFunc is the name of T's check function.
 func transitionsFunc(t *schema.TypeDef) string { return t.TransitionsFuncName() }
 

@@ -25,7 +25,7 @@ import (
 // This file needs a runtime that supports this generator's output. If the
 // constant is undefined, update github.com/ssgen/ssgen or regenerate with an
 // ssgen matching the runtime in go.mod.
-const _ = runtime.SupportPackageIsVersion3
+const _ = runtime.SupportPackageIsVersion6
 
 // Mode is an enum of the schema.
 //
