@@ -125,6 +125,7 @@ func (f *follower) run(ctx context.Context) {
 			f.fail(err)
 			return
 		}
+		f.log.Debug("standby loaded the store", "revision", st.rev, "keys", len(st.records), "watches", len(st.watches))
 		f.mu.Lock()
 		f.st = st
 		rev := st.rev

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ssgen/ssgen/server"
@@ -92,8 +93,13 @@ type Node struct {
 	log *slog.Logger
 	id  string
 
-	mu  sync.Mutex
-	srv *server.Server
+	// aborted (tests) makes the node end as a killed process would: no
+	// resignation, no lease revoked.
+	aborted atomic.Bool
+
+	mu   sync.Mutex
+	srv  *server.Server
+	lead *Leader
 }
 
 // Open connects to etcd, failing within Config.DialTimeout when no
@@ -212,7 +218,11 @@ func (n *Node) term(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	defer sess.Close()
+	defer func() {
+		if !n.aborted.Load() {
+			_ = sess.Close()
+		}
+	}()
 	n.log.Info("state store standby", "prefix", n.cfg.Prefix, "etcd", strings.Join(n.cfg.Endpoints, ","))
 	el := concurrency.NewElection(sess, n.cfg.Prefix+leaderDir)
 	cctx, stopCampaign := context.WithCancel(ctx)
@@ -227,6 +237,7 @@ func (n *Node) term(ctx context.Context) error {
 	if err := el.Campaign(cctx, n.id); err != nil {
 		return fmt.Errorf("campaign: %w", err)
 	}
+	n.log.Debug("election won; catching up", "key", el.Key())
 	st, err := f.catchUp(ctx)
 	stopFollow()
 	<-f.done
@@ -239,6 +250,7 @@ func (n *Node) term(ctx context.Context) error {
 	opts.Replica = lead
 	srv, err := server.New(opts)
 	if err != nil {
+		n.log.Error("state store not built", "err", err)
 		resign(el)
 		if errors.Is(err, server.ErrInvalidOptions) {
 			return errFatal{err}
@@ -251,6 +263,9 @@ func (n *Node) term(ctx context.Context) error {
 		return fmt.Errorf("start: %w", err)
 	}
 	n.log.Info("state store leader", "url", srv.URL(), "prefix", n.cfg.Prefix, "revision", st.rev, "keys", srv.Engine().Len())
+	n.mu.Lock()
+	n.lead = lead
+	n.mu.Unlock()
 	n.setServer(srv)
 	mctx, stopMaint := context.WithCancel(ctx)
 	go n.maintain(mctx, lead)
@@ -270,7 +285,7 @@ func (n *Node) term(ctx context.Context) error {
 		n.log.Warn("state store leadership lost; stopping", "err", why)
 	}
 	_ = srv.Close()
-	if why == nil {
+	if why == nil && !n.aborted.Load() {
 		resign(el)
 	}
 	return why
