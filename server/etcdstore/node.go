@@ -30,6 +30,9 @@ const (
 	// clockEvery is how often the leader writes its clock's high-water
 	// mark when only reads moved it.
 	clockEvery = 500 * time.Millisecond
+	// catchUpBound bounds a new leader's catch-up by watch before it
+	// reloads the prefix instead.
+	catchUpBound = 5 * time.Second
 )
 
 // Config is how a state store process reaches etcd and serves.
@@ -238,9 +241,17 @@ func (n *Node) term(ctx context.Context) error {
 		return fmt.Errorf("campaign: %w", err)
 	}
 	n.log.Debug("election won; catching up", "key", el.Key())
-	st, err := f.catchUp(ctx)
+	cu, cancel := context.WithTimeout(ctx, catchUpBound)
+	st, err := f.catchUp(cu)
+	cancel()
 	stopFollow()
 	<-f.done
+	if err != nil && ctx.Err() == nil {
+		// The watch could not catch up (etcd did not report progress in
+		// time): read the whole prefix instead.
+		n.log.Warn("standby could not catch up by watch; reloading the store", "err", err)
+		st, err = load(ctx, n.cli, n.cfg.Prefix)
+	}
 	if err != nil {
 		resign(el)
 		return err
