@@ -32,14 +32,18 @@ type running struct {
 
 // startNode runs a node on etcd cluster c and the broker at brokerAddr,
 // stopped (resigning) when the test ends unless stop or abort came first.
-func startNode(t *testing.T, c *etcdtest.Cluster, brokerAddr, name string) *running {
+func startNode(t *testing.T, c *etcdtest.Cluster, brokerAddr, name string, adjust ...func(*Config)) *running {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(servertest.LogWriter(t), &slog.HandlerOptions{Level: slog.LevelDebug})).With("node", name)
-	n, err := Open(Config{
+	cfg := Config{
 		Endpoints: c.Endpoints(),
 		LeaseTTL:  time.Second,
 		Server:    server.Options{Broker: brokerAddr, Logger: log},
-	})
+	}
+	for _, f := range adjust {
+		f(&cfg)
+	}
+	n, err := Open(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -246,5 +250,38 @@ func TestOpenFailsWhenEtcdIsUnreachable(t *testing.T) {
 	})
 	if err == nil || !strings.Contains(err.Error(), "etcd at 127.0.0.1:1 unreachable") {
 		t.Fatalf("Open = %v, want etcd unreachable", err)
+	}
+}
+
+// The leader compacts etcd's history; a standby whose watch falls behind
+// the compaction reloads; expired keys are deleted in etcd by the leader.
+func TestLeaderCompactsHistoryAndExpiresKeys(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	b := brokertest.Start(t)
+	a := startNode(t, c, b.URL(), "a", func(cfg *Config) { cfg.CompactEvery = 50 * time.Millisecond })
+	a.waitLeader(t)
+	cl := clienttest.Dial(t, b.URL())
+	ctx := clienttest.Context(t)
+	if _, err := cl.Set(ctx, []byte("short"), []byte("v"), runtime.SetOptions{TTL: 300 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	cli := dialEtcd(t, c)
+	testwait.Until(t, bound, "the expired key deleted in etcd", func() bool {
+		resp, err := cli.Get(ctx, DefaultPrefix+keysDir+"short")
+		return err == nil && len(resp.Kvs) == 0
+	})
+	testwait.Until(t, bound, "etcd's history compacted", func() bool {
+		if _, err := cl.Set(ctx, []byte("k"), []byte("v"), runtime.SetOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := cli.Get(ctx, "any", clientv3.WithRev(1))
+		return err != nil && strings.Contains(err.Error(), "compacted")
+	})
+	// A watch from before the compaction cannot resume: the follower
+	// reports it, and reloads.
+	f := newFollower(cli, DefaultPrefix, slog.New(slog.NewTextHandler(servertest.LogWriter(t), nil)))
+	f.st = &state{rev: 1}
+	if err := f.watch(ctx); !errors.Is(err, errCompacted) {
+		t.Fatalf("watch from revision 2 after compaction: %v, want errCompacted", err)
 	}
 }
