@@ -149,6 +149,11 @@ func TestStandbyTakesOverWhenTheLeaderDiesWithoutResigning(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the watch did not start")
 	}
+	// The registration was in etcd before KEYNOTIFY was answered.
+	cli := dialEtcd(t, c)
+	if resp, err := cli.Get(ctx, DefaultPrefix+watchKey(watcher.ClientID(), "watched")); err != nil || len(resp.Kvs) != 1 {
+		t.Fatalf("registration in etcd after KEYNOTIFY was answered: %v %v", resp, err)
+	}
 
 	cl := clienttest.Dial(t, b.URL())
 	fence := hlc.HLC{Wall: uint64(time.Now().UnixMilli()), Node: "locker"}
