@@ -135,6 +135,9 @@ func Open(cfg Config) (*Node, error) {
 	if lim := cfg.Server.Limits.MaxValueBytes; lim <= 0 || lim > MaxValueBytes {
 		cfg.Server.Limits.MaxValueBytes = MaxValueBytes
 	}
+	if lim := cfg.Server.Limits.MaxKeyBytes; lim <= 0 || lim > MaxKeyBytes {
+		cfg.Server.Limits.MaxKeyBytes = MaxKeyBytes
+	}
 	log := cfg.Logger
 	if log == nil {
 		log = cfg.Server.Logger

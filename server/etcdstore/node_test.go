@@ -290,3 +290,34 @@ func TestLeaderCompactsHistoryAndExpiresKeys(t *testing.T) {
 		t.Fatalf("watch from revision 2 after compaction: %v, want errCompacted", err)
 	}
 }
+
+// A client cannot make the leader step down with a key or value too large
+// for etcd: the server refuses it (the limits are lowered), and a change
+// over etcd's request size that reaches Commit anyway is refused before
+// anything is sent, leaving the leader in place.
+func TestOversizedWritesDoNotDeposeTheLeader(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	b := brokertest.Start(t)
+	a := startNode(t, c, b.URL(), "a")
+	srv := a.waitLeader(t)
+	cl := clienttest.Dial(t, b.URL())
+	ctx := clienttest.Context(t)
+	if _, err := cl.Set(ctx, []byte("big"), make([]byte, MaxValueBytes+1), runtime.SetOptions{}); err == nil {
+		t.Fatal("SET of a value over MaxValueBytes accepted")
+	}
+	if _, err := cl.Set(ctx, make([]byte, MaxKeyBytes+1), []byte("v"), runtime.SetOptions{}); err == nil {
+		t.Fatal("SET of a key over MaxKeyBytes accepted")
+	}
+	a.mu.Lock()
+	lead := a.lead
+	a.mu.Unlock()
+	if err := lead.Commit([]engine.Change{{Record: engine.Record{Key: "huge", Value: make([]byte, 2<<20)}}}); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("Commit of a 2 MiB value: %v, want ErrTooLarge", err)
+	}
+	if _, err := cl.Set(ctx, []byte("small"), []byte("v"), runtime.SetOptions{}); err != nil {
+		t.Fatalf("SET after the refusals: %v", err)
+	}
+	if a.Server() != srv {
+		t.Fatal("the leader stepped down")
+	}
+}
