@@ -133,8 +133,10 @@ func TestServeStoreEtcdSurvivesKill9OfTheLeader(t *testing.T) {
 		t.Fatal("the standby leads while the leader lives")
 	}
 
+	killed := time.Now()
 	leader.kill()
 	standby.waitLog(t, "state store leader")
+	t.Logf("failover: the standby leads %v after the kill (informational)", time.Since(killed).Round(time.Millisecond))
 	for key, v := range acked {
 		got, gv, err := cl.Get(ctx, []byte(key))
 		if err != nil || string(got) != "v-"+key || gv != v {

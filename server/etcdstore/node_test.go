@@ -302,11 +302,11 @@ func TestOversizedWritesDoNotDeposeTheLeader(t *testing.T) {
 	srv := a.waitLeader(t)
 	cl := clienttest.Dial(t, b.URL())
 	ctx := clienttest.Context(t)
-	if _, err := cl.Set(ctx, []byte("big"), make([]byte, MaxValueBytes+1), runtime.SetOptions{}); err == nil {
-		t.Fatal("SET of a value over MaxValueBytes accepted")
+	if _, err := cl.Set(ctx, []byte("big"), make([]byte, MaxValueBytes+1), runtime.SetOptions{}); !errors.Is(err, runtime.ErrQuotaExceeded) {
+		t.Fatalf("SET of a value over MaxValueBytes: %v, want the quota refusal", err)
 	}
-	if _, err := cl.Set(ctx, make([]byte, MaxKeyBytes+1), []byte("v"), runtime.SetOptions{}); err == nil {
-		t.Fatal("SET of a key over MaxKeyBytes accepted")
+	if _, err := cl.Set(ctx, make([]byte, MaxKeyBytes+1), []byte("v"), runtime.SetOptions{}); !errors.Is(err, runtime.ErrQuotaExceeded) {
+		t.Fatalf("SET of a key over MaxKeyBytes: %v, want the quota refusal", err)
 	}
 	a.mu.Lock()
 	lead := a.lead
