@@ -155,12 +155,20 @@ func TestServeStoreEtcdSurvivesKill9OfTheLeader(t *testing.T) {
 	if v.Compare(top) <= 0 {
 		t.Fatalf("version after the failover %v not after %v", v, top)
 	}
-	select {
-	case ev := <-events:
-		if string(ev.Value) != "after" {
-			t.Fatalf("watcher got %+v, want the SET after the failover", ev)
+	// The new leader first tells the watcher the key's state at the
+	// takeover (a resync: absent), then the SET.
+	for i, want := range []string{"DELETE", "SET after"} {
+		select {
+		case ev := <-events:
+			got := "SET " + string(ev.Value)
+			if ev.Kind == runtime.EventDelete {
+				got = "DELETE"
+			}
+			if got != want {
+				t.Fatalf("watcher's event %d after the failover: %s, want %s", i, got, want)
+			}
+		case <-ctx.Done():
+			t.Fatalf("%s: no %s notification after the failover", "the registration made on the killed leader", want)
 		}
-	case <-ctx.Done():
-		t.Fatal("the registration made on the killed leader did not notify after the failover")
 	}
 }

@@ -279,6 +279,9 @@ func (n *Node) term(ctx context.Context) error {
 		resign(el)
 		return fmt.Errorf("start: %w", err)
 	}
+	// A change the last leader committed but died before notifying
+	// reaches its watchers now, with every watched key's state.
+	srv.Engine().NotifyCurrent()
 	n.log.Info("state store leader", "url", srv.URL(), "prefix", n.cfg.Prefix, "revision", st.rev, "keys", srv.Engine().Len())
 	n.mu.Lock()
 	n.lead = lead
