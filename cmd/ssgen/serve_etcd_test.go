@@ -12,6 +12,7 @@ import (
 	"github.com/ssgen/ssgen/internal/testkit/brokertest"
 	"github.com/ssgen/ssgen/internal/testkit/clienttest"
 	"github.com/ssgen/ssgen/internal/testkit/etcdtest"
+	"github.com/ssgen/ssgen/internal/testkit/testcert"
 	"github.com/ssgen/ssgen/internal/testkit/testwait"
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/runtime/hlc"
@@ -170,5 +171,30 @@ func TestServeStoreEtcdSurvivesKill9OfTheLeader(t *testing.T) {
 		case <-ctx.Done():
 			t.Fatalf("%s: no %s notification after the failover", "the registration made on the killed leader", want)
 		}
+	}
+}
+
+// serve reaches etcd over TLS with a client certificate (etcd's
+// --client-cert-auth) through the --etcd-* flags.
+func TestServeStoreEtcdOverTLSWithAClientCertificate(t *testing.T) {
+	ca := testcert.NewCA(t, "etcd test CA")
+	certFile, keyFile := testcert.Files(t, ca.Server(t, "etcd"))
+	client := ca.Client(t, "ssgen")
+	clientCert, clientKey := testcert.Files(t, client)
+	c := etcdtest.StartWith(t, 1, etcdtest.Options{
+		CertFile: certFile, KeyFile: keyFile, CAFile: ca.CAFile(t),
+		ClientCAFile: ca.CAFile(t), ClientCert: &client,
+	})
+	b := brokertest.Start(t)
+	leader := startEtcdChild(t, "--broker", b.URL(), "--store", c.URL(),
+		"--etcd-ca-file", ca.CAFile(t), "--etcd-cert-file", clientCert, "--etcd-key-file", clientKey)
+	leader.waitLog(t, "state store leader")
+	cl := clienttest.Dial(t, b.URL())
+	ctx := clienttest.Context(t)
+	if _, err := cl.Set(ctx, []byte("k"), []byte("v"), runtime.SetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := cl.Get(ctx, []byte("k")); err != nil || string(got) != "v" {
+		t.Fatalf("GET = %q %v", got, err)
 	}
 }

@@ -2,6 +2,7 @@ package etcdstore
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"log/slog"
 	"strings"
@@ -11,6 +12,7 @@ import (
 	"github.com/ssgen/ssgen/internal/testkit/brokertest"
 	"github.com/ssgen/ssgen/internal/testkit/clienttest"
 	"github.com/ssgen/ssgen/internal/testkit/etcdtest"
+	"github.com/ssgen/ssgen/internal/testkit/testcert"
 	"github.com/ssgen/ssgen/internal/testkit/testwait"
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/runtime/hlc"
@@ -372,4 +374,25 @@ func TestAcknowledgedWritesSurviveTheLossOfAnEtcdMember(t *testing.T) {
 		}
 	}
 	t.Logf("%d of 30 writes acknowledged", len(acked))
+}
+
+// An etcd that requires client certificates refuses a node without one:
+// Open fails within its dial timeout.
+func TestOpenFailsWithoutTheClientCertificateEtcdRequires(t *testing.T) {
+	ca := testcert.NewCA(t, "etcd test CA")
+	certFile, keyFile := testcert.Files(t, ca.Server(t, "etcd"))
+	client := ca.Client(t, "ssgen")
+	c := etcdtest.StartWith(t, 1, etcdtest.Options{
+		CertFile: certFile, KeyFile: keyFile, CAFile: ca.CAFile(t),
+		ClientCAFile: ca.CAFile(t), ClientCert: &client,
+	})
+	_, err := Open(Config{
+		Endpoints:   c.Endpoints(),
+		TLS:         &tls.Config{RootCAs: ca.Pool, MinVersion: tls.VersionTLS12},
+		DialTimeout: time.Second,
+		Server:      server.Options{Broker: "mqtt://127.0.0.1:1883"},
+	})
+	if err == nil || !strings.Contains(err.Error(), "unreachable") {
+		t.Fatalf("Open without a client certificate = %v, want etcd unreachable", err)
+	}
 }
