@@ -3,8 +3,8 @@ package main
 import (
 	"context"
 	"os"
-	"path/filepath"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
