@@ -213,3 +213,19 @@ func TestNotifyCurrentSendsEveryRegistrationItsKeysState(t *testing.T) {
 		t.Fatalf("NotifyCurrent sent %q, want %q", got, want)
 	}
 }
+
+// NotifyCurrent tells a state not yet durable only once it is: the
+// notification waits for the pending change.
+func TestNotifyCurrentWaitsForAPendingChange(t *testing.T) {
+	h, _ := newHeldHarness(t, true)
+	h.decide(step{client: "W", args: []string{"KEYNOTIFY", "p"}}, false)
+	set := h.decide(step{args: []string{"SET", "p", "v"}}, false)
+	if set.Wait == 0 {
+		t.Fatal("SET of a kept key waits for nothing")
+	}
+	h.notes = nil
+	h.eng.NotifyCurrent()
+	if len(h.notes) != 1 || h.notes[0].Wait != set.Wait {
+		t.Fatalf("notifications %+v, want one waiting for %d", h.notes, set.Wait)
+	}
+}

@@ -99,12 +99,15 @@ func (e *Engine) NotifyCurrent() {
 	defer e.mu.Unlock()
 	e.reap(e.now())
 	for key := range e.watch.byKey {
+		// A state not yet durable is told once it is (Notification.Wait).
+		e.cur = e.pending[key]
 		if ent, ok := e.keys[key]; ok {
 			e.notifySet(key, ent.version, ent.value)
 		} else {
 			e.notify(key, e.tick(nil), resp3.AppendNotifyDelete)
 		}
 	}
+	e.cur = 0
 }
 
 // ClockLast is the clock's latest value: every version and timestamp the
