@@ -396,3 +396,27 @@ func TestOpenFailsWithoutTheClientCertificateEtcdRequires(t *testing.T) {
 		t.Fatalf("Open without a client certificate = %v, want etcd unreachable", err)
 	}
 }
+
+// Without an etcd quorum the leader steps down and nobody serves; once
+// the quorum is back, an instance leads again with the store intact.
+func TestNoQuorumNoLeaderThenRecovery(t *testing.T) {
+	c := etcdtest.Start(t, 3)
+	b := brokertest.Start(t)
+	a := startNode(t, c, b.URL(), "a")
+	a.waitLeader(t)
+	cl := clienttest.Dial(t, b.URL())
+	ctx := clienttest.Context(t)
+	v, err := cl.Set(ctx, []byte("k"), []byte("v"), runtime.SetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Kill(1)
+	c.Kill(2)
+	testwait.Until(t, bound, "the leader to step down without a quorum", func() bool { return a.Server() == nil })
+	c.Restart(1)
+	a.waitLeader(t)
+	got, gv, err := cl.Get(ctx, []byte("k"))
+	if err != nil || string(got) != "v" || gv != v {
+		t.Fatalf("GET after the quorum came back = %q %v %v, want version %v", got, gv, err, v)
+	}
+}
