@@ -33,6 +33,9 @@ const (
 	// catchUpBound bounds a new leader's catch-up before it reloads the
 	// prefix instead.
 	catchUpBound = 5 * time.Second
+	// minBackoff and maxBackoff bound the pause between terms.
+	minBackoff = 100 * time.Millisecond
+	maxBackoff = 2 * time.Second
 )
 
 // Config is how a state store process reaches etcd and serves.
@@ -193,7 +196,9 @@ func (e errFatal) Unwrap() error { return e.err }
 // built. It closes the etcd client when it returns.
 func (n *Node) Run(ctx context.Context) error {
 	defer n.cli.Close()
+	backoff := minBackoff
 	for {
+		began := time.Now()
 		err := n.term(ctx)
 		if ctx.Err() != nil {
 			return nil
@@ -203,11 +208,18 @@ func (n *Node) Run(ctx context.Context) error {
 			return fatal.err
 		}
 		n.log.Warn("state store stepped down", "err", err)
+		// Not a busy loop while etcd or the broker is down: the pause
+		// doubles while terms fail quickly, and starts over after a
+		// long one.
+		if time.Since(began) > maxBackoff {
+			backoff = minBackoff
+		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-time.After(100 * time.Millisecond): // not a busy loop when etcd is down
+		case <-time.After(backoff):
 		}
+		backoff = min(2*backoff, maxBackoff)
 	}
 }
 
