@@ -74,8 +74,8 @@ func (e *Engine) persistRemove(ent *entry, version hlc.HLC) {
 // not undone by Abandon: a replicated store whose commit fails stops
 // serving from this engine.
 func (e *Engine) journalWatch(client, key string, stop bool) {
-	if !e.journalWatches || e.journal == nil {
-		return
+	if !e.journalWatches || e.journal == nil || client == "" {
+		return // a change without a client would read as a key's
 	}
 	e.journalChange(key, Change{Record: Record{Key: key}, Delete: stop, Watch: client})
 }
