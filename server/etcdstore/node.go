@@ -47,8 +47,9 @@ type Config struct {
 	TLS *tls.Config
 	// Username and Password authenticate to etcd (none when empty).
 	Username, Password string
-	// Prefix is where the store lives in etcd (DefaultPrefix); several
-	// stores can share one etcd under different prefixes.
+	// Prefix is where the store lives in etcd (DefaultPrefix; a '/' is
+	// added when it does not end with one); several stores can share one
+	// etcd under different prefixes, none of which may start another.
 	Prefix string
 	// LeaseTTL is the election session's lease (DefaultLeaseTTL, whole
 	// seconds): a leader that dies without resigning is replaced about
@@ -122,6 +123,10 @@ func Open(cfg Config) (*Node, error) {
 	}
 	if cfg.Prefix == "" {
 		cfg.Prefix = DefaultPrefix
+	}
+	if !strings.HasSuffix(cfg.Prefix, "/") {
+		// "/a" would cover another store's "/ab".
+		cfg.Prefix += "/"
 	}
 	if cfg.LeaseTTL <= 0 {
 		cfg.LeaseTTL = DefaultLeaseTTL
