@@ -1,0 +1,250 @@
+package main
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ssgen/ssgen/internal/testkit/brokertest"
+	"github.com/ssgen/ssgen/internal/testkit/clienttest"
+	"github.com/ssgen/ssgen/internal/testkit/etcdtest"
+	"github.com/ssgen/ssgen/internal/testkit/testcert"
+	"github.com/ssgen/ssgen/internal/testkit/testwait"
+	"github.com/ssgen/ssgen/runtime"
+	"github.com/ssgen/ssgen/runtime/hlc"
+	"github.com/ssgen/ssgen/server/servertest"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+func TestServeStoreEtcdUsageErrors(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"serve", "--store", "etcd://127.0.0.1:2379"}, "--store etcd:// needs --broker"},
+		{[]string{"serve", "--broker", "127.0.0.1:1883", "--store", "etcd://127.0.0.1:2379", "--data-dir", t.TempDir()}, "--store etcd:// excludes --data-dir"},
+		{[]string{"serve", "--broker", "127.0.0.1:1883", "--store", "etcd://127.0.0.1:2379", "--ui"}, "--store etcd:// excludes --ui"},
+		{[]string{"serve", "--broker", "127.0.0.1:1883", "--store", "http://127.0.0.1:2379"}, "want etcd://HOST:PORT"},
+		{[]string{"serve", "--broker", "127.0.0.1:1883", "--store", "etcd://127.0.0.1"}, "want HOST:PORT"},
+		{[]string{"serve", "--etcd-prefix", "/x/"}, "--etcd-prefix needs --store"},
+		{[]string{"serve", "--broker", "127.0.0.1:1883", "--store", "etcd://127.0.0.1:2379", "--etcd-cert-file", "c.pem"}, "--etcd-cert-file and --etcd-key-file go together"},
+		{[]string{"serve", "--broker", "127.0.0.1:1883", "--store", "etcd://127.0.0.1:2379", "--etcd-password-file", "p"}, "--etcd-password-file needs --etcd-user"},
+	} {
+		r := runIn(t, "", nil, tc.args...)
+		r.want(t, exitUsage, nil)
+		if !strings.Contains(r.stderr, tc.want) {
+			t.Fatalf("%v: stderr %q, want %q", tc.args, r.stderr, tc.want)
+		}
+	}
+}
+
+// etcdChild is `ssgen serve --store etcd://` in a child process.
+type etcdChild struct {
+	cmd *exec.Cmd
+	log *syncBuffer
+}
+
+func startEtcdChild(t *testing.T, args ...string) *etcdChild {
+	t.Helper()
+	return startEtcdChildEnv(t, nil, args...)
+}
+
+// startEtcdChildEnv is startEtcdChild with more environment variables.
+func startEtcdChildEnv(t *testing.T, env []string, args ...string) *etcdChild {
+	t.Helper()
+	args = append([]string{"serve", "--log-level", "info"}, args...)
+	cmd := exec.Command(os.Args[0], "-test.run=^TestServeChildProcess$")
+	cmd.Env = append(append(os.Environ(), env...), childArgsEnv+"="+strings.Join(args, "\x1f"))
+	c := &etcdChild{cmd: cmd, log: &syncBuffer{}}
+	cmd.Stderr = multiWriter{servertest.LogWriter(t), c.log}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.kill)
+	return c
+}
+
+type multiWriter []interface{ Write([]byte) (int, error) }
+
+func (m multiWriter) Write(p []byte) (int, error) {
+	for _, w := range m {
+		_, _ = w.Write(p)
+	}
+	return len(p), nil
+}
+
+func (c *etcdChild) kill() {
+	if c.cmd.ProcessState != nil {
+		return
+	}
+	_ = c.cmd.Process.Signal(syscall.SIGKILL)
+	_ = c.cmd.Wait()
+}
+
+func (c *etcdChild) waitLog(t *testing.T, what string) {
+	t.Helper()
+	testwait.Until(t, 60*time.Second, "a child logging "+what, func() bool { return strings.Contains(c.log.String(), what) })
+}
+
+// Two `ssgen serve --store etcd://` processes on one broker: the leader
+// gets kill -9; the standby takes over with every acknowledged write, its
+// version and fencing token, and the KEYNOTIFY registration made on the
+// dead leader.
+func TestServeStoreEtcdSurvivesKill9OfTheLeader(t *testing.T) {
+	c := etcdtest.Start(t, 3)
+	b := brokertest.Start(t)
+	args := []string{"--broker", b.URL(), "--store", c.URL(), "--etcd-prefix", "/kill9/"}
+	leader := startEtcdChild(t, args...)
+	leader.waitLog(t, "state store leader")
+	standby := startEtcdChild(t, args...)
+	standby.waitLog(t, "state store standby")
+
+	ctx := clienttest.Context(t)
+	watcher := clienttest.Dial(t, b.URL())
+	if err := watcher.KeyNotify(ctx, []byte("watched")); err != nil {
+		t.Fatal(err)
+	}
+	events := make(chan runtime.Event, 16)
+	wctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	started := make(chan struct{})
+	go func() {
+		for ev, err := range watcher.WatchWith(wctx, []byte("watched"), runtime.WatchOptions{Current: true}) {
+			switch {
+			case err != nil:
+			case ev.Kind == runtime.EventResync:
+				close(started)
+			default:
+				events <- ev
+			}
+		}
+	}()
+	<-started
+
+	cl := clienttest.Dial(t, b.URL())
+	fence := hlc.HLC{Wall: uint64(time.Now().UnixMilli()), Node: "locker"}
+	acked := map[string]hlc.HLC{}
+	var top hlc.HLC
+	for i := range 16 {
+		key := "key" + string(rune('a'+i))
+		v, err := cl.Set(ctx, []byte(key), []byte("v-"+key), runtime.SetOptions{FencingToken: fence})
+		if err != nil {
+			t.Fatal(err)
+		}
+		acked[key], top = v, v
+	}
+	if strings.Contains(standby.log.String(), "state store leader") {
+		t.Fatal("the standby leads while the leader lives")
+	}
+
+	killed := time.Now()
+	leader.kill()
+	standby.waitLog(t, "state store leader")
+	t.Logf("failover: the standby leads %v after the kill (informational)", time.Since(killed).Round(time.Millisecond))
+	for key, v := range acked {
+		got, gv, err := cl.Get(ctx, []byte(key))
+		if err != nil || string(got) != "v-"+key || gv != v {
+			t.Fatalf("GET %s after kill -9 = %q %v %v, want version %v", key, got, gv, err, v)
+		}
+	}
+	older := fence
+	older.Wall--
+	if _, err := cl.Set(ctx, []byte("keya"), []byte("x"), runtime.SetOptions{FencingToken: older}); err == nil {
+		t.Fatal("SET with an older fencing token accepted after the failover")
+	}
+	v, err := cl.Set(ctx, []byte("watched"), []byte("after"), runtime.SetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Compare(top) <= 0 {
+		t.Fatalf("version after the failover %v not after %v", v, top)
+	}
+	// The new leader first tells the watcher the key's state at the
+	// takeover (a resync: absent), then the SET.
+	for i, want := range []string{"DELETE", "SET after"} {
+		select {
+		case ev := <-events:
+			got := "SET " + string(ev.Value)
+			if ev.Kind == runtime.EventDelete {
+				got = "DELETE"
+			}
+			if got != want {
+				t.Fatalf("watcher's event %d after the failover: %s, want %s", i, got, want)
+			}
+		case <-ctx.Done():
+			t.Fatalf("%s: no %s notification after the failover", "the registration made on the killed leader", want)
+		}
+	}
+}
+
+// serve reaches etcd over TLS with a client certificate (etcd's
+// --client-cert-auth) through the --etcd-* flags.
+func TestServeStoreEtcdOverTLSWithAClientCertificate(t *testing.T) {
+	ca := testcert.NewCA(t, "etcd test CA")
+	certFile, keyFile := testcert.Files(t, ca.Server(t, "etcd"))
+	client := ca.Client(t, "ssgen")
+	clientCert, clientKey := testcert.Files(t, client)
+	c := etcdtest.StartWith(t, 1, etcdtest.Options{
+		CertFile: certFile, KeyFile: keyFile, CAFile: ca.CAFile(t),
+		ClientCAFile: ca.CAFile(t), ClientCert: &client,
+	})
+	b := brokertest.Start(t)
+	leader := startEtcdChild(t, "--broker", b.URL(), "--store", c.URL(),
+		"--etcd-ca-file", ca.CAFile(t), "--etcd-cert-file", clientCert, "--etcd-key-file", clientKey)
+	leader.waitLog(t, "state store leader")
+	cl := clienttest.Dial(t, b.URL())
+	ctx := clienttest.Context(t)
+	if _, err := cl.Set(ctx, []byte("k"), []byte("v"), runtime.SetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := cl.Get(ctx, []byte("k")); err != nil || string(got) != "v" {
+		t.Fatalf("GET = %q %v", got, err)
+	}
+}
+
+// serve authenticates to etcd with --etcd-user and a password from
+// SSGEN_ETCD_PASSWORD or --etcd-password-file; a wrong one is refused.
+func TestServeStoreEtcdAuthenticates(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := clienttest.Context(t)
+	for _, step := range []func() error{
+		func() error { _, err := cli.RoleAdd(ctx, "root"); return err },
+		func() error { _, err := cli.UserAdd(ctx, "root", "s3cret"); return err },
+		func() error { _, err := cli.UserGrantRole(ctx, "root", "root"); return err },
+		func() error { _, err := cli.AuthEnable(ctx); return err },
+	} {
+		if err := step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = cli.Close()
+	b := brokertest.Start(t)
+	args := []string{"--broker", b.URL(), "--store", c.URL(), "--etcd-user", "root"}
+	leader := startEtcdChildEnv(t, []string{"SSGEN_ETCD_PASSWORD=s3cret"}, args...)
+	leader.waitLog(t, "state store leader")
+	file := filepath.Join(t.TempDir(), "password")
+	if err := os.WriteFile(file, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	standby := startEtcdChild(t, append(args, "--etcd-password-file", file)...)
+	standby.waitLog(t, "state store standby")
+	leader.kill()
+	standby.waitLog(t, "state store leader")
+
+	wrong := startEtcdChildEnv(t, []string{"SSGEN_ETCD_PASSWORD=wrong"}, args...)
+	if err := wrong.cmd.Wait(); err == nil {
+		t.Fatal("serve with a wrong etcd password exited 0")
+	}
+	if !strings.Contains(wrong.log.String(), "authentication failed") {
+		t.Fatalf("serve with a wrong etcd password logged %q", wrong.log.String())
+	}
+}
