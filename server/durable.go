@@ -14,6 +14,18 @@ var forceDirect bool
 // openDisk opens the durable store of Options.DataDir, if any, and wires
 // it into cfg as the engine's journal (a group commit).
 func (s *Server) openDisk(cfg *engine.Config) error {
+	if r := s.opts.Replica; r != nil {
+		switch {
+		case s.opts.DataDir != "":
+			return fmt.Errorf("%w: Replica and DataDir exclude each other", ErrInvalidOptions)
+		case s.opts.Broker == "":
+			return fmt.Errorf("%w: Replica needs a Broker (servers sharing a replica share a broker)", ErrInvalidOptions)
+		}
+		s.commit = persist.NewBackendCommit(r, r.Limits(), s.log, s.opts.Limits.maxInflight(), s.opts.OnCommit)
+		cfg.PersistAll, cfg.JournalWatches = true, true
+		cfg.Journal = s.commit
+		return nil
+	}
 	if s.opts.DataDir == "" {
 		if s.opts.Repair {
 			return fmt.Errorf("%w: Repair needs a DataDir", ErrInvalidOptions)
@@ -34,10 +46,29 @@ func (s *Server) openDisk(cfg *engine.Config) error {
 	return nil
 }
 
+// Replica is a durable store outside the process that several servers
+// share, one serving at a time (Options.Replica): its Commit takes the
+// engine's changes in groups, each within Limits.
+type Replica interface {
+	persist.Backend
+	Limits() persist.BackendLimits
+	// Load restores the engine, which has not served yet, from the
+	// replica (engine.Restore, engine.RestoreWatch).
+	Load(eng *engine.Engine) error
+}
+
 // restore loads the durable keys (verified by openDisk) into the engine
 // before it serves, and deletes the records of keys that expired while
 // the service was down.
 func (s *Server) restore() error {
+	if s.opts.Replica != nil {
+		s.commit.SetEngine(s.eng)
+		if err := s.opts.Replica.Load(s.eng); err != nil {
+			return err
+		}
+		s.log.Info("state store restored from its replica", "keys", s.eng.Len(), "watches", s.eng.WatchCount())
+		return nil
+	}
 	if s.disk == nil {
 		return nil
 	}
@@ -90,6 +121,10 @@ func (s *Server) deliver(n engine.Notification) {
 // closeDisk waits for the group commit to settle everything appended,
 // then closes the file.
 func (s *Server) closeDisk() error {
+	if s.opts.Replica != nil {
+		s.commit.Close()
+		return nil
+	}
 	if s.disk == nil {
 		return nil
 	}

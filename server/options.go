@@ -63,6 +63,13 @@ type Options struct {
 	// PersistAll keeps every key, not only those whose last SET carried
 	// aio-persistence=true. It needs DataDir.
 	PersistAll bool
+	// Replica, when set, keeps every key (and the KEYNOTIFY registrations
+	// and the clock's high-water mark) in a store outside the process
+	// that several servers share, one serving at a time: package
+	// server/etcdstore. New loads the engine from it; every change is
+	// answered only once the replica holds it. It needs Broker and
+	// excludes DataDir.
+	Replica Replica
 	// DirectCommits commits each group of kept writes straight into the
 	// bbolt file (one transaction, two fdatasyncs) instead of the default:
 	// one record appended to a write-ahead log and one fdatasync, the

@@ -28,7 +28,7 @@ func init() {
 }
 
 func runServe(ctx context.Context, env *cliEnv, args []string) error {
-	fs := newFlagSet(env, "serve", "[--listen HOST:PORT | --broker mqtt://HOST:PORT] [--max-keys N] [--max-bytes N] [--data-dir DIR [--persist-all] [--repair] [--direct-commits]] [limits] [security] [--seed FILE] [--http HOST:PORT | --ui] [--clock real|manual] [--schema FILE --enforce off|warn|refuse] [--chaos FILE] [--chaos-api] [--fault-injection] [--log-level LEVEL] [--log-format text|json]\n\n"+
+	fs := newFlagSet(env, "serve", "[--listen HOST:PORT | --broker mqtt://HOST:PORT] [--max-keys N] [--max-bytes N] [--data-dir DIR [--persist-all] [--repair] [--direct-commits] | --broker URL --store etcd://HOST:PORT[,...] [etcd flags]] [limits] [security] [--seed FILE] [--http HOST:PORT | --ui] [--clock real|manual] [--schema FILE --enforce off|warn|refuse] [--chaos FILE] [--chaos-api] [--fault-injection] [--log-level LEVEL] [--log-format text|json]\n\n"+
 		"With --broker the store attaches to another MQTT 5 broker as a client. A mosquitto\n"+
 		"needs set_tcp_nodelay true in its configuration: without it every request takes\n"+
 		"~44 ms (Nagle's algorithm), and serve warns once (see --slow-broker).\n\nflags:")
@@ -73,6 +73,8 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	enforce := fs.String("enforce", "off", "with --schema FILE, check every SET to a declared key against the schema, `off|warn|refuse`: warn logs a value that does not decode as its key's type, refuse answers it with -ERR schema violation naming the declaration and field path (undeclared keys are untouched)")
 	var web consoleFlags
 	web.register(fs)
+	var etcd etcdFlags
+	etcd.register(fs)
 	if help, err := parseFlags(fs, args); help || err != nil {
 		return err
 	}
@@ -83,6 +85,9 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	fs.Visit(func(f *flag.Flag) { given[f.Name] = true })
 	if given["listen"] && given["broker"] {
 		return usageErrorf("--listen and --broker exclude each other")
+	}
+	if err := etcd.check(given); err != nil {
+		return err
 	}
 	if *clock != "real" && *clock != "manual" {
 		return usageErrorf("--clock %q: want real or manual", *clock)
@@ -175,6 +180,12 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	if opts.Security, err = serveSecurity(*tlsCert, *tlsKey, *tlsClientCA, *passwordFile, *authzFile, *allowAnonymous); err != nil {
 		return &exitError{code: exitUsage, err: libErr(err)}
+	}
+	if etcd.store != "" {
+		if *clock == "manual" {
+			return usageErrorf("--store etcd:// excludes --clock manual")
+		}
+		return serveEtcd(ctx, env, &etcd, opts, logger)
 	}
 	con, err := web.install(env, &opts)
 	if err != nil {

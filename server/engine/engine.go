@@ -67,6 +67,10 @@ type Config struct {
 	Journal Journal
 	// PersistAll keeps every written key, as if each request had Persist.
 	PersistAll bool
+	// JournalWatches hands the Journal KEYNOTIFY registrations too
+	// (Change.Watch): a replicated store, whose next leader must notify
+	// the same clients. The local store keeps none.
+	JournalWatches bool
 }
 
 // Request is one decoded state store request.
@@ -165,6 +169,8 @@ type Engine struct {
 	// journal and persistAll are Config.Journal and Config.PersistAll.
 	journal    Journal
 	persistAll bool
+	// journalWatches is Config.JournalWatches.
+	journalWatches bool
 
 	// wake tells Run that the earliest deadline moved earlier.
 	wake chan struct{}
@@ -211,11 +217,13 @@ func New(cfg Config) *Engine {
 		journal:    cfg.Journal,
 		onChange:   cfg.OnChange,
 		persistAll: cfg.PersistAll,
-		wake:       make(chan struct{}, 1),
-		keys:       make(map[string]*entry),
-		watch:      newWatchers(),
-		tokens:     newTokenSealer(),
-		unsettled:  unsettled{pending: make(map[string]uint64)},
+
+		journalWatches: cfg.JournalWatches,
+		wake:           make(chan struct{}, 1),
+		keys:           make(map[string]*entry),
+		watch:          newWatchers(),
+		tokens:         newTokenSealer(),
+		unsettled:      unsettled{pending: make(map[string]uint64)},
 	}
 }
 
@@ -280,6 +288,10 @@ func (e *Engine) Decide(req Request) Result {
 func (e *Engine) DropClient(client string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
+	if len(e.watch.byClient[client]) > 0 {
+		e.journalWatch(client, "", true)
+		e.cur = 0 // nothing waits for it
+	}
 	e.watch.dropClient(client)
 }
 

@@ -298,3 +298,44 @@ func TestDecisionsDoNotDependOnWhenChangesSettle(t *testing.T) {
 		})
 	}
 }
+
+// Registrations reach the journal only with JournalWatches (a replicated
+// store); the local store's journal never sees them.
+func TestRegistrationsAreJournaledOnlyWithJournalWatches(t *testing.T) {
+	for _, watches := range []bool{false, true} {
+		j := &heldJournal{}
+		h := newHarness(t, Config{Journal: j, PersistAll: true, JournalWatches: watches})
+		reg := h.decide(step{client: "W", args: []string{"KEYNOTIFY", "k"}}, false)
+		h.decide(step{client: "W", args: []string{"KEYNOTIFY", "other"}}, false)
+		stop := h.decide(step{client: "W", args: []string{"KEYNOTIFY", "other", "STOP"}}, false)
+		none := h.decide(step{client: "W", args: []string{"KEYNOTIFY", "never", "STOP"}}, false)
+		h.eng.DropClient("W")
+		h.eng.DropClient("W") // nothing left: not journaled again
+		if !watches {
+			if len(j.changes) != 0 || reg.Wait != 0 || stop.Wait != 0 {
+				t.Fatalf("without JournalWatches: journal got %+v, waits %d %d", j.changes, reg.Wait, stop.Wait)
+			}
+			continue
+		}
+		want := []Change{
+			{Record: Record{Key: "k"}, Watch: "W"},
+			{Record: Record{Key: "other"}, Watch: "W"},
+			{Record: Record{Key: "other"}, Watch: "W", Delete: true},
+			{Watch: "W", Delete: true},
+		}
+		var got []Change
+		for _, cs := range j.changes {
+			got = append(got, cs...)
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("journal got %+v, want %+v", got, want)
+		}
+		if reg.Wait == 0 || stop.Wait == 0 || none.Wait != 0 {
+			t.Fatalf("waits: register %d, stop %d, stop of nothing %d", reg.Wait, stop.Wait, none.Wait)
+		}
+		// A request decided after DropClient waits for nothing of it.
+		if r := h.decide(step{client: "X", args: []string{"GET", "k"}}, false); r.Wait != 0 {
+			t.Fatalf("GET after DropClient waits for %d", r.Wait)
+		}
+	}
+}

@@ -31,10 +31,12 @@ func (e *Engine) keynotify(req *Request, now time.Time) Result {
 	version := e.requestTick(s)
 	if !stop {
 		e.watch.add(req.Client, string(args[1]))
+		e.journalWatch(req.Client, string(args[1]), false)
 		return Result{Payload: payloadOK, Version: version}
 	}
 	if !e.watch.remove(req.Client, string(args[1])) {
 		return Result{Payload: payloadZero, Version: version}
 	}
+	e.journalWatch(req.Client, string(args[1]), true)
 	return Result{Payload: payloadOK, Version: version}
 }

@@ -24,6 +24,11 @@ type Record struct {
 type Change struct {
 	Record
 	Delete bool
+	// Watch, only with Config.JournalWatches, makes the change a KEYNOTIFY
+	// registration of the client Watch for Record.Key (Delete: its
+	// removal; Delete with an empty Key: the removal of every registration
+	// of the client, when it disconnects). Record's other fields are zero.
+	Watch string
 }
 
 // wantDurable reports whether a write requested with persist should be
@@ -61,6 +66,33 @@ func (e *Engine) persistRemove(ent *entry, version hlc.HLC) {
 	if ent.durable && e.journal != nil {
 		e.journalChange(ent.key, Change{Record: Record{Key: ent.key, Version: version}, Delete: true})
 	}
+}
+
+// journalWatch hands the journal a change of client's registration for
+// key (Config.JournalWatches); the KEYNOTIFY making it waits for it. It is
+// not undone by Abandon: a replicated store whose commit fails stops
+// serving from this engine.
+func (e *Engine) journalWatch(client, key string, stop bool) {
+	if !e.journalWatches || e.journal == nil {
+		return
+	}
+	e.journalChange(key, Change{Record: Record{Key: key}, Delete: stop, Watch: client})
+}
+
+// RestoreWatch registers client for key in an engine that has not served
+// yet (a registration loaded from a replicated store), outside the quotas.
+func (e *Engine) RestoreWatch(client, key string) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.watch.add(client, key)
+}
+
+// ClockLast is the clock's latest value: every version and timestamp the
+// engine handed out so far is at most it.
+func (e *Engine) ClockLast() hlc.HLC {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.clock.Last()
 }
 
 // Reserve makes room for n keys in an engine about to Restore them, so

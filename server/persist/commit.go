@@ -36,8 +36,12 @@ import (
 // answers of transaction n.
 type GroupCommit struct {
 	store *Store
-	eng   *engine.Engine // set before the engine serves
-	log   *slog.Logger
+	// backend, when store is nil, takes the transactions (a replicated
+	// store), each within limits.
+	backend Backend
+	limits  BackendLimits
+	eng     *engine.Engine // set before the engine serves
+	log     *slog.Logger
 	// maxHeld is how many answers one requester may have waiting for the
 	// disk; hold blocks its transport goroutine beyond that.
 	maxHeld int
@@ -150,6 +154,61 @@ func NewGroupCommit(store *Store, log *slog.Logger, maxHeld int, observe func(Co
 	return c
 }
 
+// Backend is a durable store other than a data file that a GroupCommit
+// writes its transactions to: a replicated store such as etcd.
+type Backend interface {
+	// Commit makes changes durable all together or not at all. An error
+	// undoes them in the engine (Engine.Abandon); their requests are
+	// answered with the persistence error.
+	Commit(changes []engine.Change) error
+}
+
+// BackendLimits bound one transaction of a Backend: at most MaxChanges
+// changes and MaxBytes bytes of keys and values (0: no bound). The changes
+// of one engine write always go into one transaction, whatever its size.
+type BackendLimits struct {
+	MaxChanges int
+	MaxBytes   int
+}
+
+// NewBackendCommit returns a group commit over backend, with one
+// transaction at a time, each within limits; the other arguments are
+// NewGroupCommit's.
+func NewBackendCommit(backend Backend, limits BackendLimits, log *slog.Logger, maxHeld int, observe func(CommitEvent)) *GroupCommit {
+	c := NewGroupCommit(nil, log, maxHeld, observe)
+	c.backend, c.limits = backend, limits
+	return c
+}
+
+// cut is how many changes of batch, from the start, the next transaction
+// takes: all of them, or fewer within c.limits, ending with a whole
+// engine write.
+func (c *GroupCommit) cut(batch []queuedChange) int {
+	if c.backend == nil || (c.limits.MaxChanges <= 0 && c.limits.MaxBytes <= 0) {
+		return len(batch)
+	}
+	bytes, end := 0, 0 // end: where the last whole write within the limits ends
+	for i := range batch {
+		q := &batch[i]
+		bytes += len(q.Key) + len(q.Value) + len(q.Watch)
+		if c.limits.MaxChanges > 0 && i+1 > c.limits.MaxChanges || c.limits.MaxBytes > 0 && bytes > c.limits.MaxBytes {
+			break
+		}
+		if i+1 == len(batch) || batch[i+1].seq != q.seq {
+			end = i + 1
+		}
+	}
+	if end > 0 {
+		return end
+	}
+	// The first write alone is over the limits: it goes alone.
+	end = 1
+	for end < len(batch) && batch[end].seq == batch[0].seq {
+		end++
+	}
+	return end
+}
+
 // Append queues one write's changes (engine.Journal); it runs under the
 // engine's lock and never waits for the disk.
 func (c *GroupCommit) Append(seq uint64, changes []engine.Change) {
@@ -235,7 +294,12 @@ func (c *GroupCommit) write() {
 			return
 		}
 		batch := c.queue
-		c.queue, c.spare = c.spare[:0], nil
+		if n := c.cut(batch); n < len(batch) {
+			c.queue = append([]queuedChange(nil), batch[n:]...)
+			batch = batch[:n]
+		} else {
+			c.queue, c.spare = c.spare[:0], nil
+		}
 		hook := c.hook
 		c.mu.Unlock()
 
@@ -251,7 +315,11 @@ func (c *GroupCommit) write() {
 			err = hook()
 		}
 		if err == nil {
-			err = c.store.applyQueued(batch)
+			if c.backend != nil {
+				err = c.backend.Commit(changesOf(batch))
+			} else {
+				err = c.store.applyQueued(batch)
+			}
 		}
 		took := time.Since(start)
 		lo, hi := batch[0].seq, batch[len(batch)-1].seq
@@ -296,6 +364,15 @@ func (c *GroupCommit) write() {
 			go c.release()
 		}
 	}
+}
+
+// changesOf is batch's changes, for a Backend.
+func changesOf(batch []queuedChange) []engine.Change {
+	out := make([]engine.Change, len(batch))
+	for i := range batch {
+		out[i] = batch[i].Change
+	}
+	return out
 }
 
 // record adds one transaction to the totals. Under mu.

@@ -1,0 +1,41 @@
+// Package etcdstore keeps a state store highly available on etcd: several
+// ssgen serve processes attached to one MQTT broker share an etcd prefix;
+// one, elected through etcd, is the leader and alone answers requests, the
+// others are hot standbys following etcd's keyspace.
+//
+// # Layout
+//
+// Under the prefix (Config.Prefix, "/ssgen/" by default) etcd's keyspace
+// is the whole store, so it is its own snapshot:
+//
+//	PREFIX k/<key>                      one state store key: its engine record
+//	                                    (value, version, fencing token, deadline)
+//	PREFIX w/<len(client)><client><key> one KEYNOTIFY registration (empty value)
+//	PREFIX clock                        the leader clock's high-water mark
+//	PREFIX leader/<lease>               the election's candidates
+//
+// # Writing
+//
+// The leader's engine runs with every key kept (persist-all) and its
+// KEYNOTIFY registrations journaled; its group commit (persist.GroupCommit
+// over Leader) writes each group in etcd transactions of at most
+// MaxTxnOps operations and MaxTxnBytes bytes, each conditioned on the
+// leader's election key still existing with its creation revision. A
+// deposed leader's transaction fails: its requests are answered with the
+// persistence error and it steps down to standby, reloading from etcd.
+//
+// # Following
+//
+// A standby loads the prefix at a revision and watches from the next one,
+// keeping records, registrations and the clock in memory. On winning the
+// election it catches up to etcd's current revision (a watch progress
+// request), restores an engine from memory (no reload), moves its clock
+// after every stamp seen, and only then subscribes to requests.
+//
+// # Compaction
+//
+// etcd keeps every revision until compacted. The leader compacts the
+// history every CompactEvery at the revision it saw one period before, so
+// a standby more than one period behind reloads the prefix instead of
+// resuming its watch.
+package etcdstore

@@ -1,0 +1,250 @@
+package etcdstore
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/ssgen/ssgen/internal/testkit/brokertest"
+	"github.com/ssgen/ssgen/internal/testkit/clienttest"
+	"github.com/ssgen/ssgen/internal/testkit/etcdtest"
+	"github.com/ssgen/ssgen/internal/testkit/testwait"
+	"github.com/ssgen/ssgen/runtime"
+	"github.com/ssgen/ssgen/runtime/hlc"
+	"github.com/ssgen/ssgen/server"
+	"github.com/ssgen/ssgen/server/engine"
+	"github.com/ssgen/ssgen/server/servertest"
+	clientv3 "go.etcd.io/etcd/client/v3"
+)
+
+// bound is how long a test waits for a leader, a failover or an answer.
+const bound = 30 * time.Second
+
+// running is one node started by a test.
+type running struct {
+	*Node
+	cancel context.CancelFunc
+	done   chan error
+}
+
+// startNode runs a node on etcd cluster c and the broker at brokerAddr,
+// stopped (resigning) when the test ends unless stop or abort came first.
+func startNode(t *testing.T, c *etcdtest.Cluster, brokerAddr, name string) *running {
+	t.Helper()
+	log := slog.New(slog.NewTextHandler(servertest.LogWriter(t), &slog.HandlerOptions{Level: slog.LevelDebug})).With("node", name)
+	n, err := Open(Config{
+		Endpoints: c.Endpoints(),
+		LeaseTTL:  time.Second,
+		Server:    server.Options{Broker: brokerAddr, Logger: log},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	r := &running{Node: n, cancel: cancel, done: make(chan error, 1)}
+	go func() { r.done <- n.Run(ctx) }()
+	t.Cleanup(r.stop)
+	return r
+}
+
+// stop ends the node as a clean shutdown does (it resigns).
+func (r *running) stop() {
+	r.cancel()
+	<-r.done
+	r.done <- nil // for a second stop
+}
+
+// abort ends the node as a killed process would: no resignation, its
+// lease left to expire.
+func (r *running) abort() {
+	r.aborted.Store(true)
+	r.stop()
+}
+
+func (r *running) waitLeader(t *testing.T) *server.Server {
+	t.Helper()
+	testwait.Until(t, bound, "a leader", func() bool { return r.Server() != nil })
+	return r.Server()
+}
+
+func TestWritesSurviveARestartOfTheOnlyInstance(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	b := brokertest.Start(t)
+	a := startNode(t, c, b.URL(), "a")
+	a.waitLeader(t)
+	cl := clienttest.Dial(t, b.URL())
+	ctx := clienttest.Context(t)
+	fence := hlc.HLC{Wall: uint64(time.Now().UnixMilli()), Node: "locker"}
+	v1, err := cl.Set(ctx, []byte("plain"), []byte("one"), runtime.SetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v2, err := cl.Set(ctx, []byte("fenced"), []byte("two"), runtime.SetOptions{FencingToken: fence})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.stop()
+
+	bnode := startNode(t, c, b.URL(), "b")
+	bnode.waitLeader(t)
+	for key, want := range map[string]struct {
+		value   string
+		version hlc.HLC
+	}{"plain": {"one", v1}, "fenced": {"two", v2}} {
+		got, v, err := cl.Get(ctx, []byte(key))
+		if err != nil || string(got) != want.value || v != want.version {
+			t.Fatalf("GET %s after restart = %q %v %v, want %q %v", key, got, v, err, want.value, want.version)
+		}
+	}
+	// The fence held: an older token is refused, the same one accepted.
+	older := fence
+	older.Wall--
+	if _, err := cl.Set(ctx, []byte("fenced"), []byte("x"), runtime.SetOptions{FencingToken: older}); err == nil {
+		t.Fatal("SET with an older fencing token accepted after the restart")
+	}
+	v3, err := cl.Set(ctx, []byte("fenced"), []byte("three"), runtime.SetOptions{FencingToken: fence})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v3.Compare(v2) <= 0 || v3.Compare(v1) <= 0 {
+		t.Fatalf("version after restart %v not after %v and %v", v3, v1, v2)
+	}
+}
+
+func TestStandbyTakesOverWhenTheLeaderDiesWithoutResigning(t *testing.T) {
+	c := etcdtest.Start(t, 3)
+	b := brokertest.Start(t)
+	a := startNode(t, c, b.URL(), "a")
+	a.waitLeader(t)
+	s := startNode(t, c, b.URL(), "s")
+	ctx := clienttest.Context(t)
+
+	// A watcher registered on the old leader.
+	watcher := clienttest.Dial(t, b.URL())
+	events := make(chan runtime.Event, 16)
+	wctx, stopWatch := context.WithCancel(ctx)
+	defer stopWatch()
+	registered := make(chan struct{})
+	go func() {
+		for ev, err := range watcher.WatchWith(wctx, []byte("watched"), runtime.WatchOptions{Current: true}) {
+			if err != nil {
+				continue
+			}
+			if ev.Kind == runtime.EventResync {
+				close(registered)
+				continue
+			}
+			events <- ev
+		}
+	}()
+	select {
+	case <-registered:
+	case <-ctx.Done():
+		t.Fatal("the watch did not start")
+	}
+
+	cl := clienttest.Dial(t, b.URL())
+	fence := hlc.HLC{Wall: uint64(time.Now().UnixMilli()), Node: "locker"}
+	acked := map[string]hlc.HLC{}
+	var top hlc.HLC
+	for i := range 20 {
+		key := "k" + string(rune('a'+i))
+		opts := runtime.SetOptions{}
+		if i%2 == 0 {
+			opts.FencingToken = fence
+		}
+		v, err := cl.Set(ctx, []byte(key), []byte(key+"-value"), opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		acked[key] = v
+		top = v
+	}
+	if s.Server() != nil {
+		t.Fatal("the standby serves while the leader lives")
+	}
+
+	a.abort()
+	s.waitLeader(t)
+	for key, v := range acked {
+		got, gv, err := cl.Get(ctx, []byte(key))
+		if err != nil || string(got) != key+"-value" || gv != v {
+			t.Fatalf("GET %s after failover = %q %v %v, want version %v", key, got, gv, err, v)
+		}
+	}
+	older := fence
+	older.Wall--
+	if _, err := cl.Set(ctx, []byte("ka"), []byte("x"), runtime.SetOptions{FencingToken: older}); err == nil {
+		t.Fatal("SET with an older fencing token accepted after the failover")
+	}
+	v, err := cl.Set(ctx, []byte("watched"), []byte("after"), runtime.SetOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v.Compare(top) <= 0 {
+		t.Fatalf("version after failover %v not after %v", v, top)
+	}
+	select {
+	case ev := <-events:
+		if string(ev.Value) != "after" {
+			t.Fatalf("watcher got %+v, want the SET after the failover", ev)
+		}
+	case <-ctx.Done():
+		t.Fatal("the registration made on the old leader did not notify after the failover")
+	}
+}
+
+func TestADeposedLeaderCannotWrite(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	b := brokertest.Start(t)
+	a := startNode(t, c, b.URL(), "a")
+	srv := a.waitLeader(t)
+	a.mu.Lock()
+	lead := a.lead
+	a.mu.Unlock()
+
+	// Revoke the leader's lease behind its back: its election key goes.
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	ctx := clienttest.Context(t)
+	resp, err := cli.Get(ctx, lead.key)
+	if err != nil || len(resp.Kvs) != 1 {
+		t.Fatalf("election key %q: %v %v", lead.key, resp, err)
+	}
+	if _, err := cli.Revoke(ctx, clientv3.LeaseID(resp.Kvs[0].Lease)); err != nil {
+		t.Fatal(err)
+	}
+
+	ts := hlc.HLC{Wall: uint64(time.Now().UnixMilli()), Node: "c"}.String()
+	res := srv.Engine().Handle(engine.Request{Args: [][]byte{[]byte("SET"), []byte("late"), []byte("v")}, Client: "c", Timestamp: ts, HasTimestamp: true})
+	if !strings.Contains(string(res.Payload), string(engine.ErrPersistence)) {
+		t.Fatalf("SET on the deposed leader answered %q, want the persistence failure", res.Payload)
+	}
+	if err := lead.Commit([]engine.Change{{Record: engine.Record{Key: "late2", Value: []byte("v")}}}); !errors.Is(err, ErrNotLeader) {
+		t.Fatalf("Commit on the deposed leader: %v, want ErrNotLeader", err)
+	}
+	got, err := cli.Get(ctx, DefaultPrefix+keysDir, clientv3.WithPrefix(), clientv3.WithCountOnly())
+	if err != nil || got.Count != 0 {
+		t.Fatalf("etcd holds %v keys (%v) after the deposed leader's writes, want none", got.Count, err)
+	}
+	// It steps down, and wins again as a standby would.
+	testwait.Until(t, bound, "the deposed leader to step down", func() bool { return a.Server() != srv })
+	a.waitLeader(t)
+}
+
+func TestOpenFailsWhenEtcdIsUnreachable(t *testing.T) {
+	_, err := Open(Config{
+		Endpoints:   []string{"127.0.0.1:1"},
+		DialTimeout: time.Second,
+		Server:      server.Options{Broker: "127.0.0.1:1883"},
+	})
+	if err == nil || !strings.Contains(err.Error(), "etcd at 127.0.0.1:1 unreachable") {
+		t.Fatalf("Open = %v, want etcd unreachable", err)
+	}
+}
