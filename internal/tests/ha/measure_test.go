@@ -6,8 +6,10 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -63,8 +65,9 @@ func TestHAMeasure(t *testing.T) {
 	for r := range *benchRounds {
 		e := runBench(t, bin, broker.URL())
 		d := runBench(t, bin, broker2.URL())
-		t.Logf("bench round %d: etcd %.0f SET/s p50 %v p99 %v (%d errors); data dir %.0f SET/s p50 %v p99 %v (%d errors); etcd/data dir %.2f×",
-			r, e.OpsPerSec, e.All.P50, e.All.P99, e.Errors, d.OpsPerSec, d.All.P50, d.All.P99, d.Errors, e.OpsPerSec/d.OpsPerSec)
+		ms := func(d time.Duration) time.Duration { return d.Round(100 * time.Microsecond) }
+		t.Logf("bench round %d: etcd %.0f SET/s p50 %v p99 %v (%d errors); data dir %.0f SET/s p50 %v p99 %v (%d errors); etcd/data dir %.2f×; load average %s",
+			r, e.OpsPerSec, ms(e.All.P50), ms(e.All.P99), e.Errors, d.OpsPerSec, ms(d.All.P50), ms(d.All.P99), d.Errors, e.OpsPerSec/d.OpsPerSec, loadAvg())
 	}
 }
 
@@ -114,7 +117,7 @@ func failover(t *testing.T, cl *cluster, brokerAddr string) {
 	}
 	p50, mx := quantiles(took)
 	e50, emx := quantiles(elected)
-	t.Logf("failover over %d kills: first answer p50 %v, max %v; leadership logged p50 %v, max %v", len(took), p50, mx, e50, emx)
+	t.Logf("failover over %d kills: first answer p50 %v, max %v; leadership logged p50 %v, max %v; load average %s", len(took), p50, mx, e50, emx, loadAvg())
 }
 
 func quantiles(ds []time.Duration) (p50, max time.Duration) {
@@ -140,4 +143,18 @@ func runBench(t *testing.T, bin, brokerURL string) bench.Report {
 		t.Fatalf("ssgen bench --json: %v\n%s", err, out.String())
 	}
 	return rep
+}
+
+// loadAvg is the machine's 1-, 5- and 15-minute load averages, for the
+// record (the figures move with them).
+func loadAvg() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return "unknown"
+	}
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "unknown"
+	}
+	return strings.Join(f[:3], " ")
 }
