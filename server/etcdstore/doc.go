@@ -28,9 +28,10 @@
 //
 // A standby loads the prefix at a revision and watches from the next one,
 // keeping records, registrations and the clock in memory. On winning the
-// election it catches up to etcd's current revision (a watch progress
-// request), restores an engine from memory (no reload), moves its clock
-// after every stamp seen, and only then subscribes to requests.
+// election it catches up to etcd's current revision (catchUp: the keys
+// changed since, and deletions found by counting), restores an engine
+// from memory (no reload), moves its clock after every stamp seen, and
+// only then subscribes to requests.
 //
 // # Compaction
 //

@@ -3,7 +3,6 @@ package etcdstore
 import (
 	"context"
 	"errors"
-	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
@@ -14,9 +13,9 @@ import (
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
-// progressEvery is how often a catching-up standby asks its watch for
-// progress.
-const progressEvery = 50 * time.Millisecond
+// retryPause is how long a standby waits before it retries a failed load
+// or watch.
+const retryPause = 200 * time.Millisecond
 
 // loadPage is how many etcd keys one read of a load returns.
 const loadPage = 1000
@@ -116,44 +115,64 @@ func load(ctx context.Context, cli *clientv3.Client, prefix string) (*state, err
 }
 
 // run loads the prefix and follows it until ctx ends. A watch that
-// cannot resume (history compacted past it) reloads.
+// ends (etcd lost its leader, a member went away) resumes from the last
+// revision applied; one that cannot (history compacted past it) reloads.
 func (f *follower) run(ctx context.Context) {
 	defer close(f.done)
+	var rev int64
 	for ctx.Err() == nil {
-		st, err := load(ctx, f.cli, f.prefix)
-		if err != nil {
-			f.fail(err)
+		if rev == 0 {
+			st, err := load(ctx, f.cli, f.prefix)
+			if err != nil {
+				f.log.Debug("standby could not load the store; retrying", "err", err)
+				pause(ctx)
+				continue
+			}
+			f.log.Debug("standby loaded the store", "revision", st.rev, "keys", len(st.records), "watches", len(st.watches))
+			if st.bad > 0 {
+				f.log.Warn("malformed records in etcd skipped", "prefix", f.prefix, "records", st.bad)
+			}
+			f.mu.Lock()
+			f.st = st
+			rev = st.rev
+			f.progress.Broadcast()
+			f.mu.Unlock()
+		}
+		err := f.watch(ctx)
+		switch {
+		case ctx.Err() != nil:
 			return
+		case errors.Is(err, errCompacted):
+			f.log.Info("etcd history compacted past the standby's revision; reloading", "revision", rev)
+			rev = 0
+		default:
+			f.log.Debug("standby watch ended; resuming", "err", err)
+			pause(ctx)
 		}
-		f.log.Debug("standby loaded the store", "revision", st.rev, "keys", len(st.records), "watches", len(st.watches))
-		f.mu.Lock()
-		f.st = st
-		rev := st.rev
-		f.progress.Broadcast()
-		f.mu.Unlock()
-		if st.bad > 0 {
-			f.log.Warn("malformed records in etcd skipped", "prefix", f.prefix, "records", st.bad)
-		}
-		err = f.watch(ctx, rev)
-		if ctx.Err() != nil {
-			return
-		}
-		if !errors.Is(err, errCompacted) {
-			f.fail(err)
-			return
-		}
-		f.log.Info("etcd history compacted past the standby's revision; reloading", "revision", rev)
+	}
+}
+
+// pause waits a little before a retry, or until ctx ends.
+func pause(ctx context.Context) {
+	t := time.NewTimer(retryPause)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
 	}
 }
 
 var errCompacted = errors.New("etcdstore: watch revision compacted")
 
-// watch applies the prefix's changes after rev until ctx ends or the
-// watch fails.
-func (f *follower) watch(ctx context.Context, rev int64) error {
+// watch applies the prefix's changes after the state's revision until
+// ctx ends or the watch fails.
+func (f *follower) watch(ctx context.Context) error {
+	f.mu.Lock()
+	rev := f.st.rev
+	f.mu.Unlock()
 	wctx, cancel := context.WithCancel(clientv3.WithRequireLeader(ctx))
 	defer cancel()
-	ch := f.cli.Watch(wctx, f.prefix, clientv3.WithPrefix(), clientv3.WithRev(rev+1), clientv3.WithProgressNotify())
+	ch := f.cli.Watch(wctx, f.prefix, clientv3.WithPrefix(), clientv3.WithRev(rev+1))
 	for resp := range ch {
 		if resp.CompactRevision != 0 {
 			return errCompacted
@@ -162,13 +181,13 @@ func (f *follower) watch(ctx context.Context, rev int64) error {
 			return err
 		}
 		f.mu.Lock()
+		// The revision applied is the last event's: a response's header
+		// revision may be ahead of events not yet delivered (progress
+		// notifications of etcd before 3.4.24 and 3.5.8).
 		for _, ev := range resp.Events {
 			f.st.apply(f.prefix, ev.Kv.Key, ev.Kv.Value, ev.Type == clientv3.EventTypeDelete)
+			f.st.rev = max(f.st.rev, ev.Kv.ModRevision)
 		}
-		if resp.Header.Revision > f.st.rev {
-			f.st.rev = resp.Header.Revision
-		}
-		f.progress.Broadcast()
 		f.mu.Unlock()
 	}
 	if ctx.Err() != nil {
@@ -186,43 +205,76 @@ func (f *follower) fail(err error) {
 	f.mu.Unlock()
 }
 
-// catchUp waits until the state reflects etcd's revision now (a
-// linearizable read), asking the watch for progress, and returns it; the
-// follower must be stopped (its context cancelled) before the state is
-// used by anyone else.
-func (f *follower) catchUp(ctx context.Context) (*state, error) {
-	resp, err := f.cli.Get(ctx, f.prefix+clockKey)
+// catchUp brings st, which reflects etcd up to st.rev, to etcd's
+// revision now: it reads the keys changed since (their current values),
+// and when the counts show deletions, the names of the keys still there.
+// It does not depend on the watch: whatever it missed is read here.
+func catchUp(ctx context.Context, cli *clientv3.Client, prefix string, st *state) error {
+	resp, err := cli.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithCountOnly())
 	if err != nil {
-		return nil, err
+		return err
 	}
-	target := resp.Header.Revision
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		// Ask the watch for a progress notification now and then (it is
-		// ignored while the watch still catches up), and wake the wait
-		// below when ctx ends.
-		t := time.NewTicker(progressEvery)
-		defer t.Stop()
-		for {
-			_ = f.cli.RequestProgress(clientv3.WithRequireLeader(ctx))
-			select {
-			case <-ctx.Done():
-				f.fail(ctx.Err())
-				return
-			case <-done:
-				return
-			case <-t.C:
+	now := resp.Header.Revision
+	if now > st.rev {
+		changed, err := cli.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithMinModRev(st.rev+1), clientv3.WithRev(now))
+		if err != nil {
+			return err
+		}
+		for _, kv := range changed.Kvs {
+			st.apply(prefix, kv.Key, kv.Value, false)
+		}
+		for _, dir := range []string{keysDir, watchesDir} {
+			have := len(st.records)
+			if dir == watchesDir {
+				have = len(st.watches)
+			}
+			count, err := cli.Get(ctx, prefix+dir, clientv3.WithPrefix(), clientv3.WithCountOnly(), clientv3.WithRev(now))
+			if err != nil {
+				return err
+			}
+			if count.Count == int64(have) {
+				continue
+			}
+			names, err := cli.Get(ctx, prefix+dir, clientv3.WithPrefix(), clientv3.WithKeysOnly(), clientv3.WithRev(now))
+			if err != nil {
+				return err
+			}
+			there := make(map[string]bool, len(names.Kvs))
+			for _, kv := range names.Kvs {
+				there[string(kv.Key)[len(prefix)+len(dir):]] = true
+			}
+			if dir == keysDir {
+				for k := range st.records {
+					if !there[k] {
+						delete(st.records, k)
+					}
+				}
+			} else {
+				for w := range st.watches {
+					if !there[w] {
+						delete(st.watches, w)
+					}
+				}
 			}
 		}
-	}()
+		st.rev = now
+	}
+	return nil
+}
+
+// state waits until the follower has loaded the store once and returns
+// its state; the follower must be stopped (its context cancelled and done
+// closed) before the state is used, which it does not check.
+func (f *follower) state(ctx context.Context) (*state, error) {
+	stop := context.AfterFunc(ctx, func() { f.fail(ctx.Err()) })
+	defer stop()
 	f.mu.Lock()
 	defer f.mu.Unlock()
-	for f.err == nil && (f.st == nil || f.st.rev < target) {
+	for f.err == nil && f.st == nil {
 		f.progress.Wait()
 	}
-	if f.err != nil {
-		return nil, fmt.Errorf("etcdstore: catching up: %w", f.err)
+	if f.st == nil {
+		return nil, f.err
 	}
 	return f.st, nil
 }

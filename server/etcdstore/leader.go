@@ -24,7 +24,17 @@ const (
 	// (Limits.MaxValueBytes is lowered to it): a record must fit one
 	// etcd request with room to spare.
 	MaxValueBytes = MaxTxnBytes - 64<<10
+	// MaxKeyBytes is the longest key a state store on etcd takes
+	// (Limits.MaxKeyBytes is lowered to it).
+	MaxKeyBytes = 32 << 10
+	// maxRequest is what one transaction may carry at most: etcd's
+	// default --max-request-bytes (1.5 MiB) less room for the envelope.
+	maxRequest = 3<<19 - 16<<10
 )
+
+// ErrTooLarge is a change too large for one etcd request; nothing of its
+// transaction was sent.
+var ErrTooLarge = errors.New("etcdstore: change too large for one etcd request")
 
 // ErrNotLeader is a transaction refused because its writer is no longer
 // the leader (its election key is gone or was replaced).
@@ -119,6 +129,13 @@ func (l *Leader) Commit(changes []engine.Change) error {
 	case <-l.lost:
 		return l.lostErr
 	default:
+	}
+	for i := range changes {
+		if c := &changes[i]; len(c.Key)+len(c.Value)+len(c.Watch) > maxRequest {
+			// Refused before anything is sent: etcd is unchanged, so the
+			// leader stays (a client must not be able to cause failovers).
+			return ErrTooLarge
+		}
 	}
 	for _, seg := range l.segments(changes) {
 		if err := l.txn(seg); err != nil {

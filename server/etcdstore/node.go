@@ -30,8 +30,8 @@ const (
 	// clockEvery is how often the leader writes its clock's high-water
 	// mark when only reads moved it.
 	clockEvery = 500 * time.Millisecond
-	// catchUpBound bounds a new leader's catch-up by watch before it
-	// reloads the prefix instead.
+	// catchUpBound bounds a new leader's catch-up before it reloads the
+	// prefix instead.
 	catchUpBound = 5 * time.Second
 )
 
@@ -134,6 +134,9 @@ func Open(cfg Config) (*Node, error) {
 	}
 	if lim := cfg.Server.Limits.MaxValueBytes; lim <= 0 || lim > MaxValueBytes {
 		cfg.Server.Limits.MaxValueBytes = MaxValueBytes
+	}
+	if lim := cfg.Server.Limits.MaxKeyBytes; lim <= 0 || lim > MaxKeyBytes {
+		cfg.Server.Limits.MaxKeyBytes = MaxKeyBytes
 	}
 	log := cfg.Logger
 	if log == nil {
@@ -241,15 +244,18 @@ func (n *Node) term(ctx context.Context) error {
 		return fmt.Errorf("campaign: %w", err)
 	}
 	n.log.Debug("election won; catching up", "key", el.Key())
-	cu, cancel := context.WithTimeout(ctx, catchUpBound)
-	st, err := f.catchUp(cu)
-	cancel()
+	// The standby stops following, then reads what its watch had not
+	// applied yet.
 	stopFollow()
 	<-f.done
+	cu, cancel := context.WithTimeout(ctx, catchUpBound)
+	st, err := f.state(cu)
+	if err == nil {
+		err = catchUp(cu, n.cli, n.cfg.Prefix, st)
+	}
+	cancel()
 	if err != nil && ctx.Err() == nil {
-		// The watch could not catch up (etcd did not report progress in
-		// time): read the whole prefix instead.
-		n.log.Warn("standby could not catch up by watch; reloading the store", "err", err)
+		n.log.Warn("standby could not catch up; reloading the store", "err", err)
 		st, err = load(ctx, n.cli, n.cfg.Prefix)
 	}
 	if err != nil {

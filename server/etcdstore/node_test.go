@@ -32,14 +32,18 @@ type running struct {
 
 // startNode runs a node on etcd cluster c and the broker at brokerAddr,
 // stopped (resigning) when the test ends unless stop or abort came first.
-func startNode(t *testing.T, c *etcdtest.Cluster, brokerAddr, name string) *running {
+func startNode(t *testing.T, c *etcdtest.Cluster, brokerAddr, name string, adjust ...func(*Config)) *running {
 	t.Helper()
 	log := slog.New(slog.NewTextHandler(servertest.LogWriter(t), &slog.HandlerOptions{Level: slog.LevelDebug})).With("node", name)
-	n, err := Open(Config{
+	cfg := Config{
 		Endpoints: c.Endpoints(),
 		LeaseTTL:  time.Second,
 		Server:    server.Options{Broker: brokerAddr, Logger: log},
-	})
+	}
+	for _, f := range adjust {
+		f(&cfg)
+	}
+	n, err := Open(cfg)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -145,6 +149,11 @@ func TestStandbyTakesOverWhenTheLeaderDiesWithoutResigning(t *testing.T) {
 	case <-ctx.Done():
 		t.Fatal("the watch did not start")
 	}
+	// The registration was in etcd before KEYNOTIFY was answered.
+	cli := dialEtcd(t, c)
+	if resp, err := cli.Get(ctx, DefaultPrefix+watchKey(watcher.ClientID(), "watched")); err != nil || len(resp.Kvs) != 1 {
+		t.Fatalf("registration in etcd after KEYNOTIFY was answered: %v %v", resp, err)
+	}
 
 	cl := clienttest.Dial(t, b.URL())
 	fence := hlc.HLC{Wall: uint64(time.Now().UnixMilli()), Node: "locker"}
@@ -246,5 +255,69 @@ func TestOpenFailsWhenEtcdIsUnreachable(t *testing.T) {
 	})
 	if err == nil || !strings.Contains(err.Error(), "etcd at 127.0.0.1:1 unreachable") {
 		t.Fatalf("Open = %v, want etcd unreachable", err)
+	}
+}
+
+// The leader compacts etcd's history; a standby whose watch falls behind
+// the compaction reloads; expired keys are deleted in etcd by the leader.
+func TestLeaderCompactsHistoryAndExpiresKeys(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	b := brokertest.Start(t)
+	a := startNode(t, c, b.URL(), "a", func(cfg *Config) { cfg.CompactEvery = 50 * time.Millisecond })
+	a.waitLeader(t)
+	cl := clienttest.Dial(t, b.URL())
+	ctx := clienttest.Context(t)
+	if _, err := cl.Set(ctx, []byte("short"), []byte("v"), runtime.SetOptions{TTL: 300 * time.Millisecond}); err != nil {
+		t.Fatal(err)
+	}
+	cli := dialEtcd(t, c)
+	testwait.Until(t, bound, "the expired key deleted in etcd", func() bool {
+		resp, err := cli.Get(ctx, DefaultPrefix+keysDir+"short")
+		return err == nil && len(resp.Kvs) == 0
+	})
+	testwait.Until(t, bound, "etcd's history compacted", func() bool {
+		if _, err := cl.Set(ctx, []byte("k"), []byte("v"), runtime.SetOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		_, err := cli.Get(ctx, "any", clientv3.WithRev(1))
+		return err != nil && strings.Contains(err.Error(), "compacted")
+	})
+	// A watch from before the compaction cannot resume: the follower
+	// reports it, and reloads.
+	f := newFollower(cli, DefaultPrefix, slog.New(slog.NewTextHandler(servertest.LogWriter(t), nil)))
+	f.st = &state{rev: 1}
+	if err := f.watch(ctx); !errors.Is(err, errCompacted) {
+		t.Fatalf("watch from revision 2 after compaction: %v, want errCompacted", err)
+	}
+}
+
+// A client cannot make the leader step down with a key or value too large
+// for etcd: the server refuses it (the limits are lowered), and a change
+// over etcd's request size that reaches Commit anyway is refused before
+// anything is sent, leaving the leader in place.
+func TestOversizedWritesDoNotDeposeTheLeader(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	b := brokertest.Start(t)
+	a := startNode(t, c, b.URL(), "a")
+	srv := a.waitLeader(t)
+	cl := clienttest.Dial(t, b.URL())
+	ctx := clienttest.Context(t)
+	if _, err := cl.Set(ctx, []byte("big"), make([]byte, MaxValueBytes+1), runtime.SetOptions{}); !errors.Is(err, runtime.ErrQuotaExceeded) {
+		t.Fatalf("SET of a value over MaxValueBytes: %v, want the quota refusal", err)
+	}
+	if _, err := cl.Set(ctx, make([]byte, MaxKeyBytes+1), []byte("v"), runtime.SetOptions{}); !errors.Is(err, runtime.ErrQuotaExceeded) {
+		t.Fatalf("SET of a key over MaxKeyBytes: %v, want the quota refusal", err)
+	}
+	a.mu.Lock()
+	lead := a.lead
+	a.mu.Unlock()
+	if err := lead.Commit([]engine.Change{{Record: engine.Record{Key: "huge", Value: make([]byte, 2<<20)}}}); !errors.Is(err, ErrTooLarge) {
+		t.Fatalf("Commit of a 2 MiB value: %v, want ErrTooLarge", err)
+	}
+	if _, err := cl.Set(ctx, []byte("small"), []byte("v"), runtime.SetOptions{}); err != nil {
+		t.Fatalf("SET after the refusals: %v", err)
+	}
+	if a.Server() != srv {
+		t.Fatal("the leader stepped down")
 	}
 }
