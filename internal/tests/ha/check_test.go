@@ -6,11 +6,17 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/ssgen/ssgen/internal/testkit/testwait"
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/runtime/hlc"
 )
+
+// watchBound is how long the check waits for the notifications of the
+// round's acknowledged SETs (they take milliseconds; the bound is for a
+// loaded machine).
+const watchBound = 20 * time.Second
 
 // retried runs op until it succeeds, fails for good, or failed five times
 // for want of an answer (each try is bounded by the client's timeout).
@@ -79,22 +85,14 @@ func checkRound(t *testing.T, round int, reader *runtime.Client, workers []*work
 	}
 	report()
 	// Every watched key's watcher has seen each acknowledged version, as a
-	// notification or by a resync at or after it.
-	defer func() {
-		if t.Failed() {
-			for _, w := range workers {
-				for _, s := range w.slots {
-					if s.w != nil {
-						if miss := uncovered(s); len(miss) > 0 {
-							evs, errs, _ := s.w.snapshot()
-							t.Logf("round %d: key %s: watcher missed acknowledged versions %v; events %s; errors %v", round, s.name, miss, describe(evs), errs)
-						}
-					}
-				}
-			}
-		}
-	}()
+	// notification or by a resync at or after it. A miss fails the test
+	// but not the round: the next rounds still run, so one run reports
+	// every kind of failure it meets.
+	gaveUp := time.Now().Add(watchBound)
 	testwait.Until(t, bound, fmt.Sprintf("round %d: watchers to see every acknowledged SET", round), func() bool {
+		if time.Now().After(gaveUp) {
+			return true
+		}
 		for _, w := range workers {
 			for _, s := range w.slots {
 				if s.w != nil && len(uncovered(s)) > 0 {
@@ -104,6 +102,20 @@ func checkRound(t *testing.T, round int, reader *runtime.Client, workers []*work
 		}
 		return true
 	})
+	missed := 0
+	for _, w := range workers {
+		for _, s := range w.slots {
+			if s.w == nil {
+				continue
+			}
+			if miss := uncovered(s); len(miss) > 0 {
+				missed++
+				evs, errs, _ := s.w.snapshot()
+				t.Errorf("round %d: key %s: acknowledged versions %v never reached its watcher (no notification, no resync in %v); watcher's events:%s; errors %v",
+					round, s.name, miss, watchBound, describe(evs), errs)
+			}
+		}
+	}
 	for _, w := range workers {
 		for _, s := range w.slots {
 			if s.w == nil {
@@ -136,7 +148,7 @@ func checkRound(t *testing.T, round int, reader *runtime.Client, workers []*work
 	}
 	raise(probe)
 	report()
-	t.Logf("round %d: %d keys as acknowledged; %d leases expired during the failover", round, keys, expired)
+	t.Logf("round %d: %d keys as acknowledged; %d watched keys missed a notification; %d leases expired during the failover", round, keys, missed, expired)
 	return top
 }
 
