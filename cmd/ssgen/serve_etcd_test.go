@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"testing"
@@ -12,10 +13,12 @@ import (
 	"github.com/ssgen/ssgen/internal/testkit/brokertest"
 	"github.com/ssgen/ssgen/internal/testkit/clienttest"
 	"github.com/ssgen/ssgen/internal/testkit/etcdtest"
+	"github.com/ssgen/ssgen/internal/testkit/testcert"
 	"github.com/ssgen/ssgen/internal/testkit/testwait"
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/runtime/hlc"
 	"github.com/ssgen/ssgen/server/servertest"
+	clientv3 "go.etcd.io/etcd/client/v3"
 )
 
 func TestServeStoreEtcdUsageErrors(t *testing.T) {
@@ -48,9 +51,15 @@ type etcdChild struct {
 
 func startEtcdChild(t *testing.T, args ...string) *etcdChild {
 	t.Helper()
+	return startEtcdChildEnv(t, nil, args...)
+}
+
+// startEtcdChildEnv is startEtcdChild with more environment variables.
+func startEtcdChildEnv(t *testing.T, env []string, args ...string) *etcdChild {
+	t.Helper()
 	args = append([]string{"serve", "--log-level", "info"}, args...)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestServeChildProcess$")
-	cmd.Env = append(os.Environ(), childArgsEnv+"="+strings.Join(args, "\x1f"))
+	cmd.Env = append(append(os.Environ(), env...), childArgsEnv+"="+strings.Join(args, "\x1f"))
 	c := &etcdChild{cmd: cmd, log: &syncBuffer{}}
 	cmd.Stderr = multiWriter{servertest.LogWriter(t), c.log}
 	if err := cmd.Start(); err != nil {
@@ -155,12 +164,87 @@ func TestServeStoreEtcdSurvivesKill9OfTheLeader(t *testing.T) {
 	if v.Compare(top) <= 0 {
 		t.Fatalf("version after the failover %v not after %v", v, top)
 	}
-	select {
-	case ev := <-events:
-		if string(ev.Value) != "after" {
-			t.Fatalf("watcher got %+v, want the SET after the failover", ev)
+	// The new leader first tells the watcher the key's state at the
+	// takeover (a resync: absent), then the SET.
+	for i, want := range []string{"DELETE", "SET after"} {
+		select {
+		case ev := <-events:
+			got := "SET " + string(ev.Value)
+			if ev.Kind == runtime.EventDelete {
+				got = "DELETE"
+			}
+			if got != want {
+				t.Fatalf("watcher's event %d after the failover: %s, want %s", i, got, want)
+			}
+		case <-ctx.Done():
+			t.Fatalf("%s: no %s notification after the failover", "the registration made on the killed leader", want)
 		}
-	case <-ctx.Done():
-		t.Fatal("the registration made on the killed leader did not notify after the failover")
+	}
+}
+
+// serve reaches etcd over TLS with a client certificate (etcd's
+// --client-cert-auth) through the --etcd-* flags.
+func TestServeStoreEtcdOverTLSWithAClientCertificate(t *testing.T) {
+	ca := testcert.NewCA(t, "etcd test CA")
+	certFile, keyFile := testcert.Files(t, ca.Server(t, "etcd"))
+	client := ca.Client(t, "ssgen")
+	clientCert, clientKey := testcert.Files(t, client)
+	c := etcdtest.StartWith(t, 1, etcdtest.Options{
+		CertFile: certFile, KeyFile: keyFile, CAFile: ca.CAFile(t),
+		ClientCAFile: ca.CAFile(t), ClientCert: &client,
+	})
+	b := brokertest.Start(t)
+	leader := startEtcdChild(t, "--broker", b.URL(), "--store", c.URL(),
+		"--etcd-ca-file", ca.CAFile(t), "--etcd-cert-file", clientCert, "--etcd-key-file", clientKey)
+	leader.waitLog(t, "state store leader")
+	cl := clienttest.Dial(t, b.URL())
+	ctx := clienttest.Context(t)
+	if _, err := cl.Set(ctx, []byte("k"), []byte("v"), runtime.SetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if got, _, err := cl.Get(ctx, []byte("k")); err != nil || string(got) != "v" {
+		t.Fatalf("GET = %q %v", got, err)
+	}
+}
+
+// serve authenticates to etcd with --etcd-user and a password from
+// SSGEN_ETCD_PASSWORD or --etcd-password-file; a wrong one is refused.
+func TestServeStoreEtcdAuthenticates(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := clienttest.Context(t)
+	for _, step := range []func() error{
+		func() error { _, err := cli.RoleAdd(ctx, "root"); return err },
+		func() error { _, err := cli.UserAdd(ctx, "root", "s3cret"); return err },
+		func() error { _, err := cli.UserGrantRole(ctx, "root", "root"); return err },
+		func() error { _, err := cli.AuthEnable(ctx); return err },
+	} {
+		if err := step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_ = cli.Close()
+	b := brokertest.Start(t)
+	args := []string{"--broker", b.URL(), "--store", c.URL(), "--etcd-user", "root"}
+	leader := startEtcdChildEnv(t, []string{"SSGEN_ETCD_PASSWORD=s3cret"}, args...)
+	leader.waitLog(t, "state store leader")
+	file := filepath.Join(t.TempDir(), "password")
+	if err := os.WriteFile(file, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	standby := startEtcdChild(t, append(args, "--etcd-password-file", file)...)
+	standby.waitLog(t, "state store standby")
+	leader.kill()
+	standby.waitLog(t, "state store leader")
+
+	wrong := startEtcdChildEnv(t, []string{"SSGEN_ETCD_PASSWORD=wrong"}, args...)
+	if err := wrong.cmd.Wait(); err == nil {
+		t.Fatal("serve with a wrong etcd password exited 0")
+	}
+	if !strings.Contains(wrong.log.String(), "authentication failed") {
+		t.Fatalf("serve with a wrong etcd password logged %q", wrong.log.String())
 	}
 }

@@ -1,10 +1,12 @@
 package engine
 
 import (
+	"reflect"
 	"slices"
 	"testing"
 
 	"github.com/ssgen/ssgen/runtime/hlc"
+	"github.com/ssgen/ssgen/runtime/resp3"
 )
 
 func TestKeynotify(t *testing.T) {
@@ -181,5 +183,49 @@ func TestEngineWithoutOnNotifyStillWorks(t *testing.T) {
 	res := e.Handle(Request{Args: [][]byte{[]byte("SET"), []byte("k"), []byte("v")}, HasTimestamp: true, Timestamp: "1:0:c"})
 	if string(res.Payload) != ok {
 		t.Fatalf("%q", res.Payload)
+	}
+}
+
+// NotifyCurrent tells every registration its key's state: the value and
+// version of a key that exists, DELETE for one that does not.
+func TestNotifyCurrentSendsEveryRegistrationItsKeysState(t *testing.T) {
+	h := newHarness(t, Config{})
+	h.eng.Handle(h.request(step{client: "W1", args: []string{"KEYNOTIFY", "here"}}))
+	h.eng.Handle(h.request(step{client: "W2", args: []string{"KEYNOTIFY", "here"}}))
+	h.eng.Handle(h.request(step{client: "W1", args: []string{"KEYNOTIFY", "gone"}}))
+	set := h.eng.Handle(h.request(step{args: []string{"SET", "here", "v"}}))
+	h.eng.Handle(h.request(step{args: []string{"SET", "unwatched", "v"}}))
+	h.notes = nil
+	h.eng.NotifyCurrent()
+	got := map[string]string{}
+	for _, n := range h.notes {
+		got[n.Client+" "+string(n.Key)] = string(n.Payload)
+		if string(n.Key) == "here" && n.Version != set.Version {
+			t.Fatalf("notification of here has version %v, want its SET's %v", n.Version, set.Version)
+		}
+	}
+	want := map[string]string{
+		"W1 here": string(resp3.AppendNotifySet(nil, []byte("v"))),
+		"W2 here": string(resp3.AppendNotifySet(nil, []byte("v"))),
+		"W1 gone": string(resp3.AppendNotifyDelete(nil)),
+	}
+	if !reflect.DeepEqual(got, want) {
+		t.Fatalf("NotifyCurrent sent %q, want %q", got, want)
+	}
+}
+
+// NotifyCurrent tells a state not yet durable only once it is: the
+// notification waits for the pending change.
+func TestNotifyCurrentWaitsForAPendingChange(t *testing.T) {
+	h, _ := newHeldHarness(t, true)
+	h.decide(step{client: "W", args: []string{"KEYNOTIFY", "p"}}, false)
+	set := h.decide(step{args: []string{"SET", "p", "v"}}, false)
+	if set.Wait == 0 {
+		t.Fatal("SET of a kept key waits for nothing")
+	}
+	h.notes = nil
+	h.eng.NotifyCurrent()
+	if len(h.notes) != 1 || h.notes[0].Wait != set.Wait {
+		t.Fatalf("notifications %+v, want one waiting for %d", h.notes, set.Wait)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"time"
 
 	"github.com/ssgen/ssgen/runtime/hlc"
+	"github.com/ssgen/ssgen/runtime/resp3"
 )
 
 // Record is the durable form of one key: everything a restart needs to
@@ -73,8 +74,8 @@ func (e *Engine) persistRemove(ent *entry, version hlc.HLC) {
 // not undone by Abandon: a replicated store whose commit fails stops
 // serving from this engine.
 func (e *Engine) journalWatch(client, key string, stop bool) {
-	if !e.journalWatches || e.journal == nil {
-		return
+	if !e.journalWatches || e.journal == nil || client == "" {
+		return // a change without a client would read as a key's
 	}
 	e.journalChange(key, Change{Record: Record{Key: key}, Delete: stop, Watch: client})
 }
@@ -85,6 +86,28 @@ func (e *Engine) RestoreWatch(client, key string) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	e.watch.add(client, key)
+}
+
+// NotifyCurrent sends every KEYNOTIFY registration one notification of
+// its key's state now: NOTIFY SET with the value (its version as __ts),
+// or NOTIFY DELETE when the key is absent. A replicated store's new leader
+// calls it once it serves: a change its predecessor committed but died
+// before notifying reaches the watchers this way (a resync: a watcher may
+// see a state it already knew once more).
+func (e *Engine) NotifyCurrent() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	e.reap(e.now())
+	for key := range e.watch.byKey {
+		// A state not yet durable is told once it is (Notification.Wait).
+		e.cur = e.pending[key]
+		if ent, ok := e.keys[key]; ok {
+			e.notifySet(key, ent.version, ent.value)
+		} else {
+			e.notify(key, e.tick(nil), resp3.AppendNotifyDelete)
+		}
+	}
+	e.cur = 0
 }
 
 // ClockLast is the clock's latest value: every version and timestamp the

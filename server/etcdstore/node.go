@@ -33,6 +33,9 @@ const (
 	// catchUpBound bounds a new leader's catch-up before it reloads the
 	// prefix instead.
 	catchUpBound = 5 * time.Second
+	// minBackoff and maxBackoff bound the pause between terms.
+	minBackoff = 100 * time.Millisecond
+	maxBackoff = 2 * time.Second
 )
 
 // Config is how a state store process reaches etcd and serves.
@@ -44,8 +47,9 @@ type Config struct {
 	TLS *tls.Config
 	// Username and Password authenticate to etcd (none when empty).
 	Username, Password string
-	// Prefix is where the store lives in etcd (DefaultPrefix); several
-	// stores can share one etcd under different prefixes.
+	// Prefix is where the store lives in etcd (DefaultPrefix; a '/' is
+	// added when it does not end with one); several stores can share one
+	// etcd under different prefixes, none of which may start another.
 	Prefix string
 	// LeaseTTL is the election session's lease (DefaultLeaseTTL, whole
 	// seconds): a leader that dies without resigning is replaced about
@@ -120,6 +124,10 @@ func Open(cfg Config) (*Node, error) {
 	if cfg.Prefix == "" {
 		cfg.Prefix = DefaultPrefix
 	}
+	if !strings.HasSuffix(cfg.Prefix, "/") {
+		// "/a" would cover another store's "/ab".
+		cfg.Prefix += "/"
+	}
 	if cfg.LeaseTTL <= 0 {
 		cfg.LeaseTTL = DefaultLeaseTTL
 	}
@@ -193,7 +201,9 @@ func (e errFatal) Unwrap() error { return e.err }
 // built. It closes the etcd client when it returns.
 func (n *Node) Run(ctx context.Context) error {
 	defer n.cli.Close()
+	backoff := minBackoff
 	for {
+		began := time.Now()
 		err := n.term(ctx)
 		if ctx.Err() != nil {
 			return nil
@@ -203,11 +213,18 @@ func (n *Node) Run(ctx context.Context) error {
 			return fatal.err
 		}
 		n.log.Warn("state store stepped down", "err", err)
+		// Not a busy loop while etcd or the broker is down: the pause
+		// doubles while terms fail quickly, and starts over after a
+		// long one.
+		if time.Since(began) > maxBackoff {
+			backoff = minBackoff
+		}
 		select {
 		case <-ctx.Done():
 			return nil
-		case <-time.After(100 * time.Millisecond): // not a busy loop when etcd is down
+		case <-time.After(backoff):
 		}
+		backoff = min(2*backoff, maxBackoff)
 	}
 }
 
@@ -279,6 +296,9 @@ func (n *Node) term(ctx context.Context) error {
 		resign(el)
 		return fmt.Errorf("start: %w", err)
 	}
+	// A change the last leader committed but died before notifying
+	// reaches its watchers now, with every watched key's state.
+	srv.Engine().NotifyCurrent()
 	n.log.Info("state store leader", "url", srv.URL(), "prefix", n.cfg.Prefix, "revision", st.rev, "keys", srv.Engine().Len())
 	n.mu.Lock()
 	n.lead = lead

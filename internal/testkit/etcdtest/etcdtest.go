@@ -13,6 +13,8 @@
 package etcdtest
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
@@ -43,7 +45,22 @@ type Cluster struct {
 	t       testing.TB
 	bin     string
 	token   string
+	opts    Options
 	members []*Member
+	health  *http.Client
+}
+
+// Options are how StartWith starts the members.
+type Options struct {
+	// CertFile and KeyFile, when set, make the members serve their client
+	// URLs over TLS (https) with this PEM certificate and key; CAFile is
+	// the PEM CA that signed it, which the health checks trust.
+	CertFile, KeyFile, CAFile string
+	// ClientCAFile, when set, requires clients to present a certificate
+	// signed by this PEM CA (etcd's --client-cert-auth); ClientCert is
+	// what the health checks present.
+	ClientCAFile string
+	ClientCert   *tls.Certificate
 }
 
 // Member is one etcd process; it keeps its ports and data across Kill
@@ -81,6 +98,12 @@ func Find() (string, error) {
 // answers its health check (the cluster has a leader).
 func Start(t testing.TB, n int) *Cluster {
 	t.Helper()
+	return StartWith(t, n, Options{})
+}
+
+// StartWith is Start with options.
+func StartWith(t testing.TB, n int, opts Options) *Cluster {
+	t.Helper()
 	bin, err := Find()
 	if err != nil {
 		if Required() {
@@ -91,7 +114,25 @@ func Start(t testing.TB, n int) *Cluster {
 	if n < 1 {
 		t.Fatalf("etcdtest: Start(%d): need at least one member", n)
 	}
-	c := &Cluster{t: t, bin: bin, token: fmt.Sprintf("ssgen-test-%d-%d", os.Getpid(), time.Now().UnixNano())}
+	c := &Cluster{t: t, bin: bin, token: fmt.Sprintf("ssgen-test-%d-%d", os.Getpid(), time.Now().UnixNano()), opts: opts}
+	scheme := "http://"
+	c.health = &http.Client{Timeout: time.Second}
+	if opts.CertFile != "" {
+		scheme = "https://"
+		tc := &tls.Config{MinVersion: tls.VersionTLS12}
+		if opts.CAFile != "" {
+			pem, err := os.ReadFile(opts.CAFile)
+			if err != nil {
+				t.Fatalf("etcdtest: %v", err)
+			}
+			tc.RootCAs = x509.NewCertPool()
+			tc.RootCAs.AppendCertsFromPEM(pem)
+		}
+		if opts.ClientCert != nil {
+			tc.Certificates = []tls.Certificate{*opts.ClientCert}
+		}
+		c.health.Transport = &http.Transport{TLSClientConfig: tc}
+	}
 	t.Cleanup(func() {
 		for _, m := range c.members {
 			m.stop()
@@ -108,7 +149,7 @@ func Start(t testing.TB, n int) *Cluster {
 	for i := range n {
 		c.members = append(c.members, &Member{
 			Name:      fmt.Sprintf("m%d", i),
-			ClientURL: "http://127.0.0.1:" + strconv.Itoa(ports[2*i]),
+			ClientURL: scheme + "127.0.0.1:" + strconv.Itoa(ports[2*i]),
 			PeerURL:   "http://127.0.0.1:" + strconv.Itoa(ports[2*i+1]),
 			dir:       filepath.Join(base, fmt.Sprintf("m%d", i)),
 		})
@@ -128,7 +169,7 @@ func Start(t testing.TB, n int) *Cluster {
 func (c *Cluster) Endpoints() []string {
 	eps := make([]string, len(c.members))
 	for i, m := range c.members {
-		eps[i] = strings.TrimPrefix(m.ClientURL, "http://")
+		_, eps[i], _ = strings.Cut(m.ClientURL, "://")
 	}
 	return eps
 }
@@ -168,7 +209,7 @@ func (c *Cluster) Restart(i int) {
 func (c *Cluster) WaitHealthy(i int) {
 	c.t.Helper()
 	m := c.members[i]
-	testwait.Until(c.t, healthBound, "etcd member "+m.Name+" healthy", m.healthy)
+	testwait.Until(c.t, healthBound, "etcd member "+m.Name+" healthy", func() bool { return m.healthy(c.health) })
 }
 
 func (c *Cluster) start(m *Member) error {
@@ -183,7 +224,7 @@ func (c *Cluster) start(m *Member) error {
 	if err != nil {
 		return err
 	}
-	cmd := exec.Command(c.bin,
+	args := []string{
 		"--name", m.Name,
 		"--data-dir", m.dir,
 		"--listen-client-urls", m.ClientURL,
@@ -195,7 +236,14 @@ func (c *Cluster) start(m *Member) error {
 		"--initial-cluster-token", c.token,
 		"--logger", "zap",
 		"--log-level", "warn",
-	)
+	}
+	if c.opts.CertFile != "" {
+		args = append(args, "--cert-file", c.opts.CertFile, "--key-file", c.opts.KeyFile)
+	}
+	if c.opts.ClientCAFile != "" {
+		args = append(args, "--client-cert-auth", "--trusted-ca-file", c.opts.ClientCAFile)
+	}
+	cmd := exec.Command(c.bin, args...)
 	cmd.Stdout, cmd.Stderr = out, out
 	// Debian's package reads ETCD_* settings; the test's flags are the
 	// whole configuration.
@@ -250,12 +298,10 @@ func (m *Member) Running() bool {
 	}
 }
 
-var healthClient = &http.Client{Timeout: time.Second}
-
 // healthy asks the member's /health endpoint, which answers true once the
 // cluster has a leader and this member can serve.
-func (m *Member) healthy() bool {
-	resp, err := healthClient.Get(m.ClientURL + "/health")
+func (m *Member) healthy(hc *http.Client) bool {
+	resp, err := hc.Get(m.ClientURL + "/health")
 	if err != nil {
 		return false
 	}
