@@ -29,6 +29,8 @@ const (
 	workersEach   = 2 // one request in flight each
 	keptEach      = 4 // kept keys per worker, all watched
 	fencedEach    = 4 // kept keys per worker written with the worker's lease's token
+	expiringEach  = 2 // kept keys per worker written with a TTL: they must expire
+	expiringTTL   = time.Second
 	// requestTimeout is the clients' request bound: a request whose answer
 	// the failover swallowed fails after it, and its key is then written no
 	// more (its outcome is unknown; a fresh key takes its place).
@@ -50,6 +52,7 @@ type slot struct {
 	name    string
 	fenced  bool
 	watched bool
+	expires bool // every SET carries a TTL of expiringTTL
 	exists  bool
 	acked   state
 	pending *state
@@ -62,6 +65,16 @@ type slot struct {
 	acks      []hlc.HLC
 	w         *keyWatch
 	lastEvent hlc.HLC // the version of the last event the checks consumed
+}
+
+func (s *slot) kind() string {
+	switch {
+	case s.fenced:
+		return fenced
+	case s.expires:
+		return expiring
+	}
+	return kept
 }
 
 // keyWatch is one Watch on a slot's key, recording its events.
@@ -101,14 +114,18 @@ type worker struct {
 	errs    []string  // violations found while writing
 }
 
-// fresh adds a new slot of the kind of s (replacing a retired one).
-func (w *worker) fresh(fenced bool) *slot {
+// The kinds of slot.
+const (
+	kept     = "kept"     // watched
+	fenced   = "fenced"   // written with the worker's lease's token
+	expiring = "expiring" // written with a TTL
+)
+
+// fresh adds a new slot of a kind (also replacing a retired one).
+func (w *worker) fresh(kind string) *slot {
 	w.nextKey++
-	kind := "kept"
-	if fenced {
-		kind = "fenced"
-	}
-	s := &slot{name: fmt.Sprintf("ha/%s/w%d/k%d", kind, w.id, w.nextKey), fenced: fenced, watched: !fenced}
+	s := &slot{name: fmt.Sprintf("ha/%s/w%d/k%d", kind, w.id, w.nextKey),
+		fenced: kind == fenced, watched: kind == kept, expires: kind == expiring}
 	w.slots = append(w.slots, s)
 	return s
 }
@@ -180,6 +197,9 @@ func (w *worker) run(ctx context.Context, round int, stop <-chan struct{}, acks 
 		}
 		next := state{value: fmt.Sprintf("r%d-w%d-%d", round, w.id, n)}
 		opts := runtime.SetOptions{Persist: true}
+		if s.expires {
+			opts.TTL = expiringTTL
+		}
 		if s.fenced {
 			next.fence = lease.Token()
 			opts.FencingToken = next.fence
@@ -250,10 +270,13 @@ func TestHATorture(t *testing.T) {
 			w := &worker{id: len(workers), cl: client, rnd: rand.New(rand.NewPCG(rnd.Uint64(), 1))}
 			w.lock = runtime.NewLock(client, []byte(fmt.Sprintf("ha/lock/w%d", w.id)), leaseTTL)
 			for range keptEach {
-				w.fresh(false)
+				w.fresh(kept)
 			}
 			for range fencedEach {
-				w.fresh(true)
+				w.fresh(fenced)
+			}
+			for range expiringEach {
+				w.fresh(expiring)
 			}
 			workers = append(workers, w)
 		}
@@ -271,7 +294,7 @@ func TestHATorture(t *testing.T) {
 			for _, s := range w.slots {
 				if s.retired && !s.superseded {
 					s.superseded = true
-					w.fresh(s.fenced)
+					w.fresh(s.kind())
 				}
 			}
 			for _, s := range w.slots {
