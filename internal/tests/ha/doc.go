@@ -10,7 +10,7 @@
 // The package has no API; run it with
 //
 //	go test ./internal/tests/ha                      # CI: 5 rounds, one etcd member killed
-//	go test ./internal/tests/ha -ha.rounds=50        # longer, by hand
+//	go test ./internal/tests/ha -ha.rounds=50        # longer, by hand (or SSGEN_HA_ROUNDS=50)
 //	go test ./internal/tests/ha -run TestHAMeasure -ha.measure -v
 //	                                                 # failover times and kept SETs, etcd vs data dir
 //

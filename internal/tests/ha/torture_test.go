@@ -6,6 +6,8 @@ import (
 	"flag"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -19,7 +21,7 @@ import (
 )
 
 var (
-	rounds = flag.Int("ha.rounds", 5, "leader kills of TestHATorture (one etcd member is also killed, in the middle round)")
+	rounds = flag.Int("ha.rounds", 0, "leader kills of TestHATorture (one etcd member is also killed, in the middle round); default SSGEN_HA_ROUNDS, or 5")
 	procsN = flag.Int("ha.procs", 3, "ssgen serve processes of TestHATorture (2 or 3)")
 )
 
@@ -242,6 +244,7 @@ func TestHATorture(t *testing.T) {
 	if *procsN < 2 {
 		t.Fatalf("-ha.procs=%d: a failover needs two processes", *procsN)
 	}
+	nRounds := roundsWanted(t)
 	etcd := etcdtest.Start(t, 3)
 	broker := brokertest.Start(t)
 	cl := &cluster{t: t}
@@ -285,9 +288,9 @@ func TestHATorture(t *testing.T) {
 	reader := dial(t, broker.Addr(), "ha-reader", requestTimeout)
 
 	var top hlc.HLC // the highest version acknowledged or read so far
-	etcdRound := *rounds / 2
+	etcdRound := nRounds / 2
 	total := 0
-	for round := range *rounds {
+	for round := range nRounds {
 		// Replace retired slots and watch every watched key that has no
 		// watch yet, while the store is quiet.
 		for _, w := range workers {
@@ -364,7 +367,23 @@ func TestHATorture(t *testing.T) {
 		}
 		losses += len(w.losses)
 	}
-	t.Logf("%d rounds, %d acknowledged SETs checked, %d keys whose SET got no answer, %d leases lost by expiry", *rounds, total, retired, losses)
+	t.Logf("%d rounds, %d acknowledged SETs checked, %d keys whose SET got no answer, %d leases lost by expiry", nRounds, total, retired, losses)
+}
+
+// roundsWanted is -ha.rounds, else SSGEN_HA_ROUNDS (which also reaches
+// the test through go test ./...), else 5.
+func roundsWanted(t *testing.T) int {
+	if *rounds > 0 {
+		return *rounds
+	}
+	if v := os.Getenv("SSGEN_HA_ROUNDS"); v != "" {
+		n, err := strconv.Atoi(v)
+		if err != nil || n <= 0 {
+			t.Fatalf("SSGEN_HA_ROUNDS=%q: want a positive number", v)
+		}
+		return n
+	}
+	return 5
 }
 
 // startWatch watches key from now on (its first event is the key's
