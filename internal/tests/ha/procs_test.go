@@ -25,10 +25,12 @@ import (
 // a catch-up, a process start. No test asserts how long these take.
 const bound = 60 * time.Second
 
-// Log lines of ssgen serve --store etcd saying which role a process took.
+// Log messages of ssgen serve --store etcd saying which role a process
+// took, quoted as slog's text handler writes them (so that "state store
+// leadership lost" is not taken for the first).
 const (
-	leaderLine  = "state store leader"
-	standbyLine = "state store standby"
+	leaderLine  = `msg="state store leader"`
+	standbyLine = `msg="state store standby"`
 )
 
 var (
@@ -151,14 +153,19 @@ func (p *serveProc) start() {
 		for s.Scan() {
 			line := s.Text()
 			p.log.add(fmt.Sprintf("[%s#%d %s] %s", p.name, gen, time.Now().UTC().Format("15:04:05.000"), line))
-			role := ""
+			role, known := "", true
 			switch {
 			case strings.Contains(line, leaderLine):
 				role = "leader"
 			case strings.Contains(line, standbyLine):
 				role = "standby"
+			case strings.Contains(line, `msg="state store stepped down"`),
+				strings.Contains(line, `msg="state store leadership lost`):
+				// Neither until it says which.
+			default:
+				known = false
 			}
-			if role != "" {
+			if known {
 				p.mu.Lock()
 				if p.gen == gen {
 					p.role = role

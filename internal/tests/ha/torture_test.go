@@ -290,6 +290,14 @@ func TestHATorture(t *testing.T) {
 	var top hlc.HLC // the highest version acknowledged or read so far
 	etcdRound := nRounds / 2
 	total := 0
+	// stopWorkers ends the round's writers; a failed wait (Fatalf) ends
+	// them too, before the clients close.
+	var stopWorkers func()
+	defer func() {
+		if stopWorkers != nil {
+			stopWorkers()
+		}
+	}()
 	for round := range nRounds {
 		// Replace retired slots and watch every watched key that has no
 		// watch yet, while the store is quiet.
@@ -327,6 +335,10 @@ func TestHATorture(t *testing.T) {
 				w.run(ctx, round, stop, &acks)
 			}()
 		}
+		stopWorkers = func() {
+			close(stop)
+			wg.Wait()
+		}
 		limit := int64(60 + rnd.IntN(120))
 		testwait.Until(t, bound, fmt.Sprintf("round %d: %d acknowledged SETs before the kill", round, limit), func() bool { return acks.Load() >= limit })
 		killedEtcd := -1
@@ -341,8 +353,8 @@ func TestHATorture(t *testing.T) {
 		// The new leader answers: the writes go on.
 		after := acks.Load() + 60
 		testwait.Until(t, bound, fmt.Sprintf("round %d: SETs acknowledged after the leader's kill", round), func() bool { return acks.Load() >= after })
-		close(stop)
-		wg.Wait()
+		stopWorkers()
+		stopWorkers = nil
 		total += int(acks.Load())
 		cl.checkRunning()
 		lead := cl.leader()
