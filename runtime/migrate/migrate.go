@@ -256,9 +256,9 @@ func (p position) check(name, schema string, decls []Decl) error {
 
 // Done records what a finished run migrated the data to.
 type Done struct {
-	Schema    string    `json:"schema"` // Options.SchemaID
-	At        time.Time `json:"at"`     // when the run finished
-	Decls     []string  `json:"decls"`  // the declarations' names
+	Schema    string    `json:"schema"`    // Options.SchemaID
+	At        time.Time `json:"at"`        // when the run finished
+	Decls     []string  `json:"decls"`     // the declarations' names
 	Seen      int64     `json:"seen"`      // of the last run (a resumed run: since it resumed)
 	Rewritten int64     `json:"rewritten"` // likewise
 	Failed    int64     `json:"failed"`    // likewise
