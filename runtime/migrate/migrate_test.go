@@ -159,7 +159,8 @@ func TestApplyKilledAndResumed(t *testing.T) {
 	victim := dial(t, srv.URL())
 	var backup bytes.Buffer
 	_, err := migrate.Apply(context.Background(), victim, decls, migrate.Options{
-		Backup: &backup, LockTTL: 500 * time.Millisecond,
+		Backup: &backup, LockTTL: 500 * time.Millisecond, SchemaID: "s1",
+		// A process killed: its connection drops, its lease is not released.
 		Progress: func(migrate.Progress) { _ = victim.Close() },
 	})
 	if err == nil {
@@ -170,7 +171,7 @@ func TestApplyKilledAndResumed(t *testing.T) {
 	}
 	var res migrate.Result
 	testwait.Until(t, 10*time.Second, "the dead migrator's lease to expire", func() bool {
-		res, err = migrate.Apply(context.Background(), c, decls, migrate.Options{Backup: &backup})
+		res, err = migrate.Apply(context.Background(), c, decls, migrate.Options{Backup: &backup, SchemaID: "s1"})
 		return !errors.Is(err, migrate.ErrBusy)
 	})
 	if err != nil {
