@@ -121,7 +121,13 @@ func (r round) String() string {
 		float64(r.base.Microseconds()), float64(r.during.Microseconds()), float64(r.during)/float64(r.base))
 }
 
-const benchKeys = 100000
+// benchKeys is 100,000 unless MIGRATE_KEYS says otherwise (for profiling).
+var benchKeys = func() int {
+	if n, err := strconv.Atoi(os.Getenv("MIGRATE_KEYS")); err == nil && n > 0 {
+		return n
+	}
+	return 100000
+}()
 
 // BenchmarkApply100k migrates 100,000 keys of the embedded server with the
 // default Workers and reports keys/s, the server's ceiling measured in the
@@ -141,7 +147,7 @@ func BenchmarkApply100k(b *testing.B) {
 			d.Codec = flip{"v2:", "v1:"}
 		}
 		r := applyRound(b, c, reader, benchKeys, 0, d)
-		b.Log(r)
+		fmt.Fprintln(os.Stderr, "apply:", r)
 		b.ReportMetric(r.keysPerSec, "keys/s")
 		b.ReportMetric(r.ceil, "ceiling-req/s")
 		b.ReportMetric(r.keysPerSec/(r.ceil/3), "of-ceiling/3")
@@ -174,7 +180,7 @@ func BenchmarkApply100kSweep(b *testing.B) {
 		for _, w := range ws {
 			r := applyRound(b, c, reader, benchKeys, w, migrate.Decl{Name: "item", Pattern: "item/*", Codec: flips[k%2]})
 			k++
-			b.Log(r)
+			fmt.Fprintln(os.Stderr, "sweep:", r)
 		}
 	}
 }
