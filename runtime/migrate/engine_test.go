@@ -282,3 +282,21 @@ func TestTwoMigratorsWait(t *testing.T) {
 		t.Fatalf("second migrator: %+v, %v", o.res, o.err)
 	}
 }
+
+type failingWriter struct{}
+
+func (failingWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+// TestBackupFailureTouchesNothing: a page's backup lines are written out
+// before any of its keys is touched, so a backup that cannot be written
+// stops Apply with every key as it was.
+func TestBackupFailureTouchesNothing(t *testing.T) {
+	srv := servertest.New(t)
+	c := dial(t, srv.URL())
+	fill(t, c, 300)
+	_, err := migrate.Apply(context.Background(), c, decls, migrate.Options{Backup: failingWriter{}})
+	if err == nil || !strings.Contains(err.Error(), "disk full") {
+		t.Fatalf("Apply with a failing backup: %v", err)
+	}
+	validate(t, c, 0, 300)
+}
