@@ -8,33 +8,71 @@
 // generated package migrates with those conversions, which a tool reading
 // only the schema file cannot run.
 //
-// Apply lists every declaration's keys page by page and rewrites each key
-// whose value changes under Current: it reads the value, writes a backup
-// line (key, old bytes, new bytes, version), deletes the key only if it
-// still holds the bytes read (VDEL), then sets the new bytes only if the
-// key is still absent (SET NX). A reader sees the key absent between the
-// two requests. A key changed since it was read is not deleted and is read
-// again; a writer that writes in between wins, and its value is read
-// again. A key's TTL is not kept.
+// # How a page is migrated
 //
-// The position (declaration and listing cursor of the next page) is kept
-// in the store under "$ssgen/migrate/<name>/position", and a lease on
+// Apply lists every declaration's keys a listing page at a time. For each
+// page it
+//
+//  1. reads the page's values, Options.Workers GETs in flight over the
+//     client's one connection (bounded by Options.Rate);
+//  2. leaves alone every key that is already current (no further
+//     request), that is gone, or that does not decode (counted as failed);
+//  3. writes one backup line per key it will touch (key, old bytes, new
+//     bytes, version) and flushes the backup once for the page, before any
+//     key of the page is touched;
+//  4. rewrites the page's outdated keys, Options.Workers at a time.
+//
+// An unguarded key is rewritten by deleting it only if it still holds the
+// bytes read (VDEL), then setting the new bytes only if it is still absent
+// (SET NX). A reader sees the key absent between the two requests. A key
+// changed since it was read is not deleted and is read again (its new
+// backup line flushed before it is touched); a writer that writes in
+// between wins, and its value is read again; Options.Retries bounds how
+// often. A key's TTL is not kept.
+//
+// A key whose Decl has a Guard (the schema guards it with a lock) is
+// rewritten under that lock instead: Apply acquires the guard's lease
+// (waiting while a writer holds it), reads the key again, writes and
+// flushes its backup line and sets the new bytes with the lease's fencing
+// token, with no gap a reader could see. Consecutive keys with the same
+// lock share one lease, released when the lock changes and at the end of
+// the page. Guarded keys are rewritten one at a time. A key written with a
+// fencing token whose Decl has no Guard cannot be rewritten without its
+// lock: it is counted as failed with ErrFenced.
+//
+// # One migrator, resumable
+//
+// The position (the schema id, the declarations, and the declaration and
+// listing cursor of the next page) is kept in the store under
+// "$ssgen/migrate/<name>/position", and a lease on
 // "$ssgen/migrate/<name>/lock" (runtime.Lock) makes sure one migrator runs
-// at a time: a second Apply fails with ErrBusy. Apply after an interruption
-// resumes at the saved page; a finished run deletes the position.
+// at a time: a second Apply fails with ErrBusy, or waits for the lease
+// with Options.Wait. Apply after an interruption resumes at the saved page
+// if it migrates to the same schema (Options.SchemaID) with the same
+// declarations; otherwise it refuses with a *PositionMismatchError
+// (errors.Is ErrPositionMismatch) until Options.Restart discards the
+// position. A finished run records what the data was migrated to under
+// "$ssgen/migrate/<name>/done" (LastRun reads it) and deletes the
+// position.
+//
+// # Throughput
+//
+// Every outdated key costs three requests (GET, VDEL, SET NX), a current
+// key one; the migrator's rate is bounded by how many requests the store
+// answers per second. Options.Workers bounds the requests in flight, and
+// with it what the migration costs other clients: docs/runtime.md gives
+// measured numbers.
 package migrate
 
 import (
 	"bufio"
-	"bytes"
 	"context"
-	"encoding/base64"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
-	"strconv"
-	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -44,6 +82,15 @@ import (
 
 // ErrBusy is returned by Apply when another migrator holds the lease.
 var ErrBusy = errors.New("migrate: another migrator holds the lease")
+
+// ErrPositionMismatch is what a *PositionMismatchError is (errors.Is): the
+// saved position was left by a run with another schema or other
+// declarations.
+var ErrPositionMismatch = errors.New("migrate: the saved position belongs to another migration")
+
+// ErrFenced is a key's error when it was written with a fencing token (a
+// guarded writer's) but its Decl has no Guard: it is not rewritten.
+var ErrFenced = errors.New("key is fenced (written under a lock's fencing token) and its declaration has no Guard: set Decl.Guard to migrate it under the lock")
 
 // Prefix is the reserved key prefix of the migrator's own keys.
 const Prefix = "$ssgen/migrate/"
@@ -56,6 +103,13 @@ type Decl struct {
 	Pattern string
 	// Codec gives the bytes a stored value encodes to today.
 	Codec codec.Upgrader
+	// Guard, when set, gives the guard lock of a concrete key (ok false:
+	// the key is not guarded). Apply rewrites such keys under the lock's
+	// lease with a fenced SET.
+	Guard func(key []byte) (lock []byte, ok bool)
+	// Version, when set, reads the version stamp of a stored value
+	// (versioned codecs, see For); Validate counts keys by it.
+	Version func(value []byte) (int, error)
 }
 
 // Progress is reported after each page.
@@ -68,39 +122,54 @@ type Progress struct {
 	Rate      float64 `json:"rate"`
 }
 
+// DefaultWorkers is Options.Workers when zero: the requests Apply keeps in
+// flight. Measured (docs/runtime.md): 2 to 8 in flight cost a concurrent
+// reader's GET p99 about the same (2 to 4 times its p99 with no migration
+// running, on a shared 2-core machine), 32 about 14 times; 8 is the
+// fastest of those.
+const DefaultWorkers = 8
+
 // Options tune Apply.
 type Options struct {
 	// Name distinguishes independent migrations; "default" when empty.
 	Name string
+	// SchemaID identifies the schema the data is migrated to (the lowercase
+	// hex sha256 of the schema file's bytes). It is recorded in the saved
+	// position, which only a run with the same SchemaID resumes, and in
+	// the Done record.
+	SchemaID string
+	// Restart discards a saved position (of any schema) and starts over.
+	Restart bool
+	// Wait makes Apply wait for another migrator's lease instead of
+	// failing with ErrBusy (until ctx ends).
+	Wait bool
 	// Backup receives one JSON line per key before it is rewritten. Required.
 	Backup io.Writer
-	// Rate bounds keys handled per second; zero is unbounded.
+	// Rate bounds keys read per second; zero is unbounded.
 	Rate float64
-	// Workers is how many keys are handled at once; 32 when zero.
+	// Workers is how many requests Apply keeps in flight;
+	// DefaultWorkers when zero.
 	Workers int
-	// LockTTL is the lease's TTL; 10s when zero.
+	// LockTTL is the TTL of the migrator's lease and of guard leases; 10s
+	// when zero.
 	LockTTL time.Duration
 	// Progress, when set, is called after each page.
 	Progress func(Progress)
 	// Retries bounds how often a key changed under the migrator is read
 	// again; 10 when zero.
 	Retries int
+	// Now gives the time recorded in Done; time.Now when nil.
+	Now func() time.Time
 }
 
 // Result sums up a run.
 type Result struct {
 	Seen      int64 // keys listed
 	Rewritten int64 // keys rewritten
-	Failed    int64 // keys left as they were: undecodable, or changed more than Retries times
+	Failed    int64 // keys left as they were: undecodable, fenced without a Guard, or changed more than Retries times
 	Resumed   bool  // the run continued a saved position
 	// FirstError is the first key's error (Failed counts them all).
 	FirstError error
-}
-
-func (r *Result) add(done, rewritten, failed *atomic.Int64) {
-	r.Seen += done.Load()
-	r.Rewritten += rewritten.Load()
-	r.Failed += failed.Load()
 }
 
 // BackupLine is one line of a backup file.
@@ -113,32 +182,111 @@ type BackupLine struct {
 
 func positionKey(name string) []byte { return []byte(Prefix + name + "/position") }
 func lockKey(name string) []byte     { return []byte(Prefix + name + "/lock") }
+func doneKey(name string) []byte     { return []byte(Prefix + name + "/done") }
 
-func encodePos(decl int, cur runtime.Cursor) []byte {
-	return []byte(strconv.Itoa(decl) + " " + base64.StdEncoding.EncodeToString([]byte(cur)))
+// position is the stored position: the next page to migrate.
+type position struct {
+	Schema string `json:"schema"`
+	Decls  string `json:"decls"` // declsDigest of the run's declarations
+	Decl   string `json:"decl"`  // name of the declaration at Index; "" past the last
+	Index  int    `json:"index"`
+	Cursor []byte `json:"cursor,omitempty"`
 }
 
-func decodePos(b []byte) (int, runtime.Cursor, error) {
-	bad := func() error {
+// maxPosition bounds the stored position Apply reads.
+const maxPosition = 64 << 10
+
+func encodePos(p position) []byte {
+	b, _ := json.Marshal(p) // strings and bytes only: cannot fail
+	return b
+}
+
+func decodePos(b []byte) (position, error) {
+	var p position
+	if len(b) > maxPosition || json.Unmarshal(b, &p) != nil || p.Index < 0 {
 		shown := b
 		if len(shown) > 64 { // another client's bytes: bounded in the message
 			shown = shown[:64]
 		}
-		return fmt.Errorf("migrate: malformed position %q (delete %s%s to start over)", shown, Prefix, "<name>/position")
+		return position{}, fmt.Errorf("migrate: malformed position %q (run with Options.Restart, or delete %s<name>/position, to start over)", shown, Prefix)
 	}
-	d, c, ok := strings.Cut(string(b), " ")
-	if !ok {
-		return 0, "", bad()
+	return p, nil
+}
+
+// declsDigest identifies a declaration list: names and patterns, in order.
+func declsDigest(decls []Decl) string {
+	h := sha256.New()
+	for _, d := range decls {
+		fmt.Fprintf(h, "%d:%s%d:%s", len(d.Name), d.Name, len(d.Pattern), d.Pattern)
 	}
-	n, err := strconv.Atoi(d)
-	if err != nil || n < 0 {
-		return 0, "", bad()
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// PositionMismatchError is Apply's refusal to resume a saved position left
+// by a run with another schema or other declarations.
+type PositionMismatchError struct {
+	Name        string // the migration's name
+	SavedSchema string // the schema id the saved position records
+	Schema      string // Options.SchemaID of this run
+	SavedDecl   string // the declaration the saved position is at
+	Reason      string
+}
+
+func (e *PositionMismatchError) Error() string {
+	return fmt.Sprintf("migrate: %s: the saved position (at declaration %.64q, schema %.64q) %s; run with the schema and declarations of that run to resume it, or with Options.Restart (ssgen migrate apply --restart) to discard it and start over",
+		e.Name, e.SavedDecl, e.SavedSchema, e.Reason)
+}
+
+// Is reports ErrPositionMismatch.
+func (e *PositionMismatchError) Is(target error) bool { return target == ErrPositionMismatch }
+
+// check refuses a saved position this run cannot continue.
+func (p position) check(name, schema string, decls []Decl) error {
+	mis := func(reason string) error {
+		return &PositionMismatchError{Name: name, SavedSchema: p.Schema, Schema: schema, SavedDecl: p.Decl, Reason: reason}
 	}
-	cur, err := base64.StdEncoding.DecodeString(c)
-	if err != nil {
-		return 0, "", bad()
+	switch {
+	case p.Schema != schema:
+		return mis(fmt.Sprintf("was left by a run to another schema (this run: %.64q)", schema))
+	case p.Decls != declsDigest(decls):
+		return mis("was left by a run with other declarations")
+	case p.Index > len(decls) || p.Index == len(decls) && p.Decl != "" || p.Index < len(decls) && decls[p.Index].Name != p.Decl:
+		return mis("does not name this run's declaration at its index")
 	}
-	return n, runtime.Cursor(cur), nil
+	return nil
+}
+
+// Done records what a finished run migrated the data to.
+type Done struct {
+	Schema    string    `json:"schema"`    // Options.SchemaID
+	At        time.Time `json:"at"`        // when the run finished
+	Decls     []string  `json:"decls"`     // the declarations' names
+	Seen      int64     `json:"seen"`      // of the last run (a resumed run: since it resumed)
+	Rewritten int64     `json:"rewritten"` // likewise
+	Failed    int64     `json:"failed"`    // likewise
+}
+
+// maxDone bounds the Done record LastRun reads.
+const maxDone = 1 << 20
+
+// LastRun reads the record the last finished run of the migration name
+// left; ok is false when there is none.
+func LastRun(ctx context.Context, c *runtime.Client, name string) (Done, bool, error) {
+	if name == "" {
+		name = "default"
+	}
+	b, _, err := c.Get(ctx, doneKey(name))
+	switch {
+	case errors.Is(err, runtime.ErrNotFound):
+		return Done{}, false, nil
+	case err != nil:
+		return Done{}, false, err
+	}
+	var d Done
+	if len(b) > maxDone || json.Unmarshal(b, &d) != nil {
+		return Done{}, false, fmt.Errorf("migrate: malformed record under %s (%d bytes)", doneKey(name), len(b))
+	}
+	return d, true, nil
 }
 
 // Apply migrates every key of decls. When ctx is cancelled it stops after
@@ -152,7 +300,7 @@ func Apply(ctx context.Context, c *runtime.Client, decls []Decl, opts Options) (
 		opts.Name = "default"
 	}
 	if opts.Workers <= 0 {
-		opts.Workers = 32
+		opts.Workers = DefaultWorkers
 	}
 	if opts.LockTTL <= 0 {
 		opts.LockTTL = 10 * time.Second
@@ -160,40 +308,64 @@ func Apply(ctx context.Context, c *runtime.Client, decls []Decl, opts Options) (
 	if opts.Retries <= 0 {
 		opts.Retries = 10
 	}
-	lease, ok, err := runtime.NewLock(c, lockKey(opts.Name), opts.LockTTL).TryAcquire(ctx)
-	if err != nil {
-		return res, err
+	if opts.Now == nil {
+		opts.Now = time.Now
 	}
-	if !ok {
-		return res, ErrBusy
+	lock := runtime.NewLock(c, lockKey(opts.Name), opts.LockTTL)
+	var lease *runtime.Lease
+	if opts.Wait {
+		l, err := lock.Acquire(ctx)
+		if err != nil {
+			return res, err
+		}
+		lease = l
+	} else {
+		l, ok, err := lock.TryAcquire(ctx)
+		if err != nil {
+			return res, err
+		}
+		if !ok {
+			return res, ErrBusy
+		}
+		lease = l
 	}
 	defer func() { _ = lease.Release(context.WithoutCancel(ctx)) }()
 	// The migrator's own writes carry the lease's fencing token, so a
 	// migrator that lost its lease cannot move the position back.
 	tok := lease.Token()
 
-	startDecl, cursor := 0, runtime.Cursor("")
+	digest := declsDigest(decls)
+	pos := position{Schema: opts.SchemaID, Decls: digest}
+	if len(decls) > 0 {
+		pos.Decl = decls[0].Name
+	}
 	switch b, _, err := c.Get(ctx, positionKey(opts.Name)); {
-	case err == nil:
-		if startDecl, cursor, err = decodePos(b); err != nil {
+	case err == nil && !opts.Restart:
+		saved, err := decodePos(b)
+		if err != nil {
 			return res, err
 		}
+		if err := saved.check(opts.Name, opts.SchemaID, decls); err != nil {
+			return res, err
+		}
+		pos = saved
 		res.Resumed = true
-	case !errors.Is(err, runtime.ErrNotFound):
+	case err == nil, errors.Is(err, runtime.ErrNotFound):
+	default:
 		return res, err
 	}
 
-	bw := &lockedWriter{w: bufio.NewWriter(opts.Backup)}
-	defer bw.flush()
-	pace := newPacer(opts.Rate)
+	r := &runner{c: c, opts: opts, bw: bufio.NewWriter(opts.Backup), pace: newPacer(opts.Rate)}
+	defer func() { _ = r.bw.Flush() }()
 	start := time.Now()
-	for di := startDecl; di < len(decls); di++ {
+	for di := pos.Index; di < len(decls); di++ {
 		d := decls[di]
 		total := int64(-1)
 		if opts.Progress != nil {
 			total = count(ctx, c, d.Pattern)
 		}
-		var done, rewritten, skipped atomic.Int64
+		var st pageStats
+		cursor := runtime.Cursor(pos.Cursor)
 		for {
 			if err := ctx.Err(); err != nil {
 				return res, err
@@ -207,56 +379,35 @@ func Apply(ctx context.Context, c *runtime.Client, decls []Decl, opts Options) (
 			if err != nil {
 				return res, err
 			}
-			sem := make(chan struct{}, opts.Workers)
-			var wg sync.WaitGroup
-			var werr atomic.Value
-			for _, k := range keys {
-				if bytes.HasPrefix(k, []byte(Prefix)) {
-					continue
-				}
-				if err := pace.wait(ctx); err != nil {
-					break // ctx cancelled: finish the page's keys in flight, keep the position
-				}
-				sem <- struct{}{}
-				wg.Add(1)
-				go func(k []byte) {
-					defer func() { <-sem; wg.Done() }()
-					changed, err := migrateKey(context.WithoutCancel(ctx), c, d, k, bw, opts.Retries)
-					done.Add(1)
-					switch {
-					case err != nil:
-						skipped.Add(1)
-						werr.CompareAndSwap(nil, fmt.Errorf("migrate: %s: key %q: %w", d.Name, k, err))
-					case changed:
-						rewritten.Add(1)
-					}
-				}(k)
-			}
-			wg.Wait()
-			if err := bw.flush(); err != nil {
+			if err := r.page(ctx, d, keys, &st); err != nil {
+				st.addTo(&res)
 				return res, err
 			}
-			if e, ok := werr.Load().(error); ok && res.FirstError == nil {
-				res.FirstError = e
+			if e := st.firstErr.Load(); e != nil && res.FirstError == nil {
+				res.FirstError = *e
 			}
 			if ctx.Err() != nil {
 				// The page may not be finished: resume at it (migrating
 				// a key again is a no-op).
-				res.add(&done, &rewritten, &skipped)
+				st.addTo(&res)
 				return res, ctx.Err()
 			}
 			cursor = next
 			last := next == ""
-			pd, pc := di, next
+			pos.Index, pos.Decl, pos.Cursor = di, d.Name, []byte(next)
 			if last {
-				pd, pc = di+1, ""
+				pos.Index, pos.Decl, pos.Cursor = di+1, "", nil
+				if di+1 < len(decls) {
+					pos.Decl = decls[di+1].Name
+				}
 			}
-			if _, err := c.Set(context.WithoutCancel(ctx), positionKey(opts.Name), encodePos(pd, pc), runtime.SetOptions{FencingToken: tok}); err != nil {
+			if _, err := c.Set(context.WithoutCancel(ctx), positionKey(opts.Name), encodePos(pos), runtime.SetOptions{FencingToken: tok}); err != nil {
+				st.addTo(&res)
 				return res, err
 			}
 			if opts.Progress != nil {
 				el := time.Since(start).Seconds()
-				p := Progress{Decl: d.Name, Done: done.Load(), Total: total, Rewritten: rewritten.Load(), Skipped: skipped.Load()}
+				p := Progress{Decl: d.Name, Done: st.done.Load(), Total: total, Rewritten: st.rewritten.Load(), Skipped: st.failed.Load()}
 				if el > 0 {
 					p.Rate = float64(p.Done) / el
 				}
@@ -266,21 +417,74 @@ func Apply(ctx context.Context, c *runtime.Client, decls []Decl, opts Options) (
 				break
 			}
 		}
-		res.add(&done, &rewritten, &skipped)
-		cursor = ""
+		st.addTo(&res)
+		pos.Cursor = nil
 	}
-	_, _, err = c.Del(context.WithoutCancel(ctx), positionKey(opts.Name), runtime.DelOptions{FencingToken: tok})
+	names := make([]string, len(decls))
+	for i, d := range decls {
+		names[i] = d.Name
+	}
+	done, _ := json.Marshal(Done{Schema: opts.SchemaID, At: opts.Now().UTC(), Decls: names, Seen: res.Seen, Rewritten: res.Rewritten, Failed: res.Failed})
+	wctx := context.WithoutCancel(ctx)
+	if _, err := c.Set(wctx, doneKey(opts.Name), done, runtime.SetOptions{FencingToken: tok}); err != nil {
+		return res, err
+	}
+	_, _, err := c.Del(wctx, positionKey(opts.Name), runtime.DelOptions{FencingToken: tok})
 	return res, err
+}
+
+// pageStats counts one declaration's keys.
+type pageStats struct {
+	done, rewritten, failed atomic.Int64
+	firstErr                atomic.Pointer[error]
+}
+
+func (s *pageStats) fail(d Decl, key []byte, err error) {
+	s.failed.Add(1)
+	e := fmt.Errorf("migrate: %s: key %.200q: %w", d.Name, key, err)
+	s.firstErr.CompareAndSwap(nil, &e)
+}
+
+func (s *pageStats) addTo(r *Result) {
+	r.Seen += s.done.Swap(0)
+	r.Rewritten += s.rewritten.Swap(0)
+	r.Failed += s.failed.Swap(0)
+	if e := s.firstErr.Load(); e != nil && r.FirstError == nil {
+		r.FirstError = *e
+	}
 }
 
 // For makes the Decl of keys matching pattern whose values c reads: c's
 // Current when it has one (codec.Upgrader: Evolved, Versioned), otherwise
-// the bytes c encodes the decoded value to.
+// the bytes c encodes the decoded value to. A Versioned codec also gives
+// the Decl its Version, so Validate counts keys by stored version.
 func For[T any](name, pattern string, c codec.Codec[T]) Decl {
+	d := Decl{Name: name, Pattern: pattern, Codec: roundTrip[T]{c}}
 	if u, ok := c.(codec.Upgrader); ok {
-		return Decl{Name: name, Pattern: pattern, Codec: u}
+		d.Codec = u
 	}
-	return Decl{Name: name, Pattern: pattern, Codec: roundTrip[T]{c}}
+	switch v := c.(type) {
+	case codec.Versioned[T]:
+		d.Version = versionOf(v.JSON, v.Oldest)
+	case *codec.Versioned[T]:
+		d.Version = versionOf(v.JSON, v.Oldest)
+	}
+	return d
+}
+
+// versionOf reads a versioned type's stamp; a value without one is of the
+// oldest version.
+func versionOf(json bool, oldest int) func([]byte) (int, error) {
+	return func(b []byte) (int, error) {
+		v, ok, err := codec.ReadVersion(b, json)
+		switch {
+		case err != nil:
+			return 0, err
+		case !ok:
+			return oldest, nil
+		}
+		return v, nil
+	}
 }
 
 type roundTrip[T any] struct{ c codec.Codec[T] }

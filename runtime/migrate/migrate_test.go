@@ -79,11 +79,16 @@ func validate(t testing.TB, c *runtime.Client, current, outdated int64) {
 }
 
 // TestApplyWithWriters migrates a store while writers write new values:
-// no write is lost and every key ends at the current version.
+// no write is lost and every key ends at the current version. It runs
+// over 100,000 keys without -race, and over 5,000 under -race (2,000 with
+// -short), where every request is several times slower.
 func TestApplyWithWriters(t *testing.T) {
-	n := 5000
-	if testing.Short() {
+	n := 100000
+	switch {
+	case testing.Short():
 		n = 2000
+	case raceEnabled:
+		n = 5000
 	}
 	srv := servertest.New(t)
 	c := dial(t, srv.URL())
@@ -116,7 +121,7 @@ func TestApplyWithWriters(t *testing.T) {
 		}()
 	}
 	var backup bytes.Buffer
-	res, err := migrate.Apply(context.Background(), c, decls, migrate.Options{Backup: &backup})
+	res, err := migrate.Apply(context.Background(), c, decls, migrate.Options{Backup: &backup, Workers: 32})
 	close(stop)
 	wg.Wait()
 	if err != nil {
@@ -154,7 +159,8 @@ func TestApplyKilledAndResumed(t *testing.T) {
 	victim := dial(t, srv.URL())
 	var backup bytes.Buffer
 	_, err := migrate.Apply(context.Background(), victim, decls, migrate.Options{
-		Backup: &backup, LockTTL: 500 * time.Millisecond,
+		Backup: &backup, LockTTL: 500 * time.Millisecond, SchemaID: "s1",
+		// A process killed: its connection drops, its lease is not released.
 		Progress: func(migrate.Progress) { _ = victim.Close() },
 	})
 	if err == nil {
@@ -165,7 +171,7 @@ func TestApplyKilledAndResumed(t *testing.T) {
 	}
 	var res migrate.Result
 	testwait.Until(t, 10*time.Second, "the dead migrator's lease to expire", func() bool {
-		res, err = migrate.Apply(context.Background(), c, decls, migrate.Options{Backup: &backup})
+		res, err = migrate.Apply(context.Background(), c, decls, migrate.Options{Backup: &backup, SchemaID: "s1"})
 		return !errors.Is(err, migrate.ErrBusy)
 	})
 	if err != nil {

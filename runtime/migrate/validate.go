@@ -18,37 +18,63 @@ type Counts struct {
 	Current  int64  `json:"current"`  // stored as the current schema writes it
 	Outdated int64  `json:"outdated"` // decodes, but Current changes it
 	Invalid  int64  `json:"invalid"`  // does not decode
+	// Versions counts the keys that decode by the version stamp ($v) they
+	// are stored with (a value without a stamp counts as the type's oldest
+	// version); set only when the Decl has a Version (versioned codecs).
+	Versions map[int]int64 `json:"versions,omitempty"`
 }
 
-// Validate reads every key of decls and counts them by state. A migration
-// is complete when every declaration's Outdated and Invalid are zero.
+// Validate reads every key of decls, a listing page at a time with the
+// page's GETs in flight together (runtime.Client.GetMany), and counts them
+// by state. A migration is complete when every declaration's Outdated and
+// Invalid are zero.
 func Validate(ctx context.Context, c *runtime.Client, decls []Decl) ([]Counts, error) {
 	out := make([]Counts, 0, len(decls))
 	for _, d := range decls {
 		n := Counts{Decl: d.Name}
-		for k, err := range c.ListKeys(d.Pattern, runtime.ListOptions{}).All(ctx) {
+		if d.Version != nil {
+			n.Versions = map[int]int64{}
+		}
+		var cursor runtime.Cursor
+		for {
+			page, next, err := c.ScanPage(ctx, d.Pattern, cursor)
 			if err != nil {
 				return out, err
 			}
-			if bytes.HasPrefix(k, []byte(Prefix)) {
-				continue
+			keys := page[:0]
+			for _, k := range page {
+				if !bytes.HasPrefix(k, []byte(Prefix)) {
+					keys = append(keys, k)
+				}
 			}
-			v, _, err := c.Get(ctx, k)
-			switch {
-			case errors.Is(err, runtime.ErrNotFound):
-				continue // deleted since it was listed
-			case err != nil:
+			vals, err := c.GetMany(ctx, keys, runtime.GetManyOptions{})
+			if err != nil {
 				return out, err
 			}
-			cur, err := d.Codec.Current(v)
-			switch {
-			case err != nil:
-				n.Invalid++
-			case bytes.Equal(cur, v):
-				n.Current++
-			default:
-				n.Outdated++
+			for _, r := range vals {
+				if errors.Is(r.Err, runtime.ErrNotFound) {
+					continue // deleted since it was listed
+				}
+				cur, err := d.Codec.Current(r.Value)
+				switch {
+				case err != nil:
+					n.Invalid++
+					continue
+				case bytes.Equal(cur, r.Value):
+					n.Current++
+				default:
+					n.Outdated++
+				}
+				if d.Version != nil {
+					if v, err := d.Version(r.Value); err == nil {
+						n.Versions[v]++
+					}
+				}
 			}
+			if next == "" {
+				break
+			}
+			cursor = next
 		}
 		out = append(out, n)
 	}
