@@ -464,3 +464,77 @@ groups:
 		t.Errorf("validate: %+v", r)
 	}
 }
+
+// TestMigrateGuardedKey: a key written under its guard lock's fencing
+// token is rewritten under that lock's lease.
+func TestMigrateGuardedKey(t *testing.T) {
+	url := testStore(t)
+	s1, err := schema.LoadFile(evolveV1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg *schema.Key
+	for _, k := range s1.AllKeys() {
+		if k.QualifiedName() == "Site.Config" {
+			cfg = k
+		}
+	}
+	old, err := schemaval.ForKey(cfg).EncodeJSON([]byte(`{"name":"a","temp":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := clienttest.Dial(t, url)
+	ctx := clienttest.Context(t)
+	lease, ok, err := runtime.NewLock(c, []byte("evolve/sites/s1/owner"), time.Minute).TryAcquire(ctx)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	if _, err := c.Set(ctx, []byte("evolve/sites/s1/config"), old, runtime.SetOptions{FencingToken: lease.Token()}); err != nil {
+		t.Fatal(err)
+	}
+	if err := lease.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, url, "migrate", "apply", "--schema", evolveV2, "--backup", filepath.Join(t.TempDir(), "b.jsonl"))
+	r.want(t, exitOK, nil)
+	if !strings.Contains(r.stdout, "1 rewritten, 0 failed") {
+		t.Errorf("apply: %+v", r)
+	}
+	run(t, url, "migrate", "validate", "--schema", evolveV2).want(t, exitOK, nil)
+}
+
+// TestMigrateResumesOnlyTheSameSchema: a position saved by a run of one
+// schema file is not resumed by a run of another (its sha256 differs):
+// apply refuses (exit 1) until --restart.
+func TestMigrateResumesOnlyTheSameSchema(t *testing.T) {
+	url := testStore(t)
+	seedEvolveV1(t, url)
+	src, err := os.ReadFile(evolveV2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	other := filepath.Join(t.TempDir(), "ssgen.yaml")
+	if err := os.WriteFile(other, append(src, "# edited\n"...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	c := clienttest.Dial(t, url)
+	// A position as an interrupted run of evolveV2 leaves it.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stderr := &cancelOnWrite{cancel: cancel}
+	var stdout syncBuffer
+	env := &cliEnv{stdin: strings.NewReader(""), stdout: &stdout, stderr: stderr, getenv: func(string) string { return "" }}
+	if code := runCLI(ctx, env, []string{"migrate", "apply", "--broker", url, "--schema", evolveV2, "--rate", "20", "--backup", filepath.Join(t.TempDir(), "0.jsonl")}); code != exitInterrupted {
+		t.Fatalf("exit %d: %s", code, stderr.String())
+	}
+	if _, _, err := c.Get(clienttest.Context(t), []byte(migrate.Prefix+"default/position")); err != nil {
+		t.Fatalf("no position saved: %v", err)
+	}
+	r := run(t, url, "migrate", "apply", "--schema", other, "--backup", filepath.Join(t.TempDir(), "1.jsonl"))
+	if r.code != exitNegative || !strings.Contains(r.stderr, "--restart") {
+		t.Fatalf("apply of another schema: %+v", r)
+	}
+	r = run(t, url, "migrate", "apply", "--schema", other, "--restart", "--backup", filepath.Join(t.TempDir(), "2.jsonl"))
+	r.want(t, exitOK, nil)
+	run(t, url, "migrate", "validate", "--schema", other).want(t, exitOK, nil)
+}

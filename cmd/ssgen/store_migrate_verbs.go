@@ -2,12 +2,15 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"time"
 
+	"github.com/ssgen/ssgen/internal/schemaval"
 	"github.com/ssgen/ssgen/runtime/migrate"
 	"github.com/ssgen/ssgen/schema"
 )
@@ -169,6 +172,8 @@ func runMigrateApply(ctx context.Context, env *cliEnv, args []string) error {
 	backup := fs.String("backup", "", "write the backup to `FILE`, which must not exist (default: a new file in the current directory)")
 	name := fs.String("name", "default", "the migration's `NAME`: its lease and saved position")
 	yes := fs.Bool("yes", false, "do not ask for confirmation on a terminal")
+	restart := fs.Bool("restart", false, "discard a saved position (of another schema or declarations) and start over")
+	wait := fs.Bool("wait", false, "wait for another migrator of this NAME to finish instead of failing")
 	pos, _, help, err := parseArgs(fs, args, 0)
 	if help || err != nil {
 		return err
@@ -186,6 +191,13 @@ func runMigrateApply(ctx context.Context, env *cliEnv, args []string) error {
 	if err != nil {
 		return err
 	}
+	src, err := os.ReadFile(mf.schema.used)
+	if err != nil {
+		return usageErrorf("%v", err)
+	}
+	sum := sha256.Sum256(src)
+	schemaID := hex.EncodeToString(sum[:])
+	resolver := schemaval.NewResolver(s)
 	var todo []*migDecl
 	var decls []migrate.Decl
 	versioned := false
@@ -196,7 +208,7 @@ func runMigrateApply(ctx context.Context, env *cliEnv, args []string) error {
 			fmt.Fprintf(env.stderr, "ssgen migrate apply: %s left out: its keys' pattern %q also lists keys of %s\n", d.name(), d.pattern, d.overlaps)
 		default:
 			todo = append(todo, d)
-			decls = append(decls, migrate.Decl{Name: d.name(), Pattern: d.pattern, Codec: d.codec})
+			decls = append(decls, migrate.Decl{Name: d.name(), Pattern: d.pattern, Codec: d.codec, Guard: guardOf(resolver, d)})
 			versioned = versioned || d.rewrites.Versioned != nil
 		}
 	}
@@ -248,7 +260,7 @@ func runMigrateApply(ctx context.Context, env *cliEnv, args []string) error {
 		fmt.Fprintf(env.stderr, "ssgen migrate apply: backup: %s\n", n)
 	}}
 	pr := newProgress(env.stderr, isTerminal(env.stderr))
-	res, err := migrate.Apply(ctx, c, decls, migrate.Options{Name: *name, Backup: f, Rate: *rate, Progress: pr.report})
+	res, err := migrate.Apply(ctx, c, decls, migrate.Options{Name: *name, SchemaID: schemaID, Restart: *restart, Wait: *wait, Backup: f, Rate: *rate, Progress: pr.report})
 	pr.finish()
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = cerr
@@ -264,6 +276,8 @@ func runMigrateApply(ctx context.Context, env *cliEnv, args []string) error {
 	case ctx.Err() != nil:
 		fmt.Fprintf(env.stderr, "ssgen migrate apply: interrupted: %s; the position is saved: run ssgen migrate apply --name %s again to resume\n", summary, *name)
 		return &exitError{code: exitInterrupted, err: errors.New("")}
+	case errors.Is(err, migrate.ErrPositionMismatch):
+		return &exitError{code: exitNegative, err: fmt.Errorf("%s; nothing written: --restart discards the saved position", libText(err))}
 	case errors.Is(err, migrate.ErrBusy):
 		return &exitError{code: exitNegative, err: fmt.Errorf("another migrator named %q is running (it holds %s%s/lock); nothing written", *name, migrate.Prefix, *name)}
 	case err != nil:
@@ -371,4 +385,20 @@ func runMigrateRollback(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	fmt.Fprintf(env.stdout, "rolled back: %d keys restored, %d skipped (changed since the migration: kept)\n", res.Restored, res.Kept)
 	return nil
+}
+
+// guardOf gives the guard lock of each concrete key of d (nil when d's
+// key has no guard): apply rewrites such keys under the lock's lease.
+func guardOf(res *schemaval.Resolver, d *migDecl) func([]byte) ([]byte, bool) {
+	if d.key.Guard == nil {
+		return nil
+	}
+	return func(key []byte) ([]byte, bool) {
+		m := resolve(res, key)
+		if m == nil || m.Key != d.key || m.Earlier {
+			return nil, false
+		}
+		gk, lock := m.GuardKey()
+		return []byte(gk), lock != nil
+	}
 }
