@@ -47,6 +47,8 @@
 //     instances: TemplateMember, Template, NewTemplate, ListGroup,
 //     WatchGroup (behind the generated List<Group>s and Watch<Group>s);
 //   - GetEach, behind the generated Get<Group><Key>s multi-gets;
+//   - LockKeyOf, a guarded key's guard lock for each of its concrete
+//     keys, behind the generated Migrations (migrate.Decl.GuardedBy);
 //   - the version guards SupportPackageIsVersion1, 2, 3, 4 and 5, referenced by
 //     each generated file so that one needing a newer runtime fails to
 //     compile.

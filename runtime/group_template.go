@@ -23,6 +23,7 @@ type TemplateMember struct {
 type tseg struct {
 	lit   string
 	param bool
+	name  string // the parameter's name
 }
 
 type tmember struct {
@@ -48,14 +49,14 @@ type Template struct {
 // panics on a malformed path (an empty segment, or a '{' segment without
 // its '}'): generated code passes the paths of a schema that loaded.
 func NewTemplate(path string, members ...TemplateMember) *Template {
-	t := &Template{path: path, segs: parseTemplate(path)}
+	t := &Template{path: path, segs: parseTemplate("NewTemplate", path)}
 	for _, s := range t.segs {
 		if s.param {
 			t.nparams++
 		}
 	}
 	for _, m := range members {
-		t.members = append(t.members, tmember{name: m.Name, segs: parseTemplate(m.Path), earlier: m.Earlier})
+		t.members = append(t.members, tmember{name: m.Name, segs: parseTemplate("NewTemplate", m.Path), earlier: m.Earlier})
 	}
 	var b strings.Builder
 	writeGlob(&b, t.segs)
@@ -69,18 +70,19 @@ func NewTemplate(path string, members ...TemplateMember) *Template {
 	return t
 }
 
-func parseTemplate(path string) []tseg {
+// parseTemplate reads a path template; fn names the caller in its panics.
+func parseTemplate(fn, path string) []tseg {
 	parts := strings.Split(path, "/")
 	segs := make([]tseg, len(parts))
 	for i, p := range parts {
 		switch {
 		case p == "":
-			panic("runtime: NewTemplate: empty segment in " + strconv.Quote(path))
+			panic("runtime: " + fn + ": empty segment in " + strconv.Quote(path))
 		case p[0] == '{':
 			if len(p) < 3 || p[len(p)-1] != '}' {
-				panic("runtime: NewTemplate: malformed parameter in " + strconv.Quote(path))
+				panic("runtime: " + fn + ": malformed parameter in " + strconv.Quote(path))
 			}
-			segs[i] = tseg{param: true}
+			segs[i] = tseg{param: true, name: p[1 : len(p)-1]}
 		default:
 			segs[i] = tseg{lit: p}
 		}

@@ -39,6 +39,12 @@ func migrateFor(elem, name, pattern, codecValue jen.Code) *jen.Statement {
 	return jen.Qual(migratePkg, "For").Types(elem).Call(name, pattern, codecValue)
 }
 
+// migrateGuardedBy gives a key's migrate.Decl the guard lock of each of
+// its concrete keys, from the key's and the lock's path templates.
+func migrateGuardedBy(decl *jen.Statement, keyPath, lockPath string) *jen.Statement {
+	return decl.Dot("GuardedBy").Call(jen.Lit(keyPath), jen.Lit(lockPath))
+}
+
 // newLock builds a *runtime.Lock whose leases last ttl.
 func newLock(client, name, ttl jen.Code) *jen.Statement {
 	return jen.Qual(runtimePkg, "NewLock").Call(client, jen.Index().Byte().Call(name), ttl)

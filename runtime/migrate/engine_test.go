@@ -174,6 +174,45 @@ func TestGuardedKeys(t *testing.T) {
 	}
 }
 
+// TestGuardedByPathTemplates: a Decl.GuardedBy rewrites each key its
+// templates shape under the lock they give; a fenced key the glob lists
+// but the key template does not shape ("g/a/b/v": the glob's '*' spans
+// '/') gets no lock, not a wrong one, and is left as it was (ErrFenced).
+func TestGuardedByPathTemplates(t *testing.T) {
+	srv := servertest.New(t)
+	c := dial(t, srv.URL())
+	ctx := context.Background()
+	fenced := func(key, lock string) {
+		t.Helper()
+		l, err := runtime.NewLock(c, []byte(lock), 5*time.Second).Acquire(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := c.Set(ctx, []byte(key), []byte("v1:"+key), runtime.SetOptions{FencingToken: l.Token()}); err != nil {
+			t.Fatal(err)
+		}
+		if err := l.Release(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fenced("g/a/v", "g/a/lock")
+	fenced("g/b/v", "g/b/lock")
+	fenced("g/a/b/v", "g/a/b/lock")
+	d := migrate.Decl{Name: "g", Pattern: "g/*/v", Codec: upgrade{}}.GuardedBy("g/{id}/v", "g/{id}/lock")
+	if d.Name != "g" || d.Pattern != "g/*/v" || d.Codec == nil {
+		t.Fatalf("GuardedBy lost fields: %+v", d)
+	}
+	res, err := migrate.Apply(ctx, c, []migrate.Decl{d}, migrate.Options{Backup: &bytes.Buffer{}})
+	if err != nil || res.Rewritten != 2 || res.Failed != 1 || !errors.Is(res.FirstError, migrate.ErrFenced) || !strings.Contains(res.FirstError.Error(), "g/a/b/v") {
+		t.Fatalf("Apply: %+v, %v", res, err)
+	}
+	for key, want := range map[string]string{"g/a/v": "v2:g/a/v", "g/b/v": "v2:g/b/v", "g/a/b/v": "v1:g/a/b/v"} {
+		if v, _, err := c.Get(ctx, []byte(key)); err != nil || string(v) != want {
+			t.Errorf("%s = %q, %v; want %q", key, v, err, want)
+		}
+	}
+}
+
 // TestFencedKeyWithoutGuard: a key a guarded writer left fenced, whose
 // Decl has no Guard, is not clobbered: counted as failed with ErrFenced.
 func TestFencedKeyWithoutGuard(t *testing.T) {

@@ -30,7 +30,8 @@
 // between wins, and its value is read again; Options.Retries bounds how
 // often. A key's TTL is not kept.
 //
-// A key whose Decl has a Guard (the schema guards it with a lock) is
+// A key whose Decl has a Guard (the schema guards it with a lock; the
+// generated Migrations set it with Decl.GuardedBy) is
 // rewritten under that lock instead: Apply acquires the guard's lease
 // (waiting while a writer holds it), reads the key again, writes and
 // flushes its backup line and sets the new bytes with the lease's fencing
@@ -105,7 +106,7 @@ type Decl struct {
 	Codec codec.Upgrader
 	// Guard, when set, gives the guard lock of a concrete key (ok false:
 	// the key is not guarded). Apply rewrites such keys under the lock's
-	// lease with a fenced SET.
+	// lease with a fenced SET. GuardedBy sets it from path templates.
 	Guard func(key []byte) (lock []byte, ok bool)
 	// Version, when set, reads the version stamp of a stored value
 	// (versioned codecs, see For); Validate counts keys by it.
@@ -469,6 +470,18 @@ func For[T any](name, pattern string, c codec.Codec[T]) Decl {
 	case *codec.Versioned[T]:
 		d.Version = versionOf(v.JSON, v.Oldest)
 	}
+	return d
+}
+
+// GuardedBy returns d with a Guard for keys of the path template keyPath
+// guarded by the lock at the path template lockPath ("{name}" segments are
+// parameters; the lock's take the key's values of the same names): see
+// runtime.LockKeyOf. A listed key whose shape is not keyPath's gets no
+// lock, and if it was written with a fencing token it fails with
+// ErrFenced instead of being rewritten under a wrong lock. Generated
+// Migrations declare every guarded key this way.
+func (d Decl) GuardedBy(keyPath, lockPath string) Decl {
+	d.Guard = runtime.LockKeyOf(keyPath, lockPath)
 	return d
 }
 

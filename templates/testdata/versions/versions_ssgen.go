@@ -331,7 +331,8 @@ func (s *Store) GetProbeLasts(ctx context.Context, params []ProbeParams, opts ru
 // Migrations returns the declarations whose stored values runtime/migrate
 // rewrites to the form this package writes: each key whose type evolves
 // (renamed_from, default) or has earlier versions, with its codec, so that the
-// conversion functions of versioned types run. Pass it to migrate.Apply or
+// conversion functions of versioned types run, and a guarded key with its guard
+// lock, under whose lease it is rewritten. Pass it to migrate.Apply or
 // migrate.Validate (docs/generated-api.md, "Migrations").
 func Migrations() []migrate.Decl {
 	return []migrate.Decl{

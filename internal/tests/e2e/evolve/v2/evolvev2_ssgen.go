@@ -490,7 +490,8 @@ func (s *Store) GetLineTargets(ctx context.Context, params []LineParams, opts ru
 // Migrations returns the declarations whose stored values runtime/migrate
 // rewrites to the form this package writes: each key whose type evolves
 // (renamed_from, default) or has earlier versions, with its codec, so that the
-// conversion functions of versioned types run. Pass it to migrate.Apply or
+// conversion functions of versioned types run, and a guarded key with its guard
+// lock, under whose lease it is rewritten. Pass it to migrate.Apply or
 // migrate.Validate (docs/generated-api.md, "Migrations").
 func Migrations() []migrate.Decl {
 	return []migrate.Decl{
@@ -520,6 +521,6 @@ func Migrations() []migrate.Decl {
 			Codec:     codec.MsgPack[Zone]{},
 			Evolution: ssgenEvolution,
 			Type:      "Zone",
-		}),
+		}).GuardedBy("evolve/sites/{site}/config", "evolve/sites/{site}/owner"),
 	}
 }

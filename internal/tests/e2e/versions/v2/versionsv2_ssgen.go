@@ -323,7 +323,8 @@ func (s *Store) GetRoomGuardeds(ctx context.Context, params []RoomParams, opts r
 // Migrations returns the declarations whose stored values runtime/migrate
 // rewrites to the form this package writes: each key whose type evolves
 // (renamed_from, default) or has earlier versions, with its codec, so that the
-// conversion functions of versioned types run. Pass it to migrate.Apply or
+// conversion functions of versioned types run, and a guarded key with its guard
+// lock, under whose lease it is rewritten. Pass it to migrate.Apply or
 // migrate.Validate (docs/generated-api.md, "Migrations").
 func Migrations() []migrate.Decl {
 	return []migrate.Decl{
@@ -370,6 +371,6 @@ func Migrations() []migrate.Decl {
 			Name:     "SetPoint",
 			Oldest:   1,
 			Write:    2,
-		}),
+		}).GuardedBy("versions/rooms/{room}/guarded", "versions/rooms/{room}/owner"),
 	}
 }
