@@ -8,6 +8,7 @@ import (
 	"github.com/ssgen/ssgen/internal/schemaval"
 	"github.com/ssgen/ssgen/internal/tests/e2e/evolve/v2"
 	"github.com/ssgen/ssgen/internal/tests/e2e/versions/v2"
+	"github.com/ssgen/ssgen/runtime/migrate"
 	"github.com/ssgen/ssgen/schema"
 )
 
@@ -152,4 +153,47 @@ func BenchmarkCurrent(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestGuardIsTheGeneratedGuard: the guard lock a generated Migrations
+// gives a concrete key (Decl.GuardedBy) is the one ssgen migrate finds
+// through the schema (Match.GuardKey), and only guarded keys have one.
+func TestGuardIsTheGeneratedGuard(t *testing.T) {
+	for _, c := range []struct {
+		file  string
+		decls []migrate.Decl
+		keys  map[string]string // declaration -> a concrete key
+	}{
+		{"../tests/e2e/evolve/v2/ssgen.yaml", evolvev2.Migrations(), map[string]string{"Site.Config": "evolve/sites/north*/config"}},
+		{"../tests/e2e/versions/v2/ssgen.yaml", versionsv2.Migrations(), map[string]string{"Room.Guarded": "versions/rooms/a b?/guarded"}},
+	} {
+		s := loadFile(t, c.file)
+		res := schemaval.NewResolver(s)
+		guarded := 0
+		for _, d := range c.decls {
+			k := keyOf(t, s, d.Name)
+			if (d.Guard != nil) != (k.Guard != nil) {
+				t.Errorf("%s: generated Guard %v, schema guard %v", d.Name, d.Guard != nil, k.Guard)
+			}
+			if d.Guard == nil {
+				continue
+			}
+			guarded++
+			key, ok := c.keys[d.Name]
+			if !ok {
+				t.Fatalf("%s: no concrete key in the test", d.Name)
+			}
+			m, ok := res.Resolve(key)
+			if !ok || m.Key != k {
+				t.Fatalf("%s: %q does not resolve to it", d.Name, key)
+			}
+			want, _ := m.GuardKey()
+			if got, ok := d.Guard([]byte(key)); !ok || string(got) != want {
+				t.Errorf("%s: Guard(%q) = %q, %v; ssgen migrate's %q", d.Name, key, got, ok, want)
+			}
+		}
+		if guarded != len(c.keys) {
+			t.Errorf("%s: %d guarded declarations, the test %d", c.file, guarded, len(c.keys))
+		}
+	}
 }
