@@ -5,7 +5,6 @@ import (
 	"encoding/base64"
 	"flag"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"os"
@@ -15,6 +14,7 @@ import (
 	"github.com/ssgen/ssgen/schema"
 	"github.com/ssgen/ssgen/server"
 	"github.com/ssgen/ssgen/server/console"
+	"golang.org/x/term"
 )
 
 // consoleFlags are serve's flags of the web console.
@@ -149,14 +149,25 @@ func (h *consoleFlags) logSchema(log *slog.Logger, s *schema.Schema) {
 	}
 }
 
-// isTerminal reports whether w is a terminal (a character device).
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+// isTerminal reports whether f (an io.Reader or io.Writer) is a terminal:
+// an *os.File whose descriptor is a tty, so /dev/null, a pipe or a file
+// is not one.
+func isTerminal(f any) bool {
+	file, ok := f.(*os.File)
 	if !ok {
 		return false
 	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+	// Not file.Fd(): it would put the file in blocking mode, and a
+	// prompt's read of stdin could then no longer be interrupted.
+	rc, err := file.SyscallConn()
+	if err != nil {
+		return false
+	}
+	tty := false
+	if err := rc.Control(func(fd uintptr) { tty = term.IsTerminal(int(fd)) }); err != nil {
+		return false
+	}
+	return tty
 }
 
 func isLoopback(host string) bool {

@@ -306,16 +306,6 @@ func askYes(ctx context.Context, env *cliEnv, question string) bool {
 	}
 }
 
-// isTerminalReader reports whether r is a terminal.
-func isTerminalReader(r io.Reader) bool {
-	f, ok := r.(*os.File)
-	if !ok {
-		return false
-	}
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
-}
-
 // createBackup creates the backup file: name when given, else a new file
 // in the current directory named after the migration and the time. An
 // existing file is never overwritten.

@@ -237,7 +237,7 @@ func runMigrateApply(ctx context.Context, env *cliEnv, args []string) error {
 			return &exitError{code: exitNegative, err: fmt.Errorf("refused, nothing written: %s; %s", strings.Join(why, "; "), entryPointHint)}
 		}
 	}
-	if isTerminalReader(env.stdin) && !*yes {
+	if isTerminal(env.stdin) && !*yes {
 		names := make([]string, len(todo))
 		for i, d := range todo {
 			names[i] = d.name()
