@@ -113,3 +113,34 @@ func TestLeaderReapsManyLongKeysAtOnce(t *testing.T) {
 		t.Fatalf("%d transactions failed", st.Failures)
 	}
 }
+
+// Records of the longest key and value a client may send, written
+// together, each fit one of etcd's requests at its default limits: they
+// are acknowledged and the leader stays.
+func TestLargestRecordsFitEtcdRequests(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	b := brokertest.Start(t)
+	a := startNode(t, c, b.URL(), "a")
+	srv := a.waitLeader(t)
+	ctx := clienttest.Context(t)
+	errs := make(chan error, 3)
+	for i := range 3 {
+		cl := clienttest.Dial(t, b.URL())
+		key := fmt.Sprint(i) + strings.Repeat("k", MaxKeyBytes-1)
+		go func() {
+			_, err := cl.Set(ctx, []byte(key), make([]byte, MaxValueBytes), runtime.SetOptions{})
+			errs <- err
+		}()
+	}
+	for range 3 {
+		if err := <-errs; err != nil {
+			t.Fatalf("SET of a %d-byte key and a %d-byte value: %v", MaxKeyBytes, MaxValueBytes, err)
+		}
+	}
+	if n := keysInEtcd(t, dialEtcd(t, c)); n != 3 {
+		t.Fatalf("%d records in etcd, want 3", n)
+	}
+	if a.Server() != srv {
+		t.Fatal("the leader stepped down")
+	}
+}
