@@ -18,8 +18,11 @@
 //
 // The leader's engine runs with every key kept (persist-all) and its
 // KEYNOTIFY registrations journaled; its group commit (persist.GroupCommit
-// over Leader) writes each group in etcd transactions of at most
-// MaxTxnOps operations and MaxTxnBytes bytes, each conditioned on the
+// over Leader) hands the Leader groups of about MaxTxnOps changes and
+// MaxTxnBytes bytes, and the Leader cuts every group into etcd
+// transactions of at most MaxTxnOps operations and maxRequest bytes
+// (keys, values, the clock and the condition counted; one engine write
+// of many keys, an expiry, is cut too), each conditioned on the
 // leader's election key still existing with its creation revision. A
 // deposed leader's transaction fails: its requests are answered with the
 // persistence error and it steps down to standby, reloading from etcd.

@@ -87,31 +87,50 @@ func newFollower(cli *clientv3.Client, prefix string, log *slog.Logger) *followe
 	return f
 }
 
-// load reads the whole prefix at one revision, page by page.
-func load(ctx context.Context, cli *clientv3.Client, prefix string) (*state, error) {
-	st := newState()
-	end := clientv3.GetPrefixRangeEnd(prefix)
-	from := prefix
+// pages reads the keys from key (with WithPrefix or WithRange in opts) at
+// revision rev (0: etcd's current one) loadPage keys at a time, so that no
+// response exceeds the client's receive limit (ClientRecvBytes) however
+// large the store, and calls page with each response. It returns the
+// revision read.
+func pages(ctx context.Context, cli *clientv3.Client, key string, rev int64, page func(*clientv3.GetResponse), opts ...clientv3.OpOption) (int64, error) {
+	end := string(clientv3.GetPrefixRangeEnd(key))
+	if op := clientv3.OpGet(key, opts...); len(op.RangeBytes()) > 0 {
+		end = string(op.RangeBytes())
+	}
+	from := key
 	for {
-		opts := []clientv3.OpOption{clientv3.WithRange(end), clientv3.WithLimit(loadPage)}
-		if st.rev != 0 {
-			opts = append(opts, clientv3.WithRev(st.rev))
+		o := append(opts[:len(opts):len(opts)], clientv3.WithRange(end), clientv3.WithLimit(loadPage))
+		if rev != 0 {
+			o = append(o, clientv3.WithRev(rev))
 		}
-		resp, err := cli.Get(ctx, from, opts...)
+		resp, err := cli.Get(ctx, from, o...)
 		if err != nil {
-			return nil, err
+			return 0, err
 		}
-		if st.rev == 0 {
-			st.rev = resp.Header.Revision
+		if rev == 0 {
+			rev = resp.Header.Revision
 		}
-		for _, kv := range resp.Kvs {
-			st.apply(prefix, kv.Key, kv.Value, false)
-		}
+		page(resp)
 		if !resp.More || len(resp.Kvs) == 0 {
-			return st, nil
+			return rev, nil
 		}
 		from = string(resp.Kvs[len(resp.Kvs)-1].Key) + "\x00"
 	}
+}
+
+// load reads the whole prefix at one revision, page by page.
+func load(ctx context.Context, cli *clientv3.Client, prefix string) (*state, error) {
+	st := newState()
+	rev, err := pages(ctx, cli, prefix, 0, func(resp *clientv3.GetResponse) {
+		for _, kv := range resp.Kvs {
+			st.apply(prefix, kv.Key, kv.Value, false)
+		}
+	}, clientv3.WithPrefix())
+	if err != nil {
+		return nil, err
+	}
+	st.rev = rev
+	return st, nil
 }
 
 // run loads the prefix and follows it until ctx ends. A watch that
@@ -216,12 +235,13 @@ func catchUp(ctx context.Context, cli *clientv3.Client, prefix string, st *state
 	}
 	now := resp.Header.Revision
 	if now > st.rev {
-		changed, err := cli.Get(ctx, prefix, clientv3.WithPrefix(), clientv3.WithMinModRev(st.rev+1), clientv3.WithRev(now))
+		_, err := pages(ctx, cli, prefix, now, func(changed *clientv3.GetResponse) {
+			for _, kv := range changed.Kvs {
+				st.apply(prefix, kv.Key, kv.Value, false)
+			}
+		}, clientv3.WithPrefix(), clientv3.WithMinModRev(st.rev+1))
 		if err != nil {
 			return err
-		}
-		for _, kv := range changed.Kvs {
-			st.apply(prefix, kv.Key, kv.Value, false)
 		}
 		for _, dir := range []string{keysDir, watchesDir} {
 			have := len(st.records)
@@ -235,13 +255,14 @@ func catchUp(ctx context.Context, cli *clientv3.Client, prefix string, st *state
 			if count.Count == int64(have) {
 				continue
 			}
-			names, err := cli.Get(ctx, prefix+dir, clientv3.WithPrefix(), clientv3.WithKeysOnly(), clientv3.WithRev(now))
+			there := make(map[string]bool, count.Count)
+			_, err = pages(ctx, cli, prefix+dir, now, func(names *clientv3.GetResponse) {
+				for _, kv := range names.Kvs {
+					there[string(kv.Key)[len(prefix)+len(dir):]] = true
+				}
+			}, clientv3.WithPrefix(), clientv3.WithKeysOnly())
 			if err != nil {
 				return err
-			}
-			there := make(map[string]bool, len(names.Kvs))
-			for _, kv := range names.Kvs {
-				there[string(kv.Key)[len(prefix)+len(dir):]] = true
 			}
 			if dir == keysDir {
 				for k := range st.records {

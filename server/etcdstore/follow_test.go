@@ -2,6 +2,7 @@ package etcdstore
 
 import (
 	"context"
+	"fmt"
 	"maps"
 	"testing"
 	"time"
@@ -85,5 +86,67 @@ func TestCatchUpReadsEveryChangeSinceTheStatesRevision(t *testing.T) {
 	}
 	if _, ok := st.records["elsewhere"]; ok {
 		t.Fatal("catch-up read another prefix")
+	}
+}
+
+// putMany writes records p k/<name> for names, in transactions etcd takes.
+func putMany(t *testing.T, cli *clientv3.Client, p string, names []string, value string) {
+	t.Helper()
+	for len(names) > 0 {
+		n := min(len(names), MaxTxnOps)
+		var ops []clientv3.Op
+		for _, k := range names[:n] {
+			r := engine.Record{Key: k, Value: []byte(value), Version: hlc.HLC{Wall: uint64(time.Now().UnixMilli()), Node: "n"}}
+			ops = append(ops, clientv3.OpPut(p+keysDir+k, string(encodeRecord(&r))))
+		}
+		if _, err := cli.Txn(context.Background()).Then(ops...).Commit(); err != nil {
+			t.Fatal(err)
+		}
+		names = names[n:]
+	}
+}
+
+// Load and catch-up read by pages of loadPage keys: a store of several
+// pages, then more than a page of changes and of deletions, are read
+// whole, and nothing beyond the prefix.
+func TestLoadAndCatchUpReadPageByPage(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	cli := dialEtcd(t, c)
+	ctx := context.Background()
+	const p = "/pages/"
+	names := func(from, to int) []string {
+		var s []string
+		for i := from; i < to; i++ {
+			s = append(s, fmt.Sprintf("key%05d", i))
+		}
+		return s
+	}
+	putMany(t, cli, p, names(0, 2*loadPage+10), "old")
+	putRecord(t, cli, "/pages0/", "beyond", "x") // the next prefix, byte-wise
+	st, err := load(ctx, cli, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(st.records) != 2*loadPage+10 {
+		t.Fatalf("load read %d records, want %d", len(st.records), 2*loadPage+10)
+	}
+	// More than a page changed (some of them new), more than a page
+	// deleted: the counts do not show how many.
+	putMany(t, cli, p, names(loadPage/2, 2*loadPage+300), "new")
+	if _, err := cli.Delete(ctx, p+keysDir+"key00000", clientv3.WithRange(p+keysDir+fmt.Sprintf("key%05d", loadPage+200))); err != nil {
+		t.Fatal(err)
+	}
+	if err := catchUp(ctx, cli, p, st); err != nil {
+		t.Fatal(err)
+	}
+	want, err := load(ctx, cli, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(want.records) != 2*loadPage+300-(loadPage+200) {
+		t.Fatalf("etcd holds %d records", len(want.records))
+	}
+	if !maps.EqualFunc(st.records, want.records, func(a, b engine.Record) bool { return string(a.Value) == string(b.Value) && a.Version == b.Version }) {
+		t.Fatalf("after catch-up %d records, want %d", len(st.records), len(want.records))
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -15,8 +16,10 @@ import (
 
 // Transaction bounds: etcd refuses a transaction of more than 128
 // operations (--max-txn-ops) or a request over 1.5 MiB
-// (--max-request-bytes) by default. One operation of each transaction
-// is the clock's.
+// (--max-request-bytes) by default, and its client refuses to send a
+// request over 2 MiB (ClientSendBytes). One operation of each transaction
+// is the clock's. Every transaction the leader sends is cut to fit them
+// (segments), counting the bytes of keys, values and the condition.
 const (
 	MaxTxnOps   = 127
 	MaxTxnBytes = 1 << 20
@@ -30,6 +33,19 @@ const (
 	// maxRequest is what one transaction may carry at most: etcd's
 	// default --max-request-bytes (1.5 MiB) less room for the envelope.
 	maxRequest = 3<<19 - 16<<10
+	// ClientSendBytes is the etcd client's send limit, set explicitly
+	// (it is the client's default): above maxRequest.
+	ClientSendBytes = 2 << 20
+	// ClientRecvBytes is the etcd client's receive limit, set explicitly
+	// (the client's default): a page of a read (loadPage keys of at most
+	// MaxKeyBytes and a record of MaxValueBytes each) fits it.
+	ClientRecvBytes = math.MaxInt32
+	// opOverhead bounds the protobuf framing one operation adds to a
+	// transaction request (tags and lengths of the operation, its key,
+	// its range end and its value).
+	opOverhead = 32
+	// maxClockBytes bounds the clock's value (an HLC's text).
+	maxClockBytes = 256
 )
 
 // ErrTooLarge is a change too large for one etcd request; nothing of its
@@ -51,6 +67,7 @@ type Leader struct {
 	rev     int64  // its creation revision
 	timeout time.Duration
 	st      *state // loaded into the engine by Load, then dropped
+	lim     txnLimits
 
 	mu        sync.Mutex // one transaction at a time
 	eng       *engine.Engine
@@ -62,7 +79,7 @@ type Leader struct {
 }
 
 func newLeader(cli *clientv3.Client, prefix, key string, rev int64, timeout time.Duration, st *state) *Leader {
-	return &Leader{cli: cli, prefix: prefix, key: key, rev: rev, timeout: timeout, st: st, lost: make(chan struct{})}
+	return &Leader{cli: cli, prefix: prefix, key: key, rev: rev, timeout: timeout, st: st, lim: limitsFor(prefix, key), lost: make(chan struct{})}
 }
 
 // Lost is closed once a transaction failed: the leader must step down.
@@ -75,7 +92,8 @@ func (l *Leader) lose(err error) {
 	})
 }
 
-// Limits are the bounds of one transaction (persist.BackendLimits).
+// Limits are the bounds of one transaction the group commit aims at
+// (persist.BackendLimits); Commit cuts whatever it is given to etcd's.
 func (l *Leader) Limits() persist.BackendLimits {
 	return persist.BackendLimits{MaxChanges: MaxTxnOps, MaxBytes: MaxTxnBytes}
 }
@@ -107,21 +125,21 @@ func (l *Leader) Load(eng *engine.Engine) error {
 	for i, k := range expired {
 		dels[i] = engine.Change{Record: engine.Record{Key: k}, Delete: true}
 	}
-	for len(dels) > 0 {
-		n := min(len(dels), MaxTxnOps)
-		if err := l.Commit(dels[:n]); err != nil {
-			return err
-		}
-		dels = dels[n:]
-	}
-	return nil
+	// Commit cuts them into transactions etcd takes (by operations and
+	// bytes: 127 deletions of 32 KiB keys are 4 MiB).
+	return l.Commit(dels)
 }
 
 // Commit writes changes in etcd (persist.Backend): in one transaction
-// when they fit (MaxTxnOps, and no two touching overlapping keys), else in
-// several in order. Every transaction also writes the clock's high-water
-// mark and is conditioned on the election key; any failure makes the
-// leader step down (Lost), since etcd may or may not hold what failed.
+// when they fit (MaxTxnOps operations, maxRequest bytes, and no two
+// touching overlapping keys), else in several in order, cut between
+// changes, inside one engine write too. Every transaction also writes the
+// clock's high-water mark and is conditioned on the election key; any
+// failure makes the leader step down (Lost), since etcd may or may not
+// hold what failed. Changes cut into several transactions are not atomic
+// together: when a later one fails, the earlier ones are in etcd. One
+// change is never cut: one that alone does not fit a transaction is
+// refused with ErrTooLarge before anything is sent.
 func (l *Leader) Commit(changes []engine.Change) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
@@ -130,14 +148,11 @@ func (l *Leader) Commit(changes []engine.Change) error {
 		return l.lostErr
 	default:
 	}
-	for i := range changes {
-		if c := &changes[i]; len(c.Key)+len(c.Value)+len(c.Watch) > maxRequest {
-			// Refused before anything is sent: etcd is unchanged, so the
-			// leader stays (a client must not be able to cause failovers).
-			return ErrTooLarge
-		}
+	segs, err := l.segments(changes, l.lim)
+	if err != nil {
+		return err // nothing sent: the leader stays
 	}
-	for _, seg := range l.segments(changes) {
+	for _, seg := range segs {
 		if err := l.txn(seg); err != nil {
 			l.lose(err)
 			return err
@@ -187,82 +202,140 @@ func (l *Leader) txn(ops []clientv3.Op) error {
 	return nil
 }
 
+// txnLimits bound one transaction's operations: at most ops of them
+// and bytes of their keys, range ends and values (each counted with
+// opOverhead), the clock's operation and the leader condition excluded.
+type txnLimits struct{ ops, bytes int }
+
+// opSize is what op adds to a transaction request, at most.
+func opSize(op clientv3.Op) int {
+	return len(op.KeyBytes()) + len(op.RangeBytes()) + len(op.ValueBytes()) + opOverhead
+}
+
+// limitsFor are the bounds of the transactions of the leader whose
+// election key is key under prefix: MaxTxnOps operations, and the request
+// (operations, the clock's, the condition) within maxRequest bytes.
+func limitsFor(prefix, key string) txnLimits {
+	fixed := len(key) + opOverhead + // the condition on the election key
+		len(prefix) + len(clockKey) + maxClockBytes + opOverhead // the clock's put
+	return txnLimits{ops: MaxTxnOps, bytes: maxRequest - fixed}
+}
+
+// op is c's etcd operation and the key it is known by in a transaction
+// (empty for a client's range delete).
+func (l *Leader) op(c *engine.Change) (clientv3.Op, string) {
+	switch {
+	case c.Watch != "" && c.Key == "" && c.Delete:
+		return clientv3.OpDelete(l.prefix+watchClient(c.Watch), clientv3.WithPrefix()), ""
+	case c.Watch != "":
+		key := l.prefix + watchKey(c.Watch, c.Key)
+		if c.Delete {
+			return clientv3.OpDelete(key), key
+		}
+		return clientv3.OpPut(key, ""), key
+	default:
+		key := l.prefix + keysDir + c.Key
+		if c.Delete {
+			return clientv3.OpDelete(key), key
+		}
+		return clientv3.OpPut(key, string(encodeRecord(&c.Record))), key
+	}
+}
+
 // segments turns changes into etcd operations, in transactions that etcd
-// accepts: at most MaxTxnOps each, no key written twice (the later change
-// of a key replaces the earlier), no registration written after its
-// client's registrations were all deleted in the same transaction.
-func (l *Leader) segments(changes []engine.Change) [][]clientv3.Op {
+// and the client accept: at most lim.ops operations and lim.bytes bytes
+// each, no key written twice (the later change of a key replaces the
+// earlier when it fits in its place, else it goes into the next
+// transaction), no registration written after its client's registrations
+// were all deleted in the same transaction. Changes are cut wherever a
+// bound is reached, inside an engine write too (an expiry of many keys, an
+// import). It fails with ErrTooLarge, before anything is sent, when one
+// change alone does not fit a transaction.
+func (l *Leader) segments(changes []engine.Change, lim txnLimits) ([][]clientv3.Op, error) {
+	type item struct {
+		op   clientv3.Op
+		key  string // "" for a client's range delete
+		size int
+	}
+	items := make([]item, len(changes))
+	for i := range changes {
+		op, key := l.op(&changes[i])
+		items[i] = item{op, key, opSize(op)}
+		if items[i].size > lim.bytes {
+			// Refused before anything is sent: etcd is unchanged, so the
+			// leader stays (a client must not be able to cause failovers).
+			return nil, ErrTooLarge
+		}
+	}
 	var segs [][]clientv3.Op
 	var ops []clientv3.Op
+	size := 0
 	at := map[string]int{}      // etcd key -> index in ops
 	dropped := map[string]int{} // client prefix -> index of its range delete
 	flush := func() {
 		if len(ops) > 0 {
 			segs = append(segs, ops)
 		}
-		ops, at, dropped = nil, map[string]int{}, map[string]int{}
+		ops, size, at, dropped = nil, 0, map[string]int{}, map[string]int{}
 	}
-	put := func(key string, op clientv3.Op) {
-		if i, ok := at[key]; ok {
-			ops[i] = op
-			return
-		}
-		if len(ops) == MaxTxnOps {
+	// add appends op, first ending the transaction when op does not fit.
+	add := func(op clientv3.Op, n int) {
+		if len(ops) == lim.ops || size+n > lim.bytes {
 			flush()
 		}
-		at[key] = len(ops)
 		ops = append(ops, op)
+		size += n
 	}
 	for i := range changes {
-		c := &changes[i]
+		c, it := &changes[i], &items[i]
 		switch {
-		case c.Watch != "" && c.Key == "" && c.Delete:
-			cp := l.prefix + watchClient(c.Watch)
+		case it.key == "": // a client's registrations all deleted
+			cp := string(it.op.KeyBytes())
 			if _, ok := dropped[cp]; ok {
 				continue // already dropped in this transaction
 			}
 			// Earlier registrations of the client in this transaction
 			// are covered by the range delete: drop them.
 			kept := ops[:0]
+			size = 0
 			for _, op := range ops {
-				if op.IsPut() && strings.HasPrefix(string(op.KeyBytes()), cp) || op.IsDelete() && !isRange(op) && strings.HasPrefix(string(op.KeyBytes()), cp) {
+				if !isRange(op) && strings.HasPrefix(string(op.KeyBytes()), cp) {
 					continue
 				}
 				kept = append(kept, op)
+				size += opSize(op)
 			}
 			ops = kept
+			add(it.op, it.size)
 			at = map[string]int{}
 			for j, op := range ops {
 				if !isRange(op) {
 					at[string(op.KeyBytes())] = j
 				}
 			}
-			if len(ops) == MaxTxnOps {
-				flush()
-			}
-			dropped[cp] = len(ops)
-			ops = append(ops, clientv3.OpDelete(cp, clientv3.WithPrefix()))
-		case c.Watch != "":
-			key := l.prefix + watchKey(c.Watch, c.Key)
-			if _, ok := dropped[l.prefix+watchClient(c.Watch)]; ok {
-				flush()
-			}
-			if c.Delete {
-				put(key, clientv3.OpDelete(key))
-			} else {
-				put(key, clientv3.OpPut(key, ""))
-			}
+			dropped[cp] = len(ops) - 1
 		default:
-			key := l.prefix + keysDir + c.Key
-			if c.Delete {
-				put(key, clientv3.OpDelete(key))
-			} else {
-				put(key, clientv3.OpPut(key, string(encodeRecord(&c.Record))))
+			if c.Watch != "" {
+				if _, ok := dropped[l.prefix+watchClient(c.Watch)]; ok {
+					flush()
+				}
 			}
+			if j, ok := at[it.key]; ok {
+				if d := it.size - opSize(ops[j]); size+d <= lim.bytes {
+					ops[j] = it.op
+					size += d
+					continue
+				}
+				// The later change does not fit in the earlier one's
+				// place: it goes into the next transaction.
+				flush()
+			}
+			add(it.op, it.size)
+			at[it.key] = len(ops) - 1
 		}
 	}
 	flush()
-	return segs
+	return segs, nil
 }
 
 func isRange(op clientv3.Op) bool { return len(op.RangeBytes()) > 0 }

@@ -159,7 +159,12 @@ func Open(cfg Config) (*Node, error) {
 		TLS:         cfg.TLS,
 		Username:    cfg.Username,
 		Password:    cfg.Password,
-		Logger:      zap.NewNop(),
+		// Explicit, though the client's defaults: every transaction is
+		// cut below the send limit, every read is paged below the
+		// receive limit.
+		MaxCallSendMsgSize: ClientSendBytes,
+		MaxCallRecvMsgSize: ClientRecvBytes,
+		Logger:             zap.NewNop(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("etcd at %s unreachable: %w", strings.Join(cfg.Endpoints, ","), err)

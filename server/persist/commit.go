@@ -157,15 +157,21 @@ func NewGroupCommit(store *Store, log *slog.Logger, maxHeld int, observe func(Co
 // Backend is a durable store other than a data file that a GroupCommit
 // writes its transactions to: a replicated store such as etcd.
 type Backend interface {
-	// Commit makes changes durable all together or not at all. An error
-	// undoes them in the engine (Engine.Abandon); their requests are
-	// answered with the persistence error.
+	// Commit makes changes durable, all together or not at all when
+	// they fit one of its transactions; an error undoes them in the
+	// engine (Engine.Abandon), their requests answered with the
+	// persistence error. A Backend whose requests are bounded (etcd's
+	// size and operation limits) may cut changes that do not fit one
+	// transaction, inside one engine write too, into several in order:
+	// then an error may leave the earlier ones durable.
 	Commit(changes []engine.Change) error
 }
 
-// BackendLimits bound one transaction of a Backend: at most MaxChanges
-// changes and MaxBytes bytes of keys and values (0: no bound). The changes
-// of one engine write always go into one transaction, whatever its size.
+// BackendLimits bound what the group commit hands a Backend's Commit at
+// once: at most MaxChanges changes and MaxBytes bytes of keys and values
+// (0: no bound), cut between engine writes. The changes of one engine
+// write always go into one Commit, whatever their size; a Backend whose
+// requests are bounded cuts them further itself (Backend.Commit).
 type BackendLimits struct {
 	MaxChanges int
 	MaxBytes   int
@@ -201,7 +207,8 @@ func (c *GroupCommit) cut(batch []queuedChange) int {
 	if end > 0 {
 		return end
 	}
-	// The first write alone is over the limits: it goes alone.
+	// The first write alone is over the limits: it goes alone (the
+	// Backend cuts it into transactions it can send).
 	end = 1
 	for end < len(batch) && batch[end].seq == batch[0].seq {
 		end++
