@@ -281,3 +281,40 @@ func TestEnforceRefuseDecodesALargeReplacedValueOnceOutsideTheLock(t *testing.T)
 		t.Fatalf("%d decodes inside the engine's lock, %d outside; want 1 (the small value) and 1 (the large one, earlier)", locked, learned)
 	}
 }
+
+// A key that is not valid UTF-8 but whose bytes match a declaration (as
+// a generated accessor and ssgen get --schema resolve it) is judged like
+// any other: ssgen set $'versions/rooms/\xff/target' --raw garbage is
+// refused under refuse, applied and reported under warn.
+func TestEnforceJudgesAKeyThatIsNotUTF8(t *testing.T) {
+	sc, err := schema.LoadFile("../../internal/tests/e2e/versions/v2/ssgen.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := []byte("versions/rooms/\xff/target")
+	for _, mode := range []server.Enforce{server.EnforceRefuse, server.EnforceWarn} {
+		evs := &events{}
+		srv := servertest.New(t, servertest.WithOptions(func(o *server.Options) {
+			o.Enforce, o.WriteCheck, o.TransitionCheck = mode, schemacheck.New(sc), schemacheck.Transitions(sc)
+			o.OnRequest = evs.add
+		}))
+		c := clienttest.Dial(t, srv.URL())
+		ctx := clienttest.Context(t)
+		_, err := c.Set(ctx, key, []byte("garbage"), runtime.SetOptions{})
+		v, _, _ := c.Get(ctx, key)
+		switch mode {
+		case server.EnforceRefuse:
+			var se *runtime.ServiceError
+			if !errors.Is(err, runtime.ErrSchemaViolation) || !errors.As(err, &se) || !strings.HasPrefix(se.Text, "schema violation: Room.Target") || v != nil {
+				t.Fatalf("refuse: %v, stored %q", err, v)
+			}
+		default:
+			if err != nil || string(v) != "garbage" {
+				t.Fatalf("warn: %v, stored %q", err, v)
+			}
+		}
+		if ev := evs.find("decode"); ev == nil || ev.SchemaDeclaration != "Room.Target" {
+			t.Fatalf("%v: trace event %+v", mode, ev)
+		}
+	}
+}

@@ -47,6 +47,12 @@ keys:
   V: {path: v, type: Ver}
   P: {path: p, type: Plain}
   L: {path: l, type: "[]Rec"}
+groups:
+  G:
+    path: g/{name}
+    params: {name: string}
+    keys:
+      R: {path: r, type: Rec}
 `
 
 func TestTransitionsJudgeEachRuleOnDecodedValues(t *testing.T) {
@@ -81,6 +87,7 @@ func TestTransitionsJudgeEachRuleOnDecodedValues(t *testing.T) {
 		{"old does not decode", "r", `not json`, `{"id":"y"}`, "", ""},
 		{"versioned newest", "v", `{"$v":2,"seq":5}`, `{"$v":2,"seq":4}`, ".seq", "monotonic"},
 		{"versioned older old", "v", `{"$v":1,"seq":5}`, `{"$v":2,"seq":4}`, "", ""},
+		{"key not UTF-8", "g/\xff/r", `{"id":"x"}`, `{"id":"y"}`, ".id", "immutable"},
 	} {
 		version := hlc.HLC{Wall: uint64(len(c.name)), Node: c.name} // one value of the key per case
 		t.Run(c.name, func(t *testing.T) {
@@ -92,7 +99,7 @@ func TestTransitionsJudgeEachRuleOnDecodedValues(t *testing.T) {
 			switch {
 			case c.path == "" && p != nil:
 				t.Fatalf("%+v, want it to pass", p)
-			case c.path != "" && (p == nil || p.Path != c.path || p.Reason != c.reason || p.Declaration != map[string]string{"r": "R", "v": "V"}[c.key] || p.Msg == ""):
+			case c.path != "" && (p == nil || p.Path != c.path || p.Reason != c.reason || p.Declaration != map[string]string{"r": "R", "v": "V", "g/\xff/r": "G.R"}[c.key] || p.Msg == ""):
 				t.Fatalf("%+v, want path %s reason %s", p, c.path, c.reason)
 			}
 		})
