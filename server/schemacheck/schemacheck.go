@@ -20,8 +20,9 @@ import (
 // declared version of a versioned type, or bytes an earlier schema wrote
 // that evolution upgrades); a misfit is reported with Reason "decode",
 // the declaration's qualified name and the field path. A key is
-// resolved as its bytes, valid UTF-8 or not, as generated accessors and
-// ssgen get --schema resolve it. Undeclared keys and locks pass. The check is safe for concurrent use.
+// resolved as its bytes, valid UTF-8 or not (a generated accessor writes
+// any string parameter as it is). Undeclared keys and locks pass. The
+// check is safe for concurrent use.
 func New(sc *schema.Schema) func(key, value []byte) *server.WriteProblem {
 	r := schemaval.NewResolver(sc)
 	return func(key, value []byte) *server.WriteProblem {

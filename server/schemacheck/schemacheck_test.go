@@ -29,7 +29,7 @@ func TestWriteCheckReadsEveryDeclaredVersion(t *testing.T) {
 		{"versions/rooms/kitchen/owner", `anything`, "", ""},                                        // a lock
 		{"undeclared/key", `anything`, "", ""},
 		{"versions/\xff", `anything`, "", ""},
-		{"versions/rooms/\xff/target", `garbage`, "Room.Target", ""}, // resolved as its bytes, as generated accessors do
+		{"versions/rooms/\xff/target", `garbage`, "Room.Target", ""}, // resolved as its bytes: a generated accessor writes any string parameter as it is
 		{"versions/rooms/\xff\xfe/target", `{"$v":2,"celsius":20,"mode":"heat"}`, "Room.Target", ""},
 		{"versions/rooms/\xff/target", "\x82\xa2$v\x02\xa7celsius\x14", "", ""},
 	} {

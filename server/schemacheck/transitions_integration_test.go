@@ -282,8 +282,8 @@ func TestEnforceRefuseDecodesALargeReplacedValueOnceOutsideTheLock(t *testing.T)
 	}
 }
 
-// A key that is not valid UTF-8 but whose bytes match a declaration (as
-// a generated accessor and ssgen get --schema resolve it) is judged like
+// A key that is not valid UTF-8 but whose bytes match a declaration (a
+// generated accessor writes any string parameter as it is) is judged like
 // any other: ssgen set $'versions/rooms/\xff/target' --raw garbage is
 // refused under refuse, applied and reported under warn.
 func TestEnforceJudgesAKeyThatIsNotUTF8(t *testing.T) {
