@@ -1,8 +1,11 @@
 package server
 
 import (
+	"bytes"
+
 	"github.com/ssgen/ssgen/internal/protocol"
 	"github.com/ssgen/ssgen/runtime/hlc"
+	"github.com/ssgen/ssgen/runtime/resp3"
 	"github.com/ssgen/ssgen/server/engine"
 )
 
@@ -84,7 +87,14 @@ type Transition struct {
 	// section, so that Judge knows it when asked again. old is never
 	// modified.
 	Learn func(old []byte, version hlc.HLC)
+	// Stored, when set, is told outside the critical section that the
+	// SET was applied: its value is now the key's at version (so that
+	// Judge, when a later SET replaces it, knows it).
+	Stored func(version hlc.HLC)
 }
+
+// setApplied is the answer of an applied SET.
+var setApplied = resp3.AppendOK(nil)
 
 // transitionTries is how often a SET is decided while Judge does not
 // know the value it replaces (each time another writer replaced it
@@ -155,6 +165,9 @@ func decideJudged(eng *engine.Engine, req engine.Request, in *inbound) (engine.R
 		}
 		if found != nil && res.Err != "" && refuse {
 			res.Why = found.describe()
+		}
+		if tr.Stored != nil && res.Err == "" && bytes.Equal(res.Payload, setApplied) {
+			tr.Stored(res.Version)
 		}
 		return res, found
 	}

@@ -32,8 +32,9 @@ import (
 // The judge runs inside the engine's lock, so it never decodes a value
 // over maxLockedDecode bytes there: it compares projections (the values
 // of the rule fields only), and finds the replaced value's projection by
-// key and version in a bounded cache; a larger value not in it is
-// decoded by Learn, outside the lock. Safe for concurrent use.
+// key and version in a bounded cache, where Stored put it when the value
+// was written through the check; a larger value not in it is decoded by
+// Learn, outside the lock. Safe for concurrent use.
 func Transitions(sc *schema.Schema) func(key, value []byte) *server.Transition {
 	return newTransitions(sc).check
 }
@@ -107,6 +108,10 @@ func (t *transitions) check(key, value []byte) *server.Transition {
 			}
 			t.learnedDecodes.Add(1)
 			t.cache.put(k, version, len(old), t.projectBytes(c, def, rules, old))
+		},
+		// Outside it: the new value is the key's now.
+		Stored: func(version hlc.HLC) {
+			t.cache.put(k, version, len(value), n)
 		},
 	}
 }
