@@ -1,7 +1,11 @@
 package server
 
 import (
+	"bytes"
+
 	"github.com/ssgen/ssgen/internal/protocol"
+	"github.com/ssgen/ssgen/runtime/hlc"
+	"github.com/ssgen/ssgen/runtime/resp3"
 	"github.com/ssgen/ssgen/server/engine"
 )
 
@@ -67,9 +71,45 @@ func checkWrite(in *inbound, args [][]byte) *WriteProblem {
 	return in.Check(args[1], args[2])
 }
 
+// Transition judges one SET against the value it replaces
+// (Options.TransitionCheck).
+type Transition struct {
+	// Declaration is the declaration of the key, named in the problem
+	// the server reports when Judge could not judge (Reason "busy").
+	Declaration string
+	// Judge runs inside the engine's critical section with the key's
+	// current value and its version: nil when the write keeps the rules.
+	// Its cost must not grow with len(old): known is false when it cannot
+	// judge old without reading more than a bounded part of it; the
+	// server then calls Learn outside the critical section and asks again.
+	Judge func(old []byte, version hlc.HLC) (p *WriteProblem, known bool)
+	// Learn reads old, the key's value at version, outside the critical
+	// section, so that Judge knows it when asked again. old is never
+	// modified.
+	Learn func(old []byte, version hlc.HLC)
+	// Stored, when set, is told outside the critical section that the
+	// SET was applied: its value is now the key's at version (so that
+	// Judge, when a later SET replaces it, knows it).
+	Stored func(version hlc.HLC)
+}
+
+// setApplied is the answer of an applied SET.
+var setApplied = resp3.AppendOK(nil)
+
+// transitionTries is how often a SET is decided while Judge does not
+// know the value it replaces (each time another writer replaced it
+// between Learn and the next try). After the last, the SET is judged a
+// problem with Reason "busy": refused under EnforceRefuse, reported and
+// applied under EnforceWarn.
+const transitionTries = 3
+
+// errTransitionRetry refuses a SET whose judge needs the value it
+// replaces read outside the engine's lock; never sent to a client.
+const errTransitionRetry engine.Error = "internal: transition judge needs the old value"
+
 // transitionChecker is Options.TransitionCheck when enforcement is on,
 // else nil.
-func (s *Server) transitionChecker() func(key, value []byte) func(old []byte) *WriteProblem {
+func (s *Server) transitionChecker() func(key, value []byte) *Transition {
 	if s.opts.Enforce == EnforceOff {
 		return nil
 	}
@@ -79,40 +119,57 @@ func (s *Server) transitionChecker() func(key, value []byte) func(old []byte) *W
 // decideJudged runs req on eng with the transition judge of in (a SET
 // whose value fits, with Options.TransitionCheck set): what the judge
 // found is returned with the result, which carries its description when
-// it refused. Apart from process so that a server without the check
-// allocates nothing for it.
+// it refused. When the judge needs the value replaced read first, that
+// is done outside the engine's lock and the SET decided again (at most
+// transitionTries times). Apart from process so that a server without
+// the check allocates nothing for it.
 func decideJudged(eng *engine.Engine, req engine.Request, in *inbound) (engine.Result, *WriteProblem) {
-	var found *WriteProblem
-	req.Transition = transitionJudge(in, req.Args, &found)
-	res := eng.Decide(req)
-	if found != nil && res.Err != "" && in.Refuse {
-		res.Why = found.describe()
+	args := req.Args
+	if len(args) < 3 || string(args[0]) != protocol.VerbSet {
+		return eng.Decide(req), nil
 	}
-	return res, found
-}
-
-// transitionJudge is the engine's Request.Transition for a SET whose key
-// has transition rules, nil otherwise: it records what it finds in
-// *found, and refuses with the schema violation when in.Refuse.
-func transitionJudge(in *inbound, args [][]byte, found **WriteProblem) func(old []byte) engine.Error {
-	if in.Transition == nil || len(args) < 3 || string(args[0]) != protocol.VerbSet {
-		return nil
-	}
-	judge := in.Transition(args[1], args[2])
-	if judge == nil {
-		return nil
+	tr := in.Transition(args[1], args[2])
+	if tr == nil {
+		return eng.Decide(req), nil
 	}
 	refuse := in.Refuse
-	return func(old []byte) engine.Error {
-		p := judge(old)
-		if p == nil {
+	for try := 1; ; try++ {
+		var found *WriteProblem
+		var unknown bool
+		var old0 []byte
+		var old0Version hlc.HLC
+		last := try == transitionTries
+		req.Transition = func(old []byte, version hlc.HLC) engine.Error {
+			p, known := tr.Judge(old, version)
+			if !known {
+				if !last {
+					unknown, old0, old0Version = true, old, version
+					return errTransitionRetry
+				}
+				p = &WriteProblem{Declaration: tr.Declaration, Reason: "busy",
+					Msg: "the value replaced kept changing while it was read; retry the write"}
+			}
+			if p == nil {
+				return ""
+			}
+			found = p
+			if refuse {
+				return engine.Error(protocol.SchemaViolation(p.Declaration, p.Path, p.Msg))
+			}
 			return ""
 		}
-		*found = p
-		if refuse {
-			return engine.Error(protocol.SchemaViolation(p.Declaration, p.Path, p.Msg))
+		res := eng.Decide(req)
+		if unknown {
+			tr.Learn(old0, old0Version) // outside the engine's lock
+			continue
 		}
-		return ""
+		if found != nil && res.Err != "" && refuse {
+			res.Why = found.describe()
+		}
+		if tr.Stored != nil && res.Err == "" && bytes.Equal(res.Payload, setApplied) {
+			tr.Stored(res.Version)
+		}
+		return res, found
 	}
 }
 

@@ -3,8 +3,10 @@ package server_test
 import (
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 
+	"github.com/ssgen/ssgen/runtime/hlc"
 	"github.com/ssgen/ssgen/server"
 )
 
@@ -90,6 +92,99 @@ func TestEnforceOffLooksAtNothing(t *testing.T) {
 	for _, ev := range tr.events {
 		if ev.SchemaDeclaration != "" {
 			t.Fatalf("off reported %+v", ev)
+		}
+	}
+}
+
+// ruledJudge stands in for serve's transition check on "ruled/*": its
+// Judge knows a replaced value only once Learn has read it (as
+// schemacheck does with a large value), except on "ruled/never", and
+// refuses the new value "bad". Learn takes the engine's lock itself
+// (Lookup), so it would never return if it ran under it.
+type ruledJudge struct {
+	srv            func() *server.Server
+	mu             sync.Mutex
+	known          map[string]bool // key and version learned
+	judged, learnt map[string]int  // by key
+}
+
+func (r *ruledJudge) check(key, value []byte) *server.Transition {
+	k := string(key)
+	if !strings.HasPrefix(k, "ruled/") {
+		return nil
+	}
+	bad := string(value) == "bad"
+	return &server.Transition{
+		Declaration: "Ruled",
+		Judge: func(old []byte, version hlc.HLC) (*server.WriteProblem, bool) {
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.judged[k]++
+			if !r.known[k+" "+version.String()] {
+				return nil, false
+			}
+			if bad {
+				return &server.WriteProblem{Declaration: "Ruled", Path: ".x", Reason: "monotonic", Msg: "bad"}, true
+			}
+			return nil, true
+		},
+		Learn: func(old []byte, version hlc.HLC) {
+			if cur, _ := r.srv().Engine().Lookup(key); cur.Version != version || string(cur.Value) != string(old) {
+				panic("Learn was given another value than the key's")
+			}
+			r.mu.Lock()
+			defer r.mu.Unlock()
+			r.learnt[k]++
+			if k != "ruled/never" {
+				r.known[k+" "+version.String()] = true
+			}
+		},
+	}
+}
+
+// A judge that needs the replaced value read gets it read outside the
+// engine's lock (Learn), and the SET is decided again; one that still
+// does not know it after transitionTries decisions finds the write
+// "busy": refused under refuse, applied and reported under warn.
+func TestEnforceTransitionJudgeLearnsOutsideTheLockThenGivesUp(t *testing.T) {
+	for _, mode := range []server.Enforce{server.EnforceRefuse, server.EnforceWarn} {
+		var tr chaosTrace
+		r := &ruledJudge{known: map[string]bool{}, judged: map[string]int{}, learnt: map[string]int{}}
+		embeddedOnly(t, func(t *testing.T, e *env) {
+			r.srv = func() *server.Server { return e.srv }
+			c := e.connect("enforce-app")
+			checkResponse(t, c.do("SET", "ruled/a", "1"), "+OK\r\n", true)
+			if mode == server.EnforceRefuse {
+				checkResponse(t, c.do("SET", "ruled/a", "bad"), "-ERR schema violation: Ruled .x: bad\r\n", false)
+			} else {
+				checkResponse(t, c.do("SET", "ruled/a", "bad"), "+OK\r\n", true)
+			}
+			checkResponse(t, c.do("SET", "ruled/never", "1"), "+OK\r\n", true)
+			if mode == server.EnforceRefuse {
+				checkResponse(t, c.do("SET", "ruled/never", "2"),
+					"-ERR schema violation: Ruled: the value replaced kept changing while it was read; retry the write\r\n", false)
+			} else {
+				checkResponse(t, c.do("SET", "ruled/never", "2"), "+OK\r\n", true)
+			}
+		}, func(o *server.Options) {
+			o.Enforce, o.TransitionCheck = mode, r.check
+			tr.opt(o)
+		})
+		r.mu.Lock()
+		if r.judged["ruled/a"] != 2 || r.learnt["ruled/a"] != 1 || r.judged["ruled/never"] != 3 || r.learnt["ruled/never"] != 2 {
+			t.Fatalf("%v: judged %v, learnt %v", mode, r.judged, r.learnt)
+		}
+		r.mu.Unlock()
+		tr.mu.Lock()
+		busy := 0
+		for _, ev := range tr.events {
+			if ev.SchemaDeclaration == "Ruled" && ev.SchemaReason == "busy" {
+				busy++
+			}
+		}
+		tr.mu.Unlock()
+		if busy != 1 {
+			t.Fatalf("%v: %d busy events, want 1", mode, busy)
 		}
 	}
 }

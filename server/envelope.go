@@ -57,7 +57,7 @@ type inbound struct {
 	Refuse bool
 	// Transition, when set, is Options.TransitionCheck: for a SET whose
 	// value fits, the judge the engine runs on the value it replaces.
-	Transition func(key, value []byte) func(old []byte) *WriteProblem
+	Transition func(key, value []byte) *Transition
 }
 
 // action is what a transport must do with a request after the envelope

@@ -134,12 +134,12 @@ type Options struct {
 	// TransitionCheck, when set, judges a SET against the transition
 	// rules of the schema (immutable, monotonic fields): given the key and
 	// the new value it returns nil when the key has no rules (or the value
-	// does not decode), else a judge that the engine runs on the key's
-	// current value inside its critical section (engine.Request.Transition),
-	// so that two writers racing over one old value cannot both pass. The
-	// judge returns nil when the write keeps the rules. Enforce applies
-	// to what it finds as to WriteCheck's.
-	TransitionCheck func(key, value []byte) func(old []byte) *WriteProblem
+	// does not decode), else a Transition whose Judge the engine runs on
+	// the key's current value inside its critical section
+	// (engine.Request.Transition), so that two writers racing over one old
+	// value cannot both pass. Enforce applies to what it finds as to
+	// WriteCheck's.
+	TransitionCheck func(key, value []byte) *Transition
 }
 
 // Errors returned by Server methods; match them with errors.Is.

@@ -113,12 +113,15 @@ type Request struct {
 	// Transition, when set on a SET, judges the write against the value
 	// it replaces, inside the engine's critical section, so that no other
 	// write comes between the value judged and the one stored: the engine
-	// calls it with the key's current value when the key exists and the
-	// SET is about to be applied (after its condition, fencing and quota
-	// checks). A non-empty Error refuses the SET with that -ERR text, and
-	// nothing changes. It must not call the engine. The server sets it
-	// for --enforce with transition rules; nil costs one comparison.
-	Transition func(old []byte) Error
+	// calls it with the key's current value and its version when the key
+	// exists and the SET is about to be applied (after its condition,
+	// fencing and quota checks). A non-empty Error refuses the SET with
+	// that -ERR text, and nothing changes. It must not call the engine,
+	// nor modify old (which it may keep: a stored value is never changed
+	// in place), and it holds the engine's lock: its cost must not grow
+	// with len(old). The server sets it for --enforce with transition
+	// rules; nil costs one comparison.
+	Transition func(old []byte, version hlc.HLC) Error
 }
 
 // Result is the engine's answer to a Request.

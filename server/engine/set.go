@@ -112,7 +112,7 @@ func (e *Engine) set(req *Request, now time.Time) Result {
 		return errResult(ErrQuotaExceeded)
 	}
 	if ent != nil && req.Transition != nil {
-		if err := req.Transition(ent.value); err != "" {
+		if err := req.Transition(ent.value, ent.version); err != "" {
 			return errResult(err)
 		}
 	}

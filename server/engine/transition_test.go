@@ -2,6 +2,8 @@ package engine
 
 import (
 	"testing"
+
+	"github.com/ssgen/ssgen/runtime/hlc"
 )
 
 // The Transition hook sees the value a SET replaces, only when the key
@@ -9,8 +11,10 @@ import (
 func TestSetTransitionHookJudgesTheValueReplaced(t *testing.T) {
 	h := newHarness(t, Config{})
 	var seen []string
-	judge := func(old []byte) Error {
+	var versions []hlc.HLC
+	judge := func(old []byte, version hlc.HLC) Error {
 		seen = append(seen, string(old))
+		versions = append(versions, version)
 		if string(old) == "locked" {
 			return "schema violation: D .x: no"
 		}
@@ -35,6 +39,7 @@ func TestSetTransitionHookJudgesTheValueReplaced(t *testing.T) {
 		{[]string{"SET", "k", "locked", "NEX"}, "-ERR schema violation: D .x: no\r\n", "locked"}, // NEX over the same value is judged too
 	} {
 		before := len(seen)
+		stored, _ := h.eng.Lookup([]byte("k"))
 		res := set(c.args...)
 		if string(res.Payload) != c.want {
 			t.Fatalf("%q: got %q, want %q", c.args, res.Payload, c.want)
@@ -45,6 +50,9 @@ func TestSetTransitionHookJudgesTheValueReplaced(t *testing.T) {
 		}
 		if got != c.seenNow {
 			t.Fatalf("%q: the hook saw %q, want %q", c.args, got, c.seenNow)
+		}
+		if got != "-" && versions[len(versions)-1] != stored.Version {
+			t.Fatalf("%q: the hook saw version %v, want %v (the value replaced)", c.args, versions[len(versions)-1], stored.Version)
 		}
 	}
 	if v, _ := h.eng.Lookup([]byte("k")); string(v.Value) != "locked" {

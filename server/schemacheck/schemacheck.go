@@ -9,7 +9,6 @@ package schemacheck
 
 import (
 	"errors"
-	"unicode/utf8"
 
 	"github.com/ssgen/ssgen/internal/schemaval"
 	"github.com/ssgen/ssgen/schema"
@@ -20,14 +19,13 @@ import (
 // key sc declares must hold a value that decodes as the key's type (any
 // declared version of a versioned type, or bytes an earlier schema wrote
 // that evolution upgrades); a misfit is reported with Reason "decode",
-// the declaration's qualified name and the field path. Undeclared keys
-// and locks pass. The check is safe for concurrent use.
+// the declaration's qualified name and the field path. A key is
+// resolved as its bytes, valid UTF-8 or not (a generated accessor writes
+// any string parameter as it is). Undeclared keys and locks pass. The
+// check is safe for concurrent use.
 func New(sc *schema.Schema) func(key, value []byte) *server.WriteProblem {
 	r := schemaval.NewResolver(sc)
 	return func(key, value []byte) *server.WriteProblem {
-		if !utf8.Valid(key) {
-			return nil
-		}
 		m, ok := r.Resolve(string(key))
 		if !ok || m.Key == nil || m.Codec() == nil {
 			return nil

@@ -29,6 +29,9 @@ func TestWriteCheckReadsEveryDeclaredVersion(t *testing.T) {
 		{"versions/rooms/kitchen/owner", `anything`, "", ""},                                        // a lock
 		{"undeclared/key", `anything`, "", ""},
 		{"versions/\xff", `anything`, "", ""},
+		{"versions/rooms/\xff/target", `garbage`, "Room.Target", ""}, // resolved as its bytes: a generated accessor writes any string parameter as it is
+		{"versions/rooms/\xff\xfe/target", `{"$v":2,"celsius":20,"mode":"heat"}`, "Room.Target", ""},
+		{"versions/rooms/\xff/target", "\x82\xa2$v\x02\xa7celsius\x14", "", ""},
 	} {
 		p := check([]byte(c.key), []byte(c.value))
 		switch {

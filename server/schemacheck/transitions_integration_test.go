@@ -202,3 +202,129 @@ func testRace(t *testing.T, broker string) {
 		}
 	}
 }
+
+// The stall attack (issue 28): a client stores a large value of a key
+// with rules, then sends writes the rules refuse, in a loop. Each used to
+// decode the large value inside the engine's lock, so every other client
+// waited (and the decodes' memory piled up). Now a value written through
+// the check is never decoded again, one the check has not seen (written
+// before the server started, by the console, or pushed out of its cache)
+// is decoded once, outside the lock, and the refusals inside it compare
+// what is remembered of it; a GET of another key is answered meanwhile.
+func TestEnforceRefuseDecodesALargeReplacedValueOnceOutsideTheLock(t *testing.T) {
+	sc, err := schema.LoadFile("../../internal/tests/e2e/ssgen.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check, decodes := schemacheck.TransitionsCounting(sc)
+	srv := servertest.New(t, servertest.WithOptions(func(o *server.Options) {
+		o.Enforce, o.WriteCheck, o.TransitionCheck = server.EnforceRefuse, schemacheck.New(sc), check
+	}))
+	attacker, other := clienttest.Dial(t, srv.URL()), clienttest.Dial(t, srv.URL())
+	ctx := clienttest.Context(t)
+	key := []byte("thermostats/big/device")
+	unchecked := func(v []byte) { // the console's write: not looked at
+		if res := srv.Exec(server.ExecRequest{Client: "console", Args: [][]byte{[]byte("SET"), key, v}}); res.Err != "" {
+			t.Fatal(res.Err)
+		}
+	}
+	large := func(seq uint64) []byte {
+		tags := make([]e2e.DeviceInfo, 20000)
+		for i := range tags {
+			tags[i] = e2e.DeviceInfo{Since: t0, Level: int32(i), Uptime: time.Duration(i)}
+		}
+		return device(t, e2e.Device{Serial: "A-1", Seq: seq, Seen: t0, Tags: tags})
+	}
+	if _, err := other.Set(ctx, []byte("other"), []byte("x"), runtime.SetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	attack := func(big []byte, wantLocked, wantLearned int64) {
+		t.Helper()
+		refused := device(t, e2e.Device{Serial: "A-1", Seq: 1, Seen: t0})
+		const attempts = 40
+		done := make(chan error, 1)
+		go func() {
+			for range attempts {
+				if _, err := attacker.Set(ctx, key, refused, runtime.SetOptions{}); !errors.Is(err, runtime.ErrSchemaViolation) {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+		for range 10 {
+			if v, _, err := other.Get(ctx, []byte("other")); err != nil || string(v) != "x" {
+				t.Fatalf("GET of another key: %q, %v", v, err)
+			}
+		}
+		if err := <-done; err != nil {
+			t.Fatalf("a refused write: %v", err)
+		}
+		if locked, learned := decodes(); locked != wantLocked || learned != wantLearned {
+			t.Fatalf("after %d refused writes over a %d-byte value: %d decodes of a value replaced inside the engine's lock, %d outside; want %d and %d",
+				attempts, len(big), locked, learned, wantLocked, wantLearned)
+		}
+		if v, _, _ := other.Get(ctx, key); string(v) != string(big) {
+			t.Fatal("a refused write was applied")
+		}
+	}
+	// A large value the check has not seen: read once, outside the lock.
+	big := large(5)
+	if len(big) < 512<<10 {
+		t.Fatalf("the large value is %d bytes", len(big))
+	}
+	unchecked(big)
+	attack(big, 0, 1)
+	// A large value written through the check (judged on what is
+	// remembered of the one it replaces): never read again.
+	big = large(6)
+	if _, err := attacker.Set(ctx, key, big, runtime.SetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	attack(big, 0, 1)
+	// A small value the check has not seen: read once, inside the lock
+	// (a bounded decode).
+	small := device(t, e2e.Device{Serial: "A-1", Seq: 7, Seen: t0})
+	if len(small) > schemacheck.MaxLockedDecode {
+		t.Fatal("the small value is not small")
+	}
+	unchecked(small)
+	attack(small, 1, 1)
+}
+
+// A key that is not valid UTF-8 but whose bytes match a declaration (a
+// generated accessor writes any string parameter as it is) is judged like
+// any other: ssgen set $'versions/rooms/\xff/target' --raw garbage is
+// refused under refuse, applied and reported under warn.
+func TestEnforceJudgesAKeyThatIsNotUTF8(t *testing.T) {
+	sc, err := schema.LoadFile("../../internal/tests/e2e/versions/v2/ssgen.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	key := []byte("versions/rooms/\xff/target")
+	for _, mode := range []server.Enforce{server.EnforceRefuse, server.EnforceWarn} {
+		evs := &events{}
+		srv := servertest.New(t, servertest.WithOptions(func(o *server.Options) {
+			o.Enforce, o.WriteCheck, o.TransitionCheck = mode, schemacheck.New(sc), schemacheck.Transitions(sc)
+			o.OnRequest = evs.add
+		}))
+		c := clienttest.Dial(t, srv.URL())
+		ctx := clienttest.Context(t)
+		_, err := c.Set(ctx, key, []byte("garbage"), runtime.SetOptions{})
+		v, _, _ := c.Get(ctx, key)
+		switch mode {
+		case server.EnforceRefuse:
+			var se *runtime.ServiceError
+			if !errors.Is(err, runtime.ErrSchemaViolation) || !errors.As(err, &se) || !strings.HasPrefix(se.Text, "schema violation: Room.Target") || v != nil {
+				t.Fatalf("refuse: %v, stored %q", err, v)
+			}
+		default:
+			if err != nil || string(v) != "garbage" {
+				t.Fatalf("warn: %v, stored %q", err, v)
+			}
+		}
+		if ev := evs.find("decode"); ev == nil || ev.SchemaDeclaration != "Room.Target" {
+			t.Fatalf("%v: trace event %+v", mode, ev)
+		}
+	}
+}

@@ -1,10 +1,14 @@
 package schemacheck
 
 import (
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/ssgen/ssgen/internal/schemaval"
+	"github.com/ssgen/ssgen/runtime/hlc"
 	"github.com/ssgen/ssgen/schema"
+	"github.com/ssgen/ssgen/server"
 )
 
 const transitionSchema = `version: 1
@@ -43,6 +47,12 @@ keys:
   V: {path: v, type: Ver}
   P: {path: p, type: Plain}
   L: {path: l, type: "[]Rec"}
+groups:
+  G:
+    path: g/{name}
+    params: {name: string}
+    keys:
+      R: {path: r, type: Rec}
 `
 
 func TestTransitionsJudgeEachRuleOnDecodedValues(t *testing.T) {
@@ -77,17 +87,19 @@ func TestTransitionsJudgeEachRuleOnDecodedValues(t *testing.T) {
 		{"old does not decode", "r", `not json`, `{"id":"y"}`, "", ""},
 		{"versioned newest", "v", `{"$v":2,"seq":5}`, `{"$v":2,"seq":4}`, ".seq", "monotonic"},
 		{"versioned older old", "v", `{"$v":1,"seq":5}`, `{"$v":2,"seq":4}`, "", ""},
+		{"key not UTF-8", "g/\xff/r", `{"id":"x"}`, `{"id":"y"}`, ".id", "immutable"},
 	} {
+		version := hlc.HLC{Wall: uint64(len(c.name)), Node: c.name} // one value of the key per case
 		t.Run(c.name, func(t *testing.T) {
 			j := judge([]byte(c.key), []byte(c.new))
 			if j == nil {
 				t.Fatal("no judge for a key with rules")
 			}
-			p := j([]byte(c.old))
+			p := judgeOld(t, j, []byte(c.old), version)
 			switch {
 			case c.path == "" && p != nil:
 				t.Fatalf("%+v, want it to pass", p)
-			case c.path != "" && (p == nil || p.Path != c.path || p.Reason != c.reason || p.Declaration != map[string]string{"r": "R", "v": "V"}[c.key] || p.Msg == ""):
+			case c.path != "" && (p == nil || p.Path != c.path || p.Reason != c.reason || p.Declaration != map[string]string{"r": "R", "v": "V", "g/\xff/r": "G.R"}[c.key] || p.Msg == ""):
 				t.Fatalf("%+v, want path %s reason %s", p, c.path, c.reason)
 			}
 		})
@@ -113,20 +125,40 @@ func FuzzTransitions(f *testing.F) {
 	f.Add("r", []byte(`{"id":"x","in":{"at":"2026-01-01T00:00:00Z","n":4}}`), []byte(`{"id":"y","f":"NaN"}`))
 	f.Add("r", []byte(`{"id":"x","f":1e308,"d":-1}`), []byte(`{"id":"x","f":"-Inf","d":"x"}`))
 	f.Add("v", []byte(`{"$v":2,"seq":5}`), []byte(`{"$v":2,"seq":-9223372036854775808}`))
+	var n uint64
 	f.Fuzz(func(t *testing.T, key string, old, new []byte) {
 		j := judge([]byte(key), new)
 		if j == nil {
 			return
 		}
-		if p := j(old); p != nil && (p.Path == "" || p.Msg == "" || len(p.Msg) > 400) {
+		n++
+		if p := judgeOld(t, j, old, hlc.HLC{Wall: n}); p != nil && (p.Path == "" || p.Msg == "" || len(p.Msg) > 400) {
 			t.Fatalf("%+v", p)
 		}
 	})
 }
 
+// judgeOld judges old (the key's value at version) as the server does:
+// inside the lock, and when that needs it, Learn outside it and again.
+func judgeOld(t testing.TB, j *server.Transition, old []byte, version hlc.HLC) *server.WriteProblem {
+	t.Helper()
+	p, known := j.Judge(old, version)
+	if !known {
+		if len(old) <= maxLockedDecode {
+			t.Fatalf("a value of %d bytes not judged inside the lock", len(old))
+		}
+		j.Learn(old, version)
+		if p, known = j.Judge(old, version); !known {
+			t.Fatal("not known after Learn")
+		}
+	}
+	return p
+}
+
 // BenchmarkTransitions is the work --enforce adds to a SET of a key with
-// rules (resolve and decode the new value outside the engine's lock;
-// decode the old one and compare inside it), and to one without rules.
+// rules (resolve, decode and project the new value outside the engine's
+// lock; find the old one's projection, or decode a small one, and
+// compare inside it), and to one without rules.
 func BenchmarkTransitions(b *testing.B) {
 	sc, err := schema.Load("t.yaml", []byte(transitionSchema))
 	if err != nil {
@@ -141,18 +173,19 @@ func BenchmarkTransitions(b *testing.B) {
 		}
 	})
 	j := judge([]byte("r"), nw)
-	b.Run("rules/inside-lock/old-seen", func(b *testing.B) {
-		judge([]byte("r"), old) // the SET that wrote old went through the check
+	b.Run("rules/inside-lock/old-cached", func(b *testing.B) {
+		v := hlc.HLC{Wall: 1}
 		for b.Loop() {
-			if j(old) != nil {
+			if p, _ := j.Judge(old, v); p != nil {
 				b.Fatal("refused")
 			}
 		}
 	})
-	b.Run("rules/inside-lock/old-unseen", func(b *testing.B) {
-		j := Transitions(sc)([]byte("r"), nw)
+	b.Run("rules/inside-lock/old-uncached", func(b *testing.B) {
+		var n uint64
 		for b.Loop() {
-			if j(old) != nil {
+			n++
+			if p, _ := j.Judge(old, hlc.HLC{Wall: 2, Counter: n}); p != nil {
 				b.Fatal("refused")
 			}
 		}
@@ -164,33 +197,72 @@ func BenchmarkTransitions(b *testing.B) {
 	})
 }
 
-// The cache of decoded values stays bounded whatever clients write, and
-// a value decoded for one declaration is never used for another.
-func TestDecodedCacheIsBoundedAndPerCodec(t *testing.T) {
+// The cache of projections stays bounded in entries and bytes whatever
+// clients write, and a projection is found only for the key, version and
+// size it was made for.
+func TestProjCacheIsBounded(t *testing.T) {
+	var c projCache
+	p := &projection{size: 100}
+	for i := range 20000 {
+		c.put(fmt.Sprintf("k%d", i), hlc.HLC{Wall: uint64(i)}, 10, p)
+		if len(c.m) > maxCacheEntries || c.bytes > maxCacheBytes {
+			t.Fatalf("%d entries, %d bytes", len(c.m), c.bytes)
+		}
+	}
+	c.put("big", hlc.HLC{Wall: 1}, 10, &projection{size: maxCacheEntry + 1})
+	if _, ok := c.get("big", hlc.HLC{Wall: 1}, 10); ok {
+		t.Fatal("an entry over maxCacheEntry was kept")
+	}
+	for i := range 100 {
+		c.put("large", hlc.HLC{Wall: uint64(i)}, 10, &projection{size: maxCacheEntry - 100})
+		if len(c.m) > maxCacheEntries || c.bytes > maxCacheBytes {
+			t.Fatalf("%d entries, %d bytes", len(c.m), c.bytes)
+		}
+	}
+	c.put("x", hlc.HLC{Wall: 7}, 3, p)
+	if got, ok := c.get("x", hlc.HLC{Wall: 7}, 3); !ok || got != p {
+		t.Fatal("lost")
+	}
+	for _, miss := range []struct {
+		key  string
+		v    hlc.HLC
+		size int
+	}{{"y", hlc.HLC{Wall: 7}, 3}, {"x", hlc.HLC{Wall: 8}, 3}, {"x", hlc.HLC{Wall: 7, Node: "n"}, 3}, {"x", hlc.HLC{Wall: 7}, 4}} {
+		if _, ok := c.get(miss.key, miss.v, miss.size); ok {
+			t.Fatalf("found for %+v", miss)
+		}
+	}
+}
+
+// A long immutable string or bytes is kept as a digest: compared whole,
+// shown in part, and the projection stays small.
+func TestProjectionKeepsLongValuesAsDigests(t *testing.T) {
 	sc, err := schema.Load("t.yaml", []byte(transitionSchema))
 	if err != nil {
 		t.Fatal(err)
 	}
-	var d decodedCache
-	c1 := schemavalCodec(sc, "R")
-	c2 := schemavalCodec(sc, "V")
-	for i := range 5000 {
-		d.put(c1, []byte{byte(i), byte(i >> 8)}, i)
-		if len(d.m) > maxCacheEntries || d.bytes > maxCacheBytes {
-			t.Fatalf("%d entries, %d bytes", len(d.m), d.bytes)
+	judge := Transitions(sc)
+	long := strings.Repeat("a", 1<<20)
+	old := []byte(`{"id":"` + long + `"}`)
+	for i, c := range []struct {
+		id   string
+		fine bool
+	}{{long, true}, {long[1:] + "b", false}, {long[1:], false}, {"a", false}} {
+		j := judge([]byte("r"), []byte(`{"id":"`+c.id+`"}`))
+		p := judgeOld(t, j, old, hlc.HLC{Wall: 1})
+		if (p == nil) != c.fine || p != nil && len(p.Msg) > 200 {
+			t.Fatalf("case %d: %+v", i, p)
 		}
 	}
-	big := make([]byte, maxCachedValue+1)
-	d.put(c1, big, 1)
-	if _, ok := d.get(c1, big); ok {
-		t.Fatal("a value over maxCachedValue was kept")
+	var rec *schema.TypeDef
+	for _, d := range sc.Types {
+		if d.Name == "Rec" {
+			rec = d
+		}
 	}
-	d.put(c1, []byte("x"), "one")
-	if _, ok := d.get(c2, []byte("x")); ok {
-		t.Fatal("a value decoded for one codec served another")
-	}
-	if v, ok := d.get(c1, []byte("x")); !ok || v != "one" {
-		t.Fatal("lost")
+	pr := newTransitions(sc).projectBytes(schemavalCodec(sc, "R"), rec, appendRules(nil, rec, ""), old)
+	if pr.size > 1024 {
+		t.Fatalf("projection of %d bytes", pr.size)
 	}
 }
 
