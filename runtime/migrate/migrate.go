@@ -172,13 +172,27 @@ type Result struct {
 	FirstError error
 }
 
-// BackupLine is one line of a backup file.
+// BackupLine is one line of a backup file (JSON; bytes in base64).
+//
+// Apply writes a key's line with Step StepBefore (flushed before the key
+// is touched), and once its write landed a second line with Step
+// StepWritten and Written, the version its SET gave the key. Rollback
+// restores a key only when the key still has that version. Lines without
+// Step (backups of earlier releases) are restored by their bytes alone.
 type BackupLine struct {
 	Key     []byte `json:"key"`
-	Old     []byte `json:"old"`
-	New     []byte `json:"new"`
-	Version string `json:"version"`
+	Old     []byte `json:"old"`     // the bytes read, restored by Rollback
+	New     []byte `json:"new"`     // the bytes the migrator writes
+	Version string `json:"version"` // the version Old was read at
+	Step    string `json:"step,omitempty"`
+	Written string `json:"written,omitempty"` // StepWritten: the version the migrator's SET gave the key
 }
+
+// Steps of a BackupLine.
+const (
+	StepBefore  = "before"  // written and flushed before the key is touched
+	StepWritten = "written" // written after the migrator's write landed
+)
 
 func positionKey(name string) []byte { return []byte(Prefix + name + "/position") }
 func lockKey(name string) []byte     { return []byte(Prefix + name + "/lock") }
@@ -290,7 +304,16 @@ func LastRun(ctx context.Context, c *runtime.Client, name string) (Done, bool, e
 }
 
 // Apply migrates every key of decls. When ctx is cancelled it stops after
-// the keys in flight, saves its position and returns ctx's error.
+// the keys in flight and returns ctx's error; the saved position is that
+// of the last page completed (by this run, or the one it resumed), so a
+// run interrupted inside its first page saves none, and the next run
+// reads the keys of the unfinished page again (a key already rewritten is
+// left alone).
+//
+// Whoever can write the reserved key "$ssgen/migrate/<name>/position"
+// controls where Apply resumes: a Result with Resumed set does not prove
+// every key was walked; Validate does (ssgen migrate apply runs it after
+// a resumed run).
 func Apply(ctx context.Context, c *runtime.Client, decls []Decl, opts Options) (Result, error) {
 	var res Result
 	if opts.Backup == nil {
