@@ -155,14 +155,16 @@ const migrateApplyUsage = "[--rate N] [--backup FILE] [--name NAME] [--yes] [--s
 	"bytes, version) to a new file, named on stderr; then deleted only if it\n" +
 	"still holds what was read, and set only if still absent: a reader sees the\n" +
 	"key absent in between, and its TTL is not kept. A key a writer changes\n" +
-	"meanwhile is read again, never overwritten. One migrator runs at a time (a\n" +
-	"lease in the store); its position is saved, so apply after an interruption\n" +
-	"(Ctrl-C: exit 130) resumes. On a terminal it asks first (--yes does not)\n" +
-	"and draws a progress bar; otherwise it asks nothing and writes one JSON line\n" +
-	"per progress report on stderr. A plan that needs Go conversions is refused.\n\n" +
+	"meanwhile is read again, never overwritten; a delete in between is lost (the\n" +
+	"key reappears migrated). One migrator runs at a time (a lease in the store);\n" +
+	"its position is saved after each completed page, so apply after an\n" +
+	"interruption (Ctrl-C: exit 130) resumes from there, and then counts every\n" +
+	"key. On a terminal it asks first (--yes does not) and draws a progress bar;\n" +
+	"otherwise it asks nothing and writes one JSON line per progress report on\n" +
+	"stderr. A plan that needs Go conversions is refused.\n\n" +
 	"Exit status: 0 when done, 1 when a key failed or another migrator runs or\n" +
-	"Go conversions are needed, 2 on bad usage or connection errors, 130 when\n" +
-	"interrupted.\n\nflags:"
+	"Go conversions are needed or a resumed run left keys outdated, 2 on bad\n" +
+	"usage or connection errors, 130 when interrupted.\n\nflags:"
 
 func runMigrateApply(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newMigrateFlagSet(env, "apply", migrateApplyUsage)

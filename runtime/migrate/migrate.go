@@ -18,17 +18,23 @@
 //  2. leaves alone every key that is already current (no further
 //     request), that is gone, or that does not decode (counted as failed);
 //  3. writes one backup line per key it will touch (key, old bytes, new
-//     bytes, version) and flushes the backup once for the page, before any
-//     key of the page is touched;
-//  4. rewrites the page's outdated keys, Options.Workers at a time.
+//     bytes, version; StepBefore) and flushes the backup once for the
+//     page, before any key of the page is touched;
+//  4. rewrites the page's outdated keys, Options.Workers at a time, and
+//     writes a StepWritten line (the version the write gave the key) for
+//     each key written, flushed at the end of the page.
 //
 // An unguarded key is rewritten by deleting it only if it still holds the
 // bytes read (VDEL), then setting the new bytes only if it is still absent
 // (SET NX). A reader sees the key absent between the two requests. A key
 // changed since it was read is not deleted and is read again (its new
-// backup line flushed before it is touched); a writer that writes in
-// between wins, and its value is read again; Options.Retries bounds how
-// often. A key's TTL is not kept.
+// backup line flushed before it is touched); a writer that sets the key
+// in between wins, and its value is read again; Options.Retries bounds
+// how often. A delete in between is not seen: another client's DEL or
+// VDEL after the VDEL finds nothing, and the SET NX (sent as soon as the
+// VDEL answers) brings the key back migrated; the protocol has no
+// compare-and-set to close that window (give such keys a Guard). A key's
+// TTL is not kept.
 //
 // A key whose Decl has a Guard (the schema guards it with a lock) is
 // rewritten under that lock instead: Apply acquires the guard's lease
