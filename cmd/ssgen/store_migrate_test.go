@@ -148,8 +148,8 @@ func TestMigrateJourney(t *testing.T) {
 				t.Fatal("the backup file changed")
 			}
 
-			r = run(t, url, "migrate", "rollback", "--backup", backup)
-			r.want(t, exitOK, ptr("rolled back: 3 keys restored, 0 skipped (changed since the migration: kept)\n"))
+			r = run(t, url, "migrate", "rollback", "--schema", v2, "--backup", backup)
+			r.want(t, exitOK, ptr("rolled back: 3 keys restored, 0 kept (changed since the migration), 0 refused (reserved, undeclared, or not written by the migration)\n"))
 			if back := run(t, url, "get", "--hex", "evolve/setpoint"); back.stdout != before.stdout {
 				t.Errorf("after rollback %s, want %s", back.stdout, before.stdout)
 			}

@@ -155,14 +155,16 @@ const migrateApplyUsage = "[--rate N] [--backup FILE] [--name NAME] [--yes] [--s
 	"bytes, version) to a new file, named on stderr; then deleted only if it\n" +
 	"still holds what was read, and set only if still absent: a reader sees the\n" +
 	"key absent in between, and its TTL is not kept. A key a writer changes\n" +
-	"meanwhile is read again, never overwritten. One migrator runs at a time (a\n" +
-	"lease in the store); its position is saved, so apply after an interruption\n" +
-	"(Ctrl-C: exit 130) resumes. On a terminal it asks first (--yes does not)\n" +
-	"and draws a progress bar; otherwise it asks nothing and writes one JSON line\n" +
-	"per progress report on stderr. A plan that needs Go conversions is refused.\n\n" +
+	"meanwhile is read again, never overwritten; a delete in between is lost (the\n" +
+	"key reappears migrated). One migrator runs at a time (a lease in the store);\n" +
+	"its position is saved after each completed page, so apply after an\n" +
+	"interruption (Ctrl-C: exit 130) resumes from there, and then counts every\n" +
+	"key. On a terminal it asks first (--yes does not) and draws a progress bar;\n" +
+	"otherwise it asks nothing and writes one JSON line per progress report on\n" +
+	"stderr. A plan that needs Go conversions is refused.\n\n" +
 	"Exit status: 0 when done, 1 when a key failed or another migrator runs or\n" +
-	"Go conversions are needed, 2 on bad usage or connection errors, 130 when\n" +
-	"interrupted.\n\nflags:"
+	"Go conversions are needed or a resumed run left keys outdated, 2 on bad\n" +
+	"usage or connection errors, 130 when interrupted.\n\nflags:"
 
 func runMigrateApply(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newMigrateFlagSet(env, "apply", migrateApplyUsage)
@@ -197,21 +199,7 @@ func runMigrateApply(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	sum := sha256.Sum256(src)
 	schemaID := hex.EncodeToString(sum[:])
-	resolver := schemaval.NewResolver(s)
-	var todo []*migDecl
-	var decls []migrate.Decl
-	versioned := false
-	for _, d := range declsOf(s) {
-		switch {
-		case !d.rewrites.Any():
-		case d.overlaps != "":
-			fmt.Fprintf(env.stderr, "ssgen migrate apply: %s left out: its keys' pattern %q also lists keys of %s\n", d.name(), d.pattern, d.overlaps)
-		default:
-			todo = append(todo, d)
-			decls = append(decls, migrate.Decl{Name: d.name(), Pattern: d.pattern, Codec: d.codec, Guard: guardOf(resolver, d)})
-			versioned = versioned || d.rewrites.Versioned != nil
-		}
-	}
+	todo, decls, versioned := applyDecls(env, s, "apply")
 	if len(decls) == 0 {
 		fmt.Fprintln(env.stdout, "no declaration's stored values change form: nothing to migrate")
 		return nil
@@ -260,7 +248,9 @@ func runMigrateApply(ctx context.Context, env *cliEnv, args []string) error {
 		fmt.Fprintf(env.stderr, "ssgen migrate apply: backup: %s\n", n)
 	}}
 	pr := newProgress(env.stderr, isTerminal(env.stderr))
-	res, err := migrate.Apply(ctx, c, decls, migrate.Options{Name: *name, SchemaID: schemaID, Restart: *restart, Wait: *wait, Backup: f, Rate: *rate, Progress: pr.report})
+	pages := 0 // pages completed by this run: Progress follows each page's saved position
+	report := func(p migrate.Progress) { pages++; pr.report(p) }
+	res, err := migrate.Apply(ctx, c, decls, migrate.Options{Name: *name, SchemaID: schemaID, Restart: *restart, Wait: *wait, Backup: f, Rate: *rate, Progress: report})
 	pr.finish()
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = cerr
@@ -273,8 +263,15 @@ func runMigrateApply(ctx context.Context, env *cliEnv, args []string) error {
 		summary = "resumed: " + summary
 	}
 	switch {
+	case ctx.Err() != nil && pages > 0:
+		fmt.Fprintf(env.stderr, "ssgen migrate apply: interrupted: %s; the position after the last completed page is saved: run ssgen migrate apply --name %s again to resume from there (it reads the unfinished page again and leaves its rewritten keys alone)\n", summary, *name)
+		return &exitError{code: exitInterrupted, err: errors.New("")}
 	case ctx.Err() != nil:
-		fmt.Fprintf(env.stderr, "ssgen migrate apply: interrupted: %s; the position is saved: run ssgen migrate apply --name %s again to resume\n", summary, *name)
+		from := "from the first key"
+		if res.Resumed {
+			from = "from the position this run resumed"
+		}
+		fmt.Fprintf(env.stderr, "ssgen migrate apply: interrupted before it completed a page: %s; no position was saved by this run: run ssgen migrate apply --name %s again to start %s (keys already rewritten are left alone)\n", summary, *name, from)
 		return &exitError{code: exitInterrupted, err: errors.New("")}
 	case errors.Is(err, migrate.ErrPositionMismatch):
 		return &exitError{code: exitNegative, err: fmt.Errorf("%s; nothing written: --restart discards the saved position", libText(err))}
@@ -284,6 +281,22 @@ func runMigrateApply(ctx context.Context, env *cliEnv, args []string) error {
 		return opError("apply", err)
 	}
 	fmt.Fprintf(env.stdout, "migrated: %s\n", summary)
+	if res.Resumed {
+		// The saved position is a key anyone who can write $ssgen/migrate/
+		// can set: a resumed run proves nothing about the keys before it.
+		counts, err := migrate.Validate(ctx, c, decls)
+		if err != nil {
+			return opError("counting the keys after a resumed run", err)
+		}
+		var outdated, invalid int64
+		for _, n := range counts {
+			outdated += n.Outdated
+			invalid += n.Invalid
+		}
+		if outdated > 0 {
+			return &exitError{code: exitNegative, err: fmt.Errorf("the run resumed a saved position, and %d keys are still outdated (%d invalid): the position skipped them; ssgen migrate apply --restart walks every key", outdated, invalid)}
+		}
+	}
 	if res.Failed > 0 {
 		return &exitError{code: exitNegative, err: fmt.Errorf("%d keys left as they were; the first: %v", res.Failed, res.FirstError)}
 	}
@@ -348,16 +361,21 @@ func runMigrateValidate(ctx context.Context, env *cliEnv, args []string) error {
 	return nil
 }
 
-const migrateRollbackUsage = "--backup FILE [flags]\n\n" +
+const migrateRollbackUsage = "--backup FILE [--schema FILE] [flags]\n\n" +
 	"Restores the keys a backup written by ssgen migrate apply holds, newest line\n" +
-	"first, but only those that still hold what the migration wrote: a key\n" +
-	"changed since is kept as it is. A resumed apply wrote one backup per run:\n" +
-	"roll them back newest first.\n\nflags:"
+	"first, but only those that still hold what the migration wrote (the version\n" +
+	"its write gave them): a key changed since, even to the same bytes, is kept\n" +
+	"as it is. Only keys of the declarations apply migrates with the schema are\n" +
+	"restored, never a reserved key ($ssgen/...): other lines are skipped and\n" +
+	"listed with the reason. A resumed apply wrote one backup per run: roll them\n" +
+	"back newest first.\n\n" +
+	"Exit status: 0 when every key was restored or kept, 1 when a line was\n" +
+	"refused, 2 on bad usage or connection errors.\n\nflags:"
 
 func runMigrateRollback(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newMigrateFlagSet(env, "rollback", migrateRollbackUsage)
-	var cf connFlags
-	cf.register(fs)
+	var mf migrateFlags
+	mf.register(fs)
 	backup := fs.String("backup", "", "the backup `FILE` apply wrote (required)")
 	pos, _, help, err := parseArgs(fs, args, 0)
 	if help || err != nil {
@@ -369,22 +387,58 @@ func runMigrateRollback(ctx context.Context, env *cliEnv, args []string) error {
 	if *backup == "" {
 		return usageErrorf("--backup FILE is required")
 	}
+	s, err := mf.load(env)
+	if err != nil {
+		return err
+	}
+	_, decls, _ := applyDecls(env, s, "rollback")
+	if decls == nil {
+		decls = []migrate.Decl{} // no declaration: every line is refused
+	}
 	f, err := os.Open(*backup)
 	if err != nil {
 		return usageErrorf("--backup: %v", err)
 	}
 	defer f.Close()
-	c, err := cf.dial(ctx, env, true)
+	c, err := mf.conn.dial(ctx, env, true)
 	if err != nil {
 		return err
 	}
 	defer c.Close()
-	res, err := migrate.Rollback(ctx, c, f)
+	res, err := migrate.RollbackWith(ctx, c, f, migrate.RollbackOptions{Decls: decls})
 	if err != nil {
 		return opError("rollback", err)
 	}
-	fmt.Fprintf(env.stdout, "rolled back: %d keys restored, %d skipped (changed since the migration: kept)\n", res.Restored, res.Kept)
+	for _, k := range res.Skipped {
+		fmt.Fprintf(env.stdout, "  skipped %s: %s\n", terminalSafe(fmt.Sprintf("%.200q", k.Key)), k.Reason)
+	}
+	if more := res.Kept + res.Refused - int64(len(res.Skipped)); more > 0 {
+		fmt.Fprintf(env.stdout, "  and %d more skipped\n", more)
+	}
+	fmt.Fprintf(env.stdout, "rolled back: %d keys restored, %d kept (changed since the migration), %d refused (reserved, undeclared, or not written by the migration)\n", res.Restored, res.Kept, res.Refused)
+	if res.Refused > 0 {
+		return &exitError{code: exitNegative, err: fmt.Errorf("%d backup keys refused: the backup names keys the migration of this schema did not write", res.Refused)}
+	}
 	return nil
+}
+
+// applyDecls are the declarations apply migrates (and rollback
+// restores): those whose stored values change form, less those whose
+// pattern lists keys of another declaration (said on stderr).
+func applyDecls(env *cliEnv, s *schema.Schema, verb string) (todo []*migDecl, decls []migrate.Decl, versioned bool) {
+	resolver := schemaval.NewResolver(s)
+	for _, d := range declsOf(s) {
+		switch {
+		case !d.rewrites.Any():
+		case d.overlaps != "":
+			fmt.Fprintf(env.stderr, "ssgen migrate %s: %s left out: its keys' pattern %q also lists keys of %s\n", verb, d.name(), d.pattern, d.overlaps)
+		default:
+			todo = append(todo, d)
+			decls = append(decls, migrate.Decl{Name: d.name(), Pattern: d.pattern, Codec: d.codec, Guard: guardOf(resolver, d)})
+			versioned = versioned || d.rewrites.Versioned != nil
+		}
+	}
+	return todo, decls, versioned
 }
 
 // guardOf gives the guard lock of each concrete key of d (nil when d's

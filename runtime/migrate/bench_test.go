@@ -184,3 +184,32 @@ func BenchmarkApply100kSweep(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkValidate100k counts 100,000 keys of the embedded server with
+// Validate (what ssgen migrate apply adds after a resumed run) and
+// reports keys/s, next to Apply's keys/s over the same keys.
+func BenchmarkValidate100k(b *testing.B) {
+	srv := servertest.New(b)
+	c := dial(b, srv.URL())
+	fill(b, c, benchKeys)
+	d := migrate.Decl{Name: "item", Pattern: "item/*", Codec: flip{"v1:", "v2:"}}
+	b.ResetTimer()
+	for range b.N {
+		t := time.Now()
+		counts, err := migrate.Validate(context.Background(), c, []migrate.Decl{d})
+		el := time.Since(t)
+		if err != nil || counts[0].Current+counts[0].Outdated != int64(benchKeys) {
+			b.Fatalf("Validate: %+v, %v", counts, err)
+		}
+		t = time.Now()
+		res, err := migrate.Apply(context.Background(), c, []migrate.Decl{d}, migrate.Options{Backup: io.Discard})
+		ael := time.Since(t)
+		if err != nil {
+			b.Fatal(err)
+		}
+		f := d.Codec.(flip)
+		d.Codec = flip{f.to, f.from}
+		b.ReportMetric(float64(benchKeys)/el.Seconds(), "validate-keys/s")
+		b.ReportMetric(float64(res.Seen)/ael.Seconds(), "apply-keys/s")
+	}
+}

@@ -169,7 +169,8 @@ func TestGuardedKeys(t *testing.T) {
 	if _, ok, err := runtime.NewLock(writer, []byte("locks/g/003"), time.Second).TryAcquire(ctx); !ok || err != nil {
 		t.Fatalf("guard lock left held: %v, %v", ok, err)
 	}
-	if strings.Count(backup.String(), "\n") != n {
+	// One line before and one after each key's write.
+	if strings.Count(backup.String(), `"step":"before"`) != n || strings.Count(backup.String(), `"step":"written"`) != n {
 		t.Fatalf("backup:\n%s", backup.String())
 	}
 }

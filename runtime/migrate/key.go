@@ -105,7 +105,7 @@ func (r *runner) page(ctx context.Context, d Decl, keys [][]byte, st *pageStats)
 	// 3. The unguarded keys' backup lines, flushed once before any is
 	// touched (a guarded key's line is written under its lease).
 	for _, it := range plain {
-		if err := r.line(BackupLine{Key: it.key, Old: it.old, New: it.cur, Version: it.ver.String()}, false); err != nil {
+		if err := r.line(before(it), false); err != nil {
 			return err
 		}
 	}
@@ -136,7 +136,10 @@ func (r *runner) page(ctx context.Context, d Decl, keys [][]byte, st *pageStats)
 	if fatal != nil {
 		return fatal
 	}
-	return r.guarded(ctx, d, guarded, st)
+	if err := r.guarded(ctx, d, guarded, st); err != nil {
+		return err
+	}
+	return r.flush() // the page's written lines
 }
 
 // each runs f(0..n-1) on at most Workers goroutines, in order of i, and
@@ -185,14 +188,19 @@ func (r *runner) rewrite(ctx context.Context, d Decl, it item) (changed bool, er
 		case !deleted:
 			return false, nil // deleted by someone else
 		default:
-			_, err = r.c.Set(ctx, it.key, it.cur, runtime.SetOptions{Condition: runtime.IfNotExists})
+			// SET NX is sent as soon as VDEL answers, nothing in between:
+			// the key is absent for one round trip. A DEL or VDEL of
+			// another client in that window finds nothing (answers 0) and
+			// the key comes back migrated; the protocol has no
+			// compare-and-set to close it (docs/runtime.md).
+			ver, err := r.c.Set(ctx, it.key, it.cur, runtime.SetOptions{Condition: runtime.IfNotExists})
 			switch {
 			case errors.Is(err, runtime.ErrConditionNotMet):
 				// a writer wrote in between: its value stays, read it again
 			case err != nil:
 				return false, err
 			default:
-				return true, nil
+				return true, r.line(written(it, ver), false)
 			}
 		}
 		if attempt+1 >= r.opts.Retries {
@@ -202,7 +210,7 @@ func (r *runner) rewrite(ctx context.Context, d Decl, it item) (changed bool, er
 		if it, done, err = r.reread(ctx, d, it.key); done || err != nil {
 			return false, err
 		}
-		if err := r.line(BackupLine{Key: it.key, Old: it.old, New: it.cur, Version: it.ver.String()}, true); err != nil {
+		if err := r.line(before(it), true); err != nil {
 			return false, err
 		}
 	}
@@ -286,13 +294,26 @@ func (r *runner) fencedRewrite(ctx context.Context, d Decl, key []byte, lease *r
 	if err := lease.Err(); err != nil {
 		return false, err
 	}
-	if err := r.line(BackupLine{Key: it.key, Old: it.old, New: it.cur, Version: it.ver.String()}, true); err != nil {
+	if err := r.line(before(it), true); err != nil {
 		return false, err
 	}
-	if _, err := r.c.Set(ctx, key, it.cur, runtime.SetOptions{FencingToken: lease.Token()}); err != nil {
+	ver, err := r.c.Set(ctx, key, it.cur, runtime.SetOptions{FencingToken: lease.Token()})
+	if err != nil {
 		return false, err
 	}
-	return true, nil
+	return true, r.line(written(it, ver), false)
+}
+
+// before is it's backup line written before the key is touched.
+func before(it item) BackupLine {
+	return BackupLine{Key: it.key, Old: it.old, New: it.cur, Version: it.ver.String(), Step: StepBefore}
+}
+
+// written is it's backup line once the migrator's SET gave the key ver.
+func written(it item, ver hlc.HLC) BackupLine {
+	l := before(it)
+	l.Step, l.Written = StepWritten, ver.String()
+	return l
 }
 
 // acquire waits for the lease of the guard lock name until ctx ends. The

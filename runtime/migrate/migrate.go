@@ -18,17 +18,23 @@
 //  2. leaves alone every key that is already current (no further
 //     request), that is gone, or that does not decode (counted as failed);
 //  3. writes one backup line per key it will touch (key, old bytes, new
-//     bytes, version) and flushes the backup once for the page, before any
-//     key of the page is touched;
-//  4. rewrites the page's outdated keys, Options.Workers at a time.
+//     bytes, version; StepBefore) and flushes the backup once for the
+//     page, before any key of the page is touched;
+//  4. rewrites the page's outdated keys, Options.Workers at a time, and
+//     writes a StepWritten line (the version the write gave the key) for
+//     each key written, flushed at the end of the page.
 //
 // An unguarded key is rewritten by deleting it only if it still holds the
 // bytes read (VDEL), then setting the new bytes only if it is still absent
 // (SET NX). A reader sees the key absent between the two requests. A key
 // changed since it was read is not deleted and is read again (its new
-// backup line flushed before it is touched); a writer that writes in
-// between wins, and its value is read again; Options.Retries bounds how
-// often. A key's TTL is not kept.
+// backup line flushed before it is touched); a writer that sets the key
+// in between wins, and its value is read again; Options.Retries bounds
+// how often. A delete in between is not seen: another client's DEL or
+// VDEL after the VDEL finds nothing, and the SET NX (sent as soon as the
+// VDEL answers) brings the key back migrated; the protocol has no
+// compare-and-set to close that window (give such keys a Guard). A key's
+// TTL is not kept.
 //
 // A key whose Decl has a Guard (the schema guards it with a lock; the
 // generated Migrations set it with Decl.GuardedBy) is
@@ -173,13 +179,27 @@ type Result struct {
 	FirstError error
 }
 
-// BackupLine is one line of a backup file.
+// BackupLine is one line of a backup file (JSON; bytes in base64).
+//
+// Apply writes a key's line with Step StepBefore (flushed before the key
+// is touched), and once its write landed a second line with Step
+// StepWritten and Written, the version its SET gave the key. Rollback
+// restores a key only when the key still has that version. Lines without
+// Step (backups of earlier releases) are restored by their bytes alone.
 type BackupLine struct {
 	Key     []byte `json:"key"`
-	Old     []byte `json:"old"`
-	New     []byte `json:"new"`
-	Version string `json:"version"`
+	Old     []byte `json:"old"`     // the bytes read, restored by Rollback
+	New     []byte `json:"new"`     // the bytes the migrator writes
+	Version string `json:"version"` // the version Old was read at
+	Step    string `json:"step,omitempty"`
+	Written string `json:"written,omitempty"` // StepWritten: the version the migrator's SET gave the key
 }
+
+// Steps of a BackupLine.
+const (
+	StepBefore  = "before"  // written and flushed before the key is touched
+	StepWritten = "written" // written after the migrator's write landed
+)
 
 func positionKey(name string) []byte { return []byte(Prefix + name + "/position") }
 func lockKey(name string) []byte     { return []byte(Prefix + name + "/lock") }
@@ -291,7 +311,16 @@ func LastRun(ctx context.Context, c *runtime.Client, name string) (Done, bool, e
 }
 
 // Apply migrates every key of decls. When ctx is cancelled it stops after
-// the keys in flight, saves its position and returns ctx's error.
+// the keys in flight and returns ctx's error; the saved position is that
+// of the last page completed (by this run, or the one it resumed), so a
+// run interrupted inside its first page saves none, and the next run
+// reads the keys of the unfinished page again (a key already rewritten is
+// left alone).
+//
+// Whoever can write the reserved key "$ssgen/migrate/<name>/position"
+// controls where Apply resumes: a Result with Resumed set does not prove
+// every key was walked; Validate does (ssgen migrate apply runs it after
+// a resumed run).
 func Apply(ctx context.Context, c *runtime.Client, decls []Decl, opts Options) (Result, error) {
 	var res Result
 	if opts.Backup == nil {

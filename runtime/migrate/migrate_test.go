@@ -233,8 +233,8 @@ func TestRollback(t *testing.T) {
 	if _, err := migrate.Apply(context.Background(), c, decls, migrate.Options{Backup: &backup}); err != nil {
 		t.Fatal(err)
 	}
-	if got := strings.Count(backup.String(), "\n"); got != n {
-		t.Fatalf("%d backup lines, want %d", got, n)
+	if got := strings.Count(backup.String(), "\n"); got != 2*n { // a line before and a line after each write
+		t.Fatalf("%d backup lines, want %d", got, 2*n)
 	}
 	if _, err := c.Set(context.Background(), []byte("item/000007"), []byte("v2:since"), runtime.SetOptions{}); err != nil {
 		t.Fatal(err)

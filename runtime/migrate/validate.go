@@ -8,7 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
+	"strings"
 
+	"github.com/ssgen/ssgen/internal/glob"
 	"github.com/ssgen/ssgen/runtime"
 )
 
@@ -85,16 +88,64 @@ func Validate(ctx context.Context, c *runtime.Client, decls []Decl) ([]Counts, e
 type RollbackResult struct {
 	Restored int64 // keys set back to their backed-up bytes
 	Kept     int64 // keys that no longer held what the migration wrote: left alone
+	// Refused counts the keys Rollback does not restore whatever they
+	// hold: reserved keys ("$ssgen/..."), keys no RollbackOptions.Decls
+	// pattern matches, and keys whose lines record no write of the
+	// migration.
+	Refused int64
+	// Skipped lists the first MaxSkipped keys left alone (Kept and
+	// Refused), each with its reason.
+	Skipped []Skipped
+}
+
+// Skipped is a key Rollback left alone, and why.
+type Skipped struct {
+	Key    []byte
+	Reason string
+}
+
+// MaxSkipped bounds RollbackResult.Skipped.
+const MaxSkipped = 100
+
+// Reasons of a Skipped key.
+const (
+	SkipReserved   = "reserved key ($ssgen/...): never restored"
+	SkipUndeclared = "no declaration matches the key: not restored"
+	SkipNotWritten = "the backup records no write of the migration to the key"
+	SkipChanged    = "changed since the migration wrote it: kept"
+)
+
+// RollbackOptions narrow Rollback.
+type RollbackOptions struct {
+	// Decls, when not nil, are the declarations whose keys Rollback
+	// restores: a key no Decl's Pattern matches is refused.
+	Decls []Decl
 }
 
 // maxBackupLine bounds one line of a backup file.
 const maxBackupLine = 64 << 20
 
-// Rollback restores a backup written by Apply, newest line first, only
-// for keys that still hold what the migration wrote: such a key is
-// deleted if it holds those bytes (VDEL) and its old bytes set if it is
-// still absent (SET NX). Other keys are counted as Kept.
+// reserved is the prefix of every key ssgen reserves.
+const reserved = "$ssgen/"
+
+// Rollback is RollbackWith with no options.
 func Rollback(ctx context.Context, c *runtime.Client, backup io.Reader) (RollbackResult, error) {
+	return RollbackWith(ctx, c, backup, RollbackOptions{})
+}
+
+// RollbackWith restores a backup written by Apply, key by key from the
+// newest line, only for keys that still hold what the migration wrote.
+// A key with StepWritten lines is restored when its current version is
+// the one such a line records (and it holds that line's New bytes): an
+// application's later write of the same bytes has another version and is
+// kept. A key of a backup without steps (earlier releases) is restored
+// when it holds a line's New bytes. Restoring deletes the key if it holds
+// those bytes (VDEL) and sets its old bytes if it is still absent (SET
+// NX). Reserved keys ("$ssgen/...") are never restored, nor keys no
+// opts.Decls pattern matches. A backup line names any key, so a backup
+// is only as trustworthy as whoever could write the file: restrict it
+// with opts.Decls.
+func RollbackWith(ctx context.Context, c *runtime.Client, backup io.Reader, opts RollbackOptions) (RollbackResult, error) {
 	var res RollbackResult
 	var lines []BackupLine
 	sc := bufio.NewScanner(backup)
@@ -104,7 +155,8 @@ func Rollback(ctx context.Context, c *runtime.Client, backup io.Reader) (Rollbac
 			continue
 		}
 		var l BackupLine
-		if err := json.Unmarshal(sc.Bytes(), &l); err != nil || len(l.Key) == 0 {
+		if err := json.Unmarshal(sc.Bytes(), &l); err != nil || len(l.Key) == 0 ||
+			l.Step != "" && l.Step != StepBefore && l.Step != StepWritten || (l.Step == StepWritten) != (l.Written != "") {
 			return res, fmt.Errorf("migrate: backup line %d is not a backup entry", n)
 		}
 		lines = append(lines, l)
@@ -112,37 +164,123 @@ func Rollback(ctx context.Context, c *runtime.Client, backup io.Reader) (Rollbac
 	if err := sc.Err(); err != nil {
 		return res, err
 	}
-	seen := map[string]bool{}
-	for i := len(lines) - 1; i >= 0; i-- {
-		l := lines[i]
-		if seen[string(l.Key)] {
-			continue
+	globs := make([]*glob.Pattern, len(opts.Decls))
+	for i, d := range opts.Decls {
+		globs[i] = glob.Compile(d.Pattern)
+	}
+	skip := func(key []byte, reason string) {
+		if reason == SkipChanged {
+			res.Kept++
+		} else {
+			res.Refused++
 		}
-		deleted, _, err := c.VDel(ctx, l.Key, l.New, runtime.DelOptions{})
-		switch {
-		case errors.Is(err, runtime.ErrConditionNotMet), err == nil && !deleted:
-			// An older line of this key may be the write that landed
-			// (an attempt whose VDEL failed also left a line).
-			continue
-		case err != nil:
-			return res, err
-		}
-		seen[string(l.Key)] = true
-		_, err = c.Set(ctx, l.Key, l.Old, runtime.SetOptions{Condition: runtime.IfNotExists})
-		switch {
-		case errors.Is(err, runtime.ErrConditionNotMet):
-			res.Kept++ // a writer wrote in between: its value stays
-		case err != nil:
-			return res, err
-		default:
-			res.Restored++
+		if len(res.Skipped) < MaxSkipped {
+			res.Skipped = append(res.Skipped, Skipped{Key: key, Reason: reason})
 		}
 	}
-	for _, l := range lines {
-		if !seen[string(l.Key)] {
-			seen[string(l.Key)] = true
-			res.Kept++
+	// A key's lines, newest first, in the order of each key's newest line.
+	byKey := map[string][]BackupLine{}
+	var order []string
+	for i := len(lines) - 1; i >= 0; i-- {
+		k := string(lines[i].Key)
+		if _, ok := byKey[k]; !ok {
+			order = append(order, k)
+		}
+		byKey[k] = append(byKey[k], lines[i])
+	}
+	for _, k := range order {
+		ls := byKey[k]
+		key := ls[0].Key
+		switch {
+		case strings.HasPrefix(k, reserved):
+			skip(key, SkipReserved)
+			continue
+		case opts.Decls != nil && !slices.ContainsFunc(globs, func(g *glob.Pattern) bool { return g.Match(k) }):
+			skip(key, SkipUndeclared)
+			continue
+		}
+		stepped := slices.ContainsFunc(ls, func(l BackupLine) bool { return l.Step != "" })
+		var restored bool
+		var err error
+		if stepped {
+			restored, err = restoreWritten(ctx, c, ls)
+		} else {
+			restored, err = restoreBytes(ctx, c, ls)
+		}
+		switch {
+		case errors.Is(err, errNotWritten):
+			skip(key, SkipNotWritten)
+		case err != nil:
+			return res, err
+		case restored:
+			res.Restored++
+		default:
+			skip(key, SkipChanged)
 		}
 	}
 	return res, nil
+}
+
+var errNotWritten = errors.New("not written")
+
+// restoreWritten restores a key of a backup with steps: only if its
+// current version is one a StepWritten line records.
+func restoreWritten(ctx context.Context, c *runtime.Client, ls []BackupLine) (bool, error) {
+	key := ls[0].Key
+	if !slices.ContainsFunc(ls, func(l BackupLine) bool { return l.Step == StepWritten }) {
+		return false, errNotWritten
+	}
+	val, ver, err := c.Get(ctx, key)
+	switch {
+	case errors.Is(err, runtime.ErrNotFound):
+		return false, nil
+	case err != nil:
+		return false, err
+	}
+	for _, l := range ls {
+		if l.Step == StepWritten && l.Written == ver.String() && bytes.Equal(l.New, val) {
+			ok, err := restore(ctx, c, l)
+			if errors.Is(err, errNotHeld) {
+				err = nil
+			}
+			return ok, err
+		}
+	}
+	return false, nil
+}
+
+// restoreBytes restores a key of a backup without steps: if it holds a
+// line's New bytes (an older line of the key may be the write that
+// landed: an attempt whose VDEL failed also left a line).
+func restoreBytes(ctx context.Context, c *runtime.Client, ls []BackupLine) (bool, error) {
+	for _, l := range ls {
+		ok, err := restore(ctx, c, l)
+		if !errors.Is(err, errNotHeld) {
+			return ok, err
+		}
+	}
+	return false, nil
+}
+
+// errNotHeld: the key does not hold the line's New bytes.
+var errNotHeld = errors.New("not held")
+
+// restore deletes l.Key if it holds l.New (else errNotHeld) and sets
+// l.Old if it is still absent.
+func restore(ctx context.Context, c *runtime.Client, l BackupLine) (bool, error) {
+	deleted, _, err := c.VDel(ctx, l.Key, l.New, runtime.DelOptions{})
+	switch {
+	case errors.Is(err, runtime.ErrConditionNotMet), err == nil && !deleted:
+		return false, errNotHeld
+	case err != nil:
+		return false, err
+	}
+	_, err = c.Set(ctx, l.Key, l.Old, runtime.SetOptions{Condition: runtime.IfNotExists})
+	switch {
+	case errors.Is(err, runtime.ErrConditionNotMet):
+		return false, nil // a writer wrote in between: its value stays
+	case err != nil:
+		return false, err
+	}
+	return true, nil
 }
