@@ -41,6 +41,7 @@ func (p *progress) report(r migrate.Progress) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if !p.term {
+		r.Rate = math.Round(r.Rate*10) / 10
 		b, err := json.Marshal(progressLine{Progress: r, Left: left})
 		if err == nil {
 			fmt.Fprintf(p.w, "%s\n", b)
@@ -56,6 +57,18 @@ func (p *progress) report(r migrate.Progress) {
 	}
 	fmt.Fprintf(p.w, "\r%s%s", line, pad)
 	p.drawn = true
+}
+
+// note prints a line of its own, below a bar drawn so far (the next
+// report draws the bar again).
+func (p *progress) note(line string) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.drawn {
+		fmt.Fprintln(p.w)
+		p.drawn = false
+	}
+	fmt.Fprintln(p.w, line)
 }
 
 // finish ends a bar's line.

@@ -320,20 +320,22 @@ func TestMigrateProgressBar(t *testing.T) {
 	var b bytes.Buffer
 	p := newProgress(&b, true)
 	p.report(migrate.Progress{Decl: "SetPoint", Done: 50, Total: 200, Rate: 25})
+	p.note("ssgen migrate apply: backup: b.jsonl") // on a line of its own, not after the bar
 	p.report(migrate.Progress{Decl: "SetPoint", Done: 200, Total: 200, Rate: 40})
 	p.finish()
 	out := b.String()
-	want := "\r[#####...............] 50/200 SetPoint  25 keys/s  0:06 left" +
+	want := "\r[#####...............] 50/200 SetPoint  25 keys/s  0:06 left\n" +
+		"ssgen migrate apply: backup: b.jsonl\n" +
 		"\r[####################] 200/200 SetPoint  40 keys/s  0:00 left\n"
 	if out != want {
 		t.Fatalf("bar %q, want %q", out, want)
 	}
 	b.Reset()
 	p = newProgress(&b, false)
-	p.report(migrate.Progress{Decl: "Site.Config", Done: 10, Total: 40, Rewritten: 9, Skipped: 1, Rate: 5})
+	p.report(migrate.Progress{Decl: "Site.Config", Done: 10, Total: 40, Rewritten: 9, Skipped: 1, Rate: 5.01})
 	p.finish()
 	var line progressLine
-	if err := json.Unmarshal(b.Bytes(), &line); err != nil || line.Decl != "Site.Config" || line.Done != 10 || line.Total != 40 || line.Left != 6 || !strings.HasSuffix(b.String(), "}\n") {
+	if err := json.Unmarshal(b.Bytes(), &line); err != nil || line.Decl != "Site.Config" || line.Done != 10 || line.Total != 40 || line.Left != 6 || line.Rate != 5 || !strings.HasSuffix(b.String(), "}\n") {
 		t.Fatalf("JSON line %q: %+v, %v", b.String(), line, err)
 	}
 }

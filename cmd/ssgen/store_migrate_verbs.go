@@ -244,10 +244,10 @@ func runMigrateApply(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	// The file is made when the first key is backed up: a run with
 	// nothing to rewrite, or refused, leaves none.
-	f := &lazyBackup{name: *backup, migration: *name, now: time.Now(), created: func(n string) {
-		fmt.Fprintf(env.stderr, "ssgen migrate apply: backup: %s\n", n)
-	}}
 	pr := newProgress(env.stderr, isTerminal(env.stderr))
+	f := &lazyBackup{name: *backup, migration: *name, now: time.Now(), created: func(n string) {
+		pr.note("ssgen migrate apply: backup: " + n)
+	}}
 	pages := 0 // pages completed by this run: Progress follows each page's saved position
 	report := func(p migrate.Progress) { pages++; pr.report(p) }
 	res, err := migrate.Apply(ctx, c, decls, migrate.Options{Name: *name, SchemaID: schemaID, Restart: *restart, Wait: *wait, Backup: f, Rate: *rate, Progress: report})
@@ -274,7 +274,9 @@ func runMigrateApply(ctx context.Context, env *cliEnv, args []string) error {
 		fmt.Fprintf(env.stderr, "ssgen migrate apply: interrupted before it completed a page: %s; no position was saved by this run: run ssgen migrate apply --name %s again to start %s (keys already rewritten are left alone)\n", summary, *name, from)
 		return &exitError{code: exitInterrupted, err: errors.New("")}
 	case errors.Is(err, migrate.ErrPositionMismatch):
-		return &exitError{code: exitNegative, err: fmt.Errorf("%s; nothing written: --restart discards the saved position", libText(err))}
+		var pm *migrate.PositionMismatchError
+		errors.As(err, &pm)
+		return &exitError{code: exitNegative, err: fmt.Errorf("migration %q: the saved position (declaration %s, schema %s) %s; nothing written: resume it with the schema of that run, or run apply --restart to discard it and walk every key", *name, terminalSafe(clip(pm.SavedDecl, 64)), terminalSafe(clip(pm.SavedSchema, 64)), pm.Reason)}
 	case errors.Is(err, migrate.ErrBusy):
 		return &exitError{code: exitNegative, err: fmt.Errorf("another migrator named %q is running (it holds %s%s/lock); nothing written", *name, migrate.Prefix, *name)}
 	case err != nil:
@@ -356,7 +358,7 @@ func runMigrateValidate(ctx context.Context, env *cliEnv, args []string) error {
 		bad += t.Outdated + t.Invalid
 	}
 	if bad > 0 {
-		return &exitError{code: exitNegative, err: fmt.Errorf("%d keys are outdated or invalid", bad)}
+		return &exitError{code: exitNegative, err: fmt.Errorf("%s outdated or invalid", outdatedCount(bad))}
 	}
 	return nil
 }
@@ -455,4 +457,12 @@ func guardOf(res *schemaval.Resolver, d *migDecl) func([]byte) ([]byte, bool) {
 		gk, lock := m.GuardKey()
 		return []byte(gk), lock != nil
 	}
+}
+
+// outdatedCount is "1 key is", "2 keys are".
+func outdatedCount(n int64) string {
+	if n == 1 {
+		return "1 key is"
+	}
+	return plural(int(n), "key") + " are"
 }

@@ -54,7 +54,7 @@ func newMetrics(srv *server.Server, sse func() int) *metrics {
 	}, []string{"verb", "error"})
 	m.schema = prometheus.NewCounterVec(prometheus.CounterOpts{
 		Name: "ssgen_schema_violations_total",
-		Help: "SETs whose value does not fit its key's declaration (serve --enforce warn|refuse), by declaration, reason (decode) and action (warned: applied; refused: answered -ERR schema violation).",
+		Help: "SETs whose value does not fit its key's declaration (serve --enforce warn|refuse), by declaration, reason (decode, immutable, monotonic, busy) and action (warned: applied; refused: answered -ERR schema violation).",
 	}, []string{"declaration", "reason", "action"})
 	for v, verb := range metricVerbs {
 		for r, res := range metricResults {
