@@ -104,9 +104,10 @@ func (s *schemaFlags) resolver(env *cliEnv) (*schemaval.Resolver, error) {
 }
 
 // resolve reads a key through the resolver; nil when there is none or
-// the key is not declared.
+// the key is not declared. A key that is not UTF-8 is resolved by its
+// bytes, as serve --enforce and generated accessors take it.
 func resolve(r *schemaval.Resolver, key []byte) *schemaval.Match {
-	if r == nil || !utf8.Valid(key) {
+	if r == nil {
 		return nil
 	}
 	m, _ := r.Resolve(string(key))

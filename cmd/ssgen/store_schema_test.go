@@ -490,3 +490,23 @@ func TestSchemaDelAndVdel(t *testing.T) {
 		t.Error("still there")
 	}
 }
+
+// TestSchemaResolvesAKeyThatIsNotUTF8: a declared key whose parameter is
+// not UTF-8 is the declaration's, as serve --enforce and generated
+// accessors take it: get decodes it, set checks the value against it.
+func TestSchemaResolvesAKeyThatIsNotUTF8(t *testing.T) {
+	_, url, eng := typedStore(t)
+	file := filepath.Join(t.TempDir(), "ssgen.yaml")
+	yaml := "version: 1\npackage: p\ngroups:\n  D:\n    path: d/{id}\n    params: {id: string}\n    keys:\n      R: {path: r, type: float64, encoding: string}\n"
+	if err := os.WriteFile(file, []byte(yaml), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	key := "d/\xff/r"
+	run(t, url, "set", key, "21.5").want(t, exitOK, nil) // no schema: bytes
+	runIn(t, "", nil, "get", "--broker", url, "--schema", file, key).want(t, exitOK, ptr("21.5\n"))
+	r := runIn(t, "", nil, "set", "--broker", url, "--schema", file, key, "warm")
+	r.want(t, exitUsage, ptr(""))
+	if v, _ := eng.Lookup([]byte(key)); string(v.Value) != "21.5" {
+		t.Errorf("a misfit was stored: %q (stderr %q)", v.Value, r.stderr)
+	}
+}
