@@ -22,3 +22,9 @@ func SetHeldAnswerBounds(s *Server, perClient, total int) {
 }
 
 func HeldAnswers(s *Server) int { return s.delayed.count() }
+
+// SetAttachedHook makes hook run each time s, in external mode, has
+// attached to the broker and subscribed to requests (tests; before Start).
+func SetAttachedHook(s *Server, hook func()) {
+	s.tr.(*external).attached = hook
+}
