@@ -116,3 +116,70 @@ func describeNotification(t *testing.T, p *paho.Publish) string {
 	}
 	return fmt.Sprintf("SET %q __ts %s", n.Value, ts)
 }
+
+// A server on a replica publishes a write's notification before its
+// answer: a leader killed between the two loses the answer (the writer's
+// request times out, its outcome unknown), never the notification of a
+// change it acknowledged. The hook holds the notification back until the
+// answer has reached the writer, or for a while: with the answer released
+// on its own (before), it comes first.
+func TestReplicaServerPublishesNotificationsBeforeAnswers(t *testing.T) {
+	old := hlc.HLC{Wall: uint64(time.Now().Add(-time.Second).UnixMilli()), Node: "old-leader"}
+	rep := &memReplica{key: "k", value: "v0", watcher: "watcher", version: old}
+	srv, err := server.New(server.Options{Broker: mosquittoURL(t), Replica: rep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	e := &env{t: t, srv: srv, clock: engine.NewFakeClock(time.Now())}
+	watcher := e.connect("watcher")
+	watcher.subscribeNotify()
+	writer := e.connect("writer")
+	// held is the answer if it reached the writer while the SET's
+	// notification was held back, else nil.
+	held := make(chan *paho.Publish, 1)
+	var first sync.Once
+	server.SetDeliverHook(srv, func(n engine.Notification) {
+		if string(n.Key) != "k" || n.Wait == 0 {
+			return // the restored state, told at attach
+		}
+		first.Do(func() {
+			// Not a synchronisation: the answer must not come at all while
+			// the notification is held; the bound only ends the wait.
+			select {
+			case p := <-writer.resp:
+				held <- p
+			case <-time.After(500 * time.Millisecond):
+				held <- nil
+			}
+		})
+	})
+	if err := srv.Start(); err != nil {
+		t.Fatal(err)
+	}
+	writer.send(request{payload: cmd("SET", "k", "v1")})
+	var answer *paho.Publish
+	select {
+	case answer = <-held:
+	case <-time.After(wait):
+		t.Fatal("the SET's notification was never delivered")
+	}
+	if answer != nil {
+		t.Error("the SET was answered before its notification was published")
+	} else {
+		answer = writer.await()
+	}
+	if string(answer.Payload) != "+OK\r\n" {
+		t.Fatalf("SET answered %q", answer.Payload)
+	}
+	for {
+		select {
+		case p := <-watcher.other:
+			if got := describeNotification(t, p); len(got) >= 8 && got[:8] == `SET "v1"` {
+				return
+			}
+		case <-time.After(wait):
+			t.Fatal("the watcher got no notification of the SET")
+		}
+	}
+}
