@@ -103,19 +103,36 @@ func (s *Server) answer(owner string, out outcome, send func(*outcome)) {
 	s.commit.Hold(owner, out.Wait, func(err error) {
 		if err != nil {
 			out.abandon()
+		} else if s.notes != nil {
+			// On a replica, the change's notifications go out first.
+			s.notes.await(out.Wait)
 		}
 		send(&out)
 	})
 }
 
+// note is a notification in its watcher's queue; counted tells
+// noteOrder when it is out.
+type note struct {
+	engine.Notification
+	counted bool
+}
+
 // deliver hands a notification to the transport once the change it
 // reports is durable, and drops it when that change was undone.
-func (s *Server) deliver(n engine.Notification) {
+func (s *Server) deliver(q note) {
+	n := q.Notification
 	if n.Wait != 0 && s.commit.Wait(n.Wait) != nil {
 		s.tr.drop(n)
-		return
+	} else {
+		if s.deliverHook != nil {
+			s.deliverHook(n)
+		}
+		s.tr.deliver(n)
 	}
-	s.tr.deliver(n)
+	if q.counted {
+		s.notes.done(n.Wait)
+	}
 }
 
 // closeDisk waits for the group commit to settle everything appended,

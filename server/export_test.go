@@ -1,5 +1,7 @@
 package server
 
+import "github.com/ssgen/ssgen/server/engine"
+
 // SetCommitHook makes hook run before each group commit of s's data file
 // (tests): it may block, and its error fails the transaction.
 func SetCommitHook(s *Server, hook func() error) {
@@ -22,3 +24,15 @@ func SetHeldAnswerBounds(s *Server, perClient, total int) {
 }
 
 func HeldAnswers(s *Server) int { return s.delayed.count() }
+
+// SetAttachedHook makes hook run each time s, in external mode, has
+// attached to the broker and subscribed to requests (tests; before Start).
+func SetAttachedHook(s *Server, hook func()) {
+	s.tr.(*external).attached = hook
+}
+
+// SetDeliverHook makes hook run before each notification of s is handed
+// to the broker (tests; before Start).
+func SetDeliverHook(s *Server, hook func(engine.Notification)) {
+	s.deliverHook = hook
+}

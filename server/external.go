@@ -51,6 +51,9 @@ type external struct {
 	prober   *brokerProbe
 	ctx      context.Context
 	wg       sync.WaitGroup
+	// attached, set by tests before Start, runs once each connection has
+	// the request subscription, before connect returns.
+	attached func()
 }
 
 func newExternal(s *Server) (*external, error) {
@@ -179,6 +182,15 @@ func (x *external) connect(ctx context.Context) (*paho.Client, error) {
 	// before SUBACK is read here: answers must already have a connection
 	// to go out on.
 	x.cur.Store(c)
+	if x.s.opts.Replica != nil {
+		// A server sharing a replica may follow one that died between
+		// answering a change and notifying it, or notifications may have
+		// been lost while this connection was down: every registration is
+		// told its key's state now, before any request is taken, so that
+		// no change made here is notified ahead of it (they queue behind it
+		// per watcher, and the engine orders them).
+		x.s.eng.NotifyCurrent()
+	}
 	// Retain Handling 2: a retained request is not replayed to this new
 	// subscription; Retain As Published: one published live keeps its
 	// retain flag, so that process refuses it too.
@@ -194,6 +206,9 @@ func (x *external) connect(ctx context.Context) (*paho.Client, error) {
 		return nil, err
 	}
 	x.s.log.Info("attached to broker", "broker", x.hostport, "client_id", x.clientID)
+	if x.attached != nil {
+		x.attached()
+	}
 	return c, nil
 }
 

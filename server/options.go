@@ -67,8 +67,12 @@ type Options struct {
 	// and the clock's high-water mark) in a store outside the process
 	// that several servers share, one serving at a time: package
 	// server/etcdstore. New loads the engine from it; every change is
-	// answered only once the replica holds it. It needs Broker and
-	// excludes DataDir.
+	// answered only once the replica holds it. Each time the server
+	// attaches to the broker, before it subscribes to requests, it sends
+	// every registration one notification of its key's state
+	// (engine.Engine.NotifyCurrent): a change the previous server
+	// acknowledged but did not get to notify reaches its watchers, ahead
+	// of any change made here. It needs Broker and excludes DataDir.
 	Replica Replica
 	// DirectCommits commits each group of kept writes straight into the
 	// bbolt file (one transaction, two fdatasyncs) instead of the default:

@@ -32,13 +32,17 @@ type transport interface {
 // Server is a state store: the protocol engine behind either an embedded
 // MQTT 5 broker or a client attached to an external one.
 type Server struct {
-	opts   Options
-	log    *slog.Logger
-	eng    *engine.Engine
-	fan    *serializer[engine.Notification]
-	tr     transport
-	disk   *persist.Store       // nil without Options.DataDir
-	commit *persist.GroupCommit // the engine's journal over disk; nil without it
+	opts  Options
+	log   *slog.Logger
+	eng   *engine.Engine
+	fan   *serializer[note]
+	notes *noteOrder // with Options.Replica: notifications before answers
+	// deliverHook, set by tests before Start, runs before each
+	// notification is handed to the transport.
+	deliverHook func(engine.Notification)
+	tr          transport
+	disk        *persist.Store       // nil without Options.DataDir
+	commit      *persist.GroupCommit // the engine's journal over disk; nil without it
 
 	// Notifications handed to the broker, and dropped before that (see
 	// Stats).
@@ -108,6 +112,9 @@ func New(opts Options) (*Server, error) {
 		s.tr = newEmbedded(s)
 	}
 	s.fan = newSerializer(s.deliver)
+	if opts.Replica != nil {
+		s.notes = newNoteOrder()
+	}
 	cfg := engine.Config{
 		Now:      opts.Now,
 		MaxKeys:  opts.MaxKeys,
@@ -124,7 +131,7 @@ func New(opts Options) (*Server, error) {
 		OnChange: opts.OnKeyChange,
 		OnNotify: func(n engine.Notification) {
 			if s.tr.queued(n) {
-				s.fan.push(n.Client, n)
+				s.fan.push(n.Client, note{n, s.notes != nil && s.notes.add(n.Wait)})
 			}
 		},
 	}
@@ -226,6 +233,9 @@ func (s *Server) Close() error {
 	}
 	s.cancel()
 	s.delayed.close()
+	if s.notes != nil {
+		s.notes.close()
+	}
 	s.fan.close()
 	err := s.tr.close()
 	s.wg.Wait()

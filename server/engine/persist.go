@@ -90,10 +90,11 @@ func (e *Engine) RestoreWatch(client, key string) {
 
 // NotifyCurrent sends every KEYNOTIFY registration one notification of
 // its key's state now: NOTIFY SET with the value (its version as __ts),
-// or NOTIFY DELETE when the key is absent. A replicated store's new leader
-// calls it once it serves: a change its predecessor committed but died
-// before notifying reaches the watchers this way (a resync: a watcher may
-// see a state it already knew once more).
+// or NOTIFY DELETE when the key is absent. A server on a replicated store
+// calls it each time it attaches to the broker, before it takes requests:
+// a change its predecessor committed but died before notifying reaches
+// the watchers this way, ahead of any later change (a resync: a watcher
+// may see a state it already knew once more).
 func (e *Engine) NotifyCurrent() {
 	e.mu.Lock()
 	defer e.mu.Unlock()

@@ -34,7 +34,9 @@
 // election it catches up to etcd's current revision (catchUp: the keys
 // changed since, and deletions found by counting), restores an engine
 // from memory (no reload), moves its clock after every stamp seen, and
-// only then subscribes to requests.
+// attaches to the broker: it sends every registration one notification of
+// its key's state (a change the dead leader answered but did not notify
+// reaches its watcher so), and only then subscribes to requests.
 //
 // # Compaction
 //

@@ -302,8 +302,8 @@ func (n *Node) term(ctx context.Context) error {
 		return fmt.Errorf("start: %w", err)
 	}
 	// A change the last leader committed but died before notifying
-	// reaches its watchers now, with every watched key's state.
-	srv.Engine().NotifyCurrent()
+	// reached its watchers as Start attached the server to the broker,
+	// before it took any request (Options.Replica).
 	n.log.Info("state store leader", "url", srv.URL(), "prefix", n.cfg.Prefix, "revision", st.rev, "keys", srv.Engine().Len())
 	n.mu.Lock()
 	n.lead = lead
