@@ -356,14 +356,15 @@ func (n *Node) term(ctx context.Context) error {
 	}
 	stopMaint()
 	if why != nil {
-		// Stop taking changes: every later transaction fails at once, so
-		// the requests in flight get the persistence error, published
-		// before the server leaves the broker (bounded: a transaction
-		// under way may take up to TxnTimeout to fail).
+		// Stop taking changes: every later transaction fails at once.
+		// Stop taking requests (another node may lead already), and
+		// publish the answers of those in flight, the persistence error,
+		// before leaving the broker (bounded: a transaction under way may
+		// take up to TxnTimeout to fail).
 		n.log.Warn("state store leadership lost; stopping", "err", why)
 		lead.lose(why)
 		sctx, cancel := context.WithTimeout(context.Background(), n.cfg.TxnTimeout+time.Second)
-		if !srv.SettleAnswers(sctx) {
+		if !srv.Drain(sctx) {
 			n.log.Warn("state store answers not all published before stepping down")
 		}
 		cancel()
