@@ -36,10 +36,11 @@ const (
 	// minBackoff and maxBackoff bound the pause between terms.
 	minBackoff = 100 * time.Millisecond
 	maxBackoff = 2 * time.Second
-	// clusterRecheck is how often a node checks that its endpoints are
-	// still one cluster's.
-	clusterRecheck = 10 * time.Second
 )
+
+// clusterRecheck is how often a node checks that its endpoints are still
+// one cluster's (a variable for tests).
+var clusterRecheck = 10 * time.Second
 
 // Config is how a state store process reaches etcd and serves.
 type Config struct {

@@ -486,3 +486,29 @@ func TestNoQuorumAnswersThePersistenceError(t *testing.T) {
 		t.Fatalf("SET without an etcd quorum: %v, want ErrPersistence", err)
 	}
 }
+
+// An endpoint that was down when the node opened and comes up as a
+// member of another cluster stops the node with ErrMixedClusters, instead
+// of leaving a second store with a leader of its own possible.
+func TestNodeStopsWhenAnEndpointComesUpInAnotherCluster(t *testing.T) {
+	old := clusterRecheck
+	clusterRecheck = 200 * time.Millisecond
+	t.Cleanup(func() { clusterRecheck = old })
+	one, other := etcdtest.Start(t, 1), etcdtest.Start(t, 1)
+	other.Kill(0)
+	b := brokertest.Start(t)
+	a := startNode(t, one, b.URL(), "a", func(cfg *Config) {
+		cfg.Endpoints = append(one.Endpoints(), other.Endpoints()...)
+	})
+	a.waitLeader(t)
+	other.Restart(0)
+	select {
+	case err := <-a.done:
+		a.done <- nil // for the cleanup's stop
+		if !errors.Is(err, ErrMixedClusters) {
+			t.Fatalf("Run = %v, want ErrMixedClusters", err)
+		}
+	case <-time.After(bound):
+		t.Fatal("node still running with endpoints of two clusters")
+	}
+}
