@@ -78,7 +78,9 @@ type Config struct {
 	// (PUBACK 0x10: no state store is attached to it) for this long. By
 	// default such a request is sent again until its timeout, which suits
 	// a program that may start before its external state store; a command
-	// a person runs wants to hear at once that nothing will answer.
+	// a person runs wants to hear at once that nothing will answer. A
+	// Lease's renewal that fails this way is tried again until the
+	// lease's deadline, as after a timeout.
 	NoServiceWait time.Duration
 	// ReconnectMin and ReconnectMax bound the reconnect backoff.
 	ReconnectMin, ReconnectMax time.Duration

@@ -196,7 +196,9 @@ func (l *Lock) Acquire(ctx context.Context) (*Lease, error) {
 		case err == nil:
 			failures = 0
 			timer.Reset(jitter(poll))
-		case IsRetryable(err):
+		case IsRetryable(err) || errors.Is(err, ErrNoService):
+			// Already waiting: a gap with no state store (a failover)
+			// does not end the wait; only ctx does.
 			failures++
 			timer.Reset(min(jitter(poll), l.c.backoff.delay(failures)))
 		case ctx.Err() != nil:
@@ -418,9 +420,12 @@ func (le *Lease) renew(ctx context.Context) {
 		case errors.Is(err, ErrConditionNotMet):
 			le.markLost(err)
 			return
-		case IsRetryable(err) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
+		case IsRetryable(err) || errors.Is(err, ErrNoService) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled):
 			// Transient, or cut short by the deadline, Release or ctx; the
-			// loop's other cases decide what comes next.
+			// loop's other cases decide what comes next. ErrNoService
+			// (Config.NoServiceWait) is a gap with no state store, a
+			// restart or a failover: the lock key may well outlive it, so
+			// only the deadline ends the lease.
 			failures++
 			next.Reset(min(every, l.c.backoff.delay(failures)))
 		default:

@@ -9,8 +9,10 @@ import (
 	"time"
 
 	"github.com/ssgen/ssgen/internal/testkit/brokertest"
+	"github.com/ssgen/ssgen/internal/testkit/testwait"
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/runtime/codec"
+	"github.com/ssgen/ssgen/server"
 	"github.com/ssgen/ssgen/server/servertest"
 )
 
@@ -348,6 +350,55 @@ func TestLeaseAcrossBrokerRestart(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the lease neither renewed nor reported its loss")
+	}
+	if err := le.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A renewal that finds no state store attached (ErrNoService, with
+// Config.NoServiceWait set as the shell verbs set it) is a gap, a restart
+// or a failover, not a verdict: the lease is renewed once a state store
+// answers again, within its TTL.
+func TestLeaseSurvivesAGapWithNoService(t *testing.T) {
+	broker := brokertest.Start(t)
+	dir := t.TempDir()
+	withDir := servertest.WithOptions(func(o *server.Options) { o.DataDir = dir })
+	srv := servertest.NewExternal(t, broker.URL(), withDir)
+	cfg := testConfig(t, broker.URL())
+	cfg.NoServiceWait = 100 * time.Millisecond
+	c := dialConfig(t, cfg)
+	ctx := testCtx(t)
+	// Generous: the gap below lasts until a renewal found no service
+	// several times over, on a loaded machine.
+	lock := runtime.NewLock(c, []byte("gap"), 15*time.Second)
+	le, err := lock.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := le.Token()
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// Each request gives up after NoServiceWait (a few refusals); many
+	// refusals mean renewals failed with ErrNoService more than once.
+	noService := c.Stats().NoService
+	testwait.Until(t, 30*time.Second, "renewals refused for want of a state store", func() bool {
+		return c.Stats().NoService >= noService+30 || le.Err() != nil
+	})
+	if err := le.Err(); err != nil {
+		t.Fatalf("lease lost in a gap with no service: %v", err)
+	}
+	servertest.NewExternal(t, broker.URL(), withDir)
+	testwait.Until(t, 30*time.Second, "a renewal after the gap", func() bool {
+		return le.Token().Compare(before) > 0 || le.Err() != nil
+	})
+	if err := le.Err(); err != nil {
+		t.Fatalf("lease lost across the gap: %v", err)
+	}
+	holder, _, err := lock.Holder(ctx)
+	if err != nil || !bytes.Equal(holder, le.Holder()) {
+		t.Fatalf("lock key holds %q (%v), want the lease's holder", holder, err)
 	}
 	if err := le.Release(ctx); err != nil {
 		t.Fatal(err)

@@ -20,7 +20,7 @@ type etcdFlags struct {
 }
 
 func (f *etcdFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.store, "store", "", "keep the store highly available in etcd at `etcd://HOST:PORT[,HOST:PORT...]`: several serve processes on one --broker, one leader answers, the others are hot standbys (docs/ha.md); needs --broker, excludes --data-dir")
+	fs.StringVar(&f.store, "store", "", "keep the store highly available in etcd at `etcd://HOST:PORT[,HOST:PORT...]`: several serve processes on one --broker, one leader answers, the others are hot standbys (docs/ha.md); needs --broker, excludes --data-dir, --persist-all, --repair, --direct-commits, --seed, --http, --ui (no console, /metrics, /healthz, /readyz) and --clock manual")
 	fs.StringVar(&f.ca, "etcd-ca-file", "", "with --store: connect to etcd over TLS, trusting the PEM CA bundle in `FILE`")
 	fs.StringVar(&f.cert, "etcd-cert-file", "", "with --store: the PEM client certificate `FILE` presented to etcd (needs --etcd-key-file)")
 	fs.StringVar(&f.key, "etcd-key-file", "", "with --store: the `FILE` of --etcd-cert-file's PEM private key")

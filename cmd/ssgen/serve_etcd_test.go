@@ -248,3 +248,17 @@ func TestServeStoreEtcdAuthenticates(t *testing.T) {
 		t.Fatalf("serve with a wrong etcd password logged %q", wrong.log.String())
 	}
 }
+
+// serve refuses --store endpoints of two different etcd clusters (exit 2),
+// naming each endpoint's cluster, instead of leading on each.
+func TestServeStoreEtcdRefusesEndpointsOfDifferentClusters(t *testing.T) {
+	one, other := etcdtest.Start(t, 1), etcdtest.Start(t, 1)
+	eps := append(one.Endpoints(), other.Endpoints()...)
+	r := runIn(t, "", nil, "serve", "--broker", "127.0.0.1:1883", "--store", "etcd://"+strings.Join(eps, ","))
+	r.want(t, exitUsage, nil)
+	for _, want := range []string{"different clusters", eps[0] + " (cluster ", eps[1] + " (cluster "} {
+		if !strings.Contains(r.stderr, want) {
+			t.Fatalf("stderr %q, want %q", r.stderr, want)
+		}
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"flag"
 	"io"
 	"net"
 	"net/url"
@@ -17,6 +18,7 @@ import (
 	"github.com/ssgen/ssgen/internal/testkit/brokertest"
 	"github.com/ssgen/ssgen/runtime/resp3"
 	"github.com/ssgen/ssgen/server"
+	"github.com/ssgen/ssgen/server/servertest"
 )
 
 // serveLog is a stderr that the server's goroutines may write while the
@@ -250,11 +252,12 @@ func TestServeNamesTheProgramOnItsPort(t *testing.T) {
 }
 
 // TestVerbsSayNoStateStoreAnswered: against a broker with no state store
-// attached, a verb says so instead of waiting for its whole --timeout.
+// attached, a verb says so instead of waiting for its whole (default)
+// --timeout.
 func TestVerbsSayNoStateStoreAnswered(t *testing.T) {
 	url := brokertest.Mosquitto(t)
 	for _, args := range [][]string{{"get", "k"}, {"set", "k", "v"}, {"keys"}, {"watch", "k"}} {
-		r := run(t, url, append(args, "--timeout", "1m")...)
+		r := run(t, url, args...)
 		r.want(t, exitUsage, ptr("")) // watch too: one line, the cause and the end of the watch
 		if args[0] != "keys" && !strings.Contains(r.stderr, `ssgen `+args[0]+`: "k": `) {
 			t.Errorf("%s: stderr %q does not quote the key", args[0], r.stderr)
@@ -262,7 +265,7 @@ func TestVerbsSayNoStateStoreAnswered(t *testing.T) {
 		if strings.Contains(r.stderr, "--cursor") { // keys: nothing was listed, nothing to resume
 			t.Errorf("%s: stderr %q offers a cursor", args[0], r.stderr)
 		}
-		for _, want := range []string{"no state store answered on " + url, "is ssgen serve running, or attached with --broker?"} {
+		for _, want := range []string{"no state store answered on " + url, "is ssgen serve running, or attached with --broker?", "a failover (no leader yet)", "give --timeout to wait"} {
 			if !strings.Contains(r.stderr, want) {
 				t.Errorf("%s: stderr %q lacks %q", args[0], r.stderr, want)
 			}
@@ -295,4 +298,48 @@ func TestServeBrokerWarnsOnceOfNagle(t *testing.T) {
 	if strings.Contains(off.stderr.String(), "round trip") {
 		t.Fatalf("--slow-broker 0 still measured:\n%s", off.stderr)
 	}
+}
+
+// A --timeout given on the command line is also how long a request waits
+// for a state store to attach (a failover of serve --store etcd): only
+// the default gives up after one second of "no matching subscribers".
+func TestExplicitTimeoutWaitsForAStateStore(t *testing.T) {
+	for _, tc := range []struct {
+		args []string
+		want time.Duration
+	}{
+		{nil, noServiceWait},
+		{[]string{"--timeout", "15s"}, 0},
+		{[]string{"--timeout", "10s"}, 0}, // the default's value, but given
+		{[]string{"--timeout", "500ms"}, 0},
+	} {
+		var cf connFlags
+		fs := flag.NewFlagSet("set", flag.ContinueOnError)
+		cf.register(fs)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		cfg, err := cf.config(&cliEnv{getenv: func(string) string { return "" }}, true)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if cfg.NoServiceWait != tc.want {
+			t.Errorf("%v: NoServiceWait %s, want %s", tc.args, cfg.NoServiceWait, tc.want)
+		}
+	}
+
+	// End to end: a SET sent before any state store attached is answered
+	// by the one that attaches.
+	b := brokertest.Start(t)
+	done := make(chan cliResult, 1)
+	go func() { done <- run(t, b.URL(), "set", "--timeout", "15s", "k", "v") }()
+	servertest.NewExternal(t, b.URL())
+	select {
+	case r := <-done:
+		r.want(t, exitOK, nil)
+	case <-time.After(30 * time.Second):
+		t.Fatal("set still waiting 30 s after a state store attached")
+	}
+	r := run(t, b.URL(), "get", "k")
+	r.want(t, exitOK, ptr("v\n"))
 }

@@ -27,6 +27,7 @@ type connFlags struct {
 	source   string // where the broker came from, "" for the default
 	// notifyAnyway is watch's --notify-without-subscription.
 	notifyAnyway bool
+	fs           *flag.FlagSet // where the flags were registered
 }
 
 // The broker a shell verb talks to when nothing names one.
@@ -36,10 +37,11 @@ const (
 )
 
 func (c *connFlags) register(fs *flag.FlagSet) {
+	c.fs = fs
 	fs.StringVar(&c.broker, "broker", "", "broker `URL`: mqtt://host:port, mqtts://host:port (TLS) or host:port (default: $"+brokerEnv+", else the AIO_* variables, else "+defaultBroker+")")
 	fs.StringVar(&c.caFile, "ca-file", "", "with mqtts://: trust the broker certificates signed by the PEM CA bundle in `FILE`, instead of the system's (default: $AIO_TLS_CA_FILE)")
 	fs.StringVar(&c.clientID, "client-id", "", "MQTT client `ID` (default: AIO_MQTT_CLIENT_ID, else a random one)")
-	fs.DurationVar(&c.timeout, "timeout", runtime.DefaultTimeout, "bound on connecting and on each request")
+	fs.DurationVar(&c.timeout, "timeout", runtime.DefaultTimeout, "bound on connecting and on each request; given explicitly, also how long a request waits for a state store to attach (a failover), instead of 1 s")
 }
 
 // brokerURL reads a --broker or $SSGEN_BROKER value: a URL, or host:port
@@ -121,6 +123,12 @@ func (c *connFlags) config(env *cliEnv, oneShot bool) (runtime.Config, error) {
 	cfg.ConnectTimeout = c.timeout
 	cfg.NotifyWithoutSubscription = c.notifyAnyway
 	cfg.NoServiceWait = min(noServiceWait, c.timeout)
+	if c.timeoutGiven() {
+		// Whoever names a timeout means to wait that long, also for a
+		// state store to attach: a failover of ssgen serve --store etcd
+		// leaves no state store on the broker for a few seconds.
+		cfg.NoServiceWait = 0
+	}
 	// A person waiting at a prompt wants a refused connection or a TLS
 	// mismatch reported now, not after retrying for --timeout.
 	cfg.DialOnce = true
@@ -144,6 +152,15 @@ func (c *connFlags) dial(ctx context.Context, env *cliEnv, oneShot bool) (*runti
 	}
 	env.broker = displayURL(cfg)
 	return cl, nil
+}
+
+// timeoutGiven reports whether --timeout was on the command line.
+func (c *connFlags) timeoutGiven() bool {
+	given := false
+	if c.fs != nil {
+		c.fs.Visit(func(f *flag.Flag) { given = given || f.Name == "timeout" })
+	}
+	return given
 }
 
 // displayURL is the broker cfg connects to, as a URL for messages.
@@ -178,10 +195,10 @@ func withBrokerHint(env *cliEnv, err error) string {
 		} else {
 			msg += ": " + text + " on " + env.broker
 		}
-		return msg + ": is ssgen serve running, or attached with --broker?"
+		return msg + ": is ssgen serve running, or attached with --broker? With ssgen serve --store etcd, a failover (no leader yet) lasts a few seconds: give --timeout to wait that long"
 	case errors.As(err, &te) && te.Connected:
 		return msg + "; no state store answered on " + env.broker +
-			" within --timeout: is ssgen serve running, or attached with --broker?"
+			" within --timeout: is ssgen serve running, or attached with --broker? With ssgen serve --store etcd, is there a leader?"
 	}
 	return msg
 }

@@ -38,6 +38,10 @@ const (
 	maxBackoff = 2 * time.Second
 )
 
+// clusterRecheck is how often a node checks that its endpoints are still
+// one cluster's (a variable for tests).
+var clusterRecheck = 10 * time.Second
+
 // Config is how a state store process reaches etcd and serves.
 type Config struct {
 	// Endpoints are the etcd members' client addresses, host:port each
@@ -173,7 +177,14 @@ func Open(cfg Config) (*Node, error) {
 	defer cancel()
 	if _, err := cli.Get(ctx, cfg.Prefix+clockKey); err != nil {
 		_ = cli.Close()
+		if cause := dialCauses(cfg.Endpoints, cfg.TLS, min(cfg.DialTimeout, statusTimeout)); cause != "" {
+			return nil, fmt.Errorf("etcd at %s unreachable: %w (%s)", strings.Join(cfg.Endpoints, ","), err, cause)
+		}
 		return nil, fmt.Errorf("etcd at %s unreachable: %w", strings.Join(cfg.Endpoints, ","), err)
+	}
+	if err := checkCluster(ctx, cli, cfg.Endpoints); err != nil {
+		_ = cli.Close()
+		return nil, err
 	}
 	host, _ := os.Hostname()
 	return &Node{cfg: cfg, cli: cli, log: log, id: fmt.Sprintf("%s/%d/%d", host, os.Getpid(), time.Now().UnixNano())}, nil
@@ -206,12 +217,21 @@ func (e errFatal) Unwrap() error { return e.err }
 // built. It closes the etcd client when it returns.
 func (n *Node) Run(ctx context.Context) error {
 	defer n.cli.Close()
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	go n.recheckCluster(ctx, stop)
+	ended := func() error {
+		if err := context.Cause(ctx); errors.Is(err, ErrMixedClusters) {
+			return err
+		}
+		return nil
+	}
 	backoff := minBackoff
 	for {
 		began := time.Now()
 		err := n.term(ctx)
 		if ctx.Err() != nil {
-			return nil
+			return ended()
 		}
 		var fatal errFatal
 		if errors.As(err, &fatal) {
@@ -226,10 +246,31 @@ func (n *Node) Run(ctx context.Context) error {
 		}
 		select {
 		case <-ctx.Done():
-			return nil
+			return ended()
 		case <-time.After(backoff):
 		}
 		backoff = min(2*backoff, maxBackoff)
+	}
+}
+
+// recheckCluster checks the endpoints' cluster ids again every
+// clusterRecheck, in the background: a member unreachable at start may
+// come up later as part of another cluster. It ends the node (stop) with
+// ErrMixedClusters when they differ.
+func (n *Node) recheckCluster(ctx context.Context, stop context.CancelCauseFunc) {
+	t := time.NewTicker(clusterRecheck)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+		if err := checkCluster(ctx, n.cli, n.cfg.Endpoints); errors.Is(err, ErrMixedClusters) {
+			n.log.Error("etcd endpoints of different clusters; stopping", "err", err)
+			stop(err)
+			return
+		}
 	}
 }
 
@@ -320,12 +361,21 @@ func (n *Node) term(ctx context.Context) error {
 		why = lead.lostErr
 	}
 	stopMaint()
-	n.setServer(nil)
 	if why != nil {
-		// Stop answering at once: requests in flight get no answer or
-		// the persistence error.
+		// Stop taking changes: every later transaction fails at once.
+		// Stop taking requests (another node may lead already), and
+		// publish the answers of those in flight, the persistence error,
+		// before leaving the broker (bounded: a transaction under way may
+		// take up to TxnTimeout to fail).
 		n.log.Warn("state store leadership lost; stopping", "err", why)
+		lead.lose(why)
+		sctx, cancel := context.WithTimeout(context.Background(), n.cfg.TxnTimeout+time.Second)
+		if !srv.Drain(sctx) {
+			n.log.Warn("state store answers not all published before stepping down")
+		}
+		cancel()
 	}
+	n.setServer(nil)
 	_ = srv.Close()
 	if why == nil && !n.aborted.Load() {
 		resign(el)

@@ -266,6 +266,36 @@ func TestOpenFailsWhenEtcdIsUnreachable(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), "etcd at 127.0.0.1:1 unreachable") {
 		t.Fatalf("Open = %v, want etcd unreachable", err)
 	}
+	// The cause the etcd client does not report: nothing listens there.
+	if !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("Open = %v, want the dial error (connection refused)", err)
+	}
+}
+
+// Endpoints of two different etcd clusters would make two stores with a
+// leader each: Open refuses them, naming each endpoint's cluster.
+func TestOpenRefusesEndpointsOfDifferentClusters(t *testing.T) {
+	one, other := etcdtest.Start(t, 1), etcdtest.Start(t, 1)
+	eps := append(one.Endpoints(), other.Endpoints()...)
+	n, err := Open(Config{Endpoints: eps, Server: server.Options{Broker: "127.0.0.1:1883"}})
+	if err == nil {
+		_ = n.cli.Close()
+		t.Fatal("Open accepted endpoints of two clusters")
+	}
+	if !errors.Is(err, ErrMixedClusters) {
+		t.Fatalf("Open = %v, want ErrMixedClusters", err)
+	}
+	for _, ep := range eps {
+		if !strings.Contains(err.Error(), ep+" (cluster ") {
+			t.Fatalf("Open = %v, want it to name %s and its cluster", err, ep)
+		}
+	}
+	// One cluster's endpoints are fine.
+	n, err = Open(Config{Endpoints: one.Endpoints(), Server: server.Options{Broker: "127.0.0.1:1883"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_ = n.cli.Close()
 }
 
 // The leader compacts etcd's history; a standby whose watch falls behind
@@ -418,5 +448,67 @@ func TestNoQuorumNoLeaderThenRecovery(t *testing.T) {
 	got, gv, err := cl.Get(ctx, []byte("k"))
 	if err != nil || string(got) != "v" || gv != v {
 		t.Fatalf("GET after the quorum came back = %q %v %v, want version %v", got, gv, err, v)
+	}
+}
+
+// A leader whose transaction fails because etcd lost its quorum answers
+// the requests of that transaction with the persistence error before it
+// leaves the broker: the client hears -ERR, not its own timeout.
+func TestNoQuorumAnswersThePersistenceError(t *testing.T) {
+	c := etcdtest.Start(t, 3)
+	b := brokertest.Start(t)
+	// As with the defaults (a 3 s session, 5 s transactions), the session
+	// ends before the transaction under way fails: the step-down must
+	// still wait for that transaction's answers.
+	a := startNode(t, c, b.URL(), "a", func(cfg *Config) {
+		cfg.LeaseTTL = 2 * time.Second
+		cfg.TxnTimeout = 5 * time.Second
+	})
+	a.waitLeader(t)
+	cfg, err := runtime.FromURL(b.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg.Timeout = 25 * time.Second
+	cl, err := runtime.Dial(clienttest.Context(t), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	ctx := clienttest.Context(t)
+	if _, err := cl.Set(ctx, []byte("k"), []byte("v"), runtime.SetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	c.Kill(1)
+	c.Kill(2)
+	_, err = cl.Set(ctx, []byte("k"), []byte("w"), runtime.SetOptions{})
+	if !errors.Is(err, runtime.ErrPersistence) {
+		t.Fatalf("SET without an etcd quorum: %v, want ErrPersistence", err)
+	}
+}
+
+// An endpoint that was down when the node opened and comes up as a
+// member of another cluster stops the node with ErrMixedClusters, instead
+// of leaving a second store with a leader of its own possible.
+func TestNodeStopsWhenAnEndpointComesUpInAnotherCluster(t *testing.T) {
+	old := clusterRecheck
+	clusterRecheck = 200 * time.Millisecond
+	t.Cleanup(func() { clusterRecheck = old })
+	one, other := etcdtest.Start(t, 1), etcdtest.Start(t, 1)
+	other.Kill(0)
+	b := brokertest.Start(t)
+	a := startNode(t, one, b.URL(), "a", func(cfg *Config) {
+		cfg.Endpoints = append(one.Endpoints(), other.Endpoints()...)
+	})
+	a.waitLeader(t)
+	other.Restart(0)
+	select {
+	case err := <-a.done:
+		a.done <- nil // for the cleanup's stop
+		if !errors.Is(err, ErrMixedClusters) {
+			t.Fatalf("Run = %v, want ErrMixedClusters", err)
+		}
+	case <-time.After(bound):
+		t.Fatal("node still running with endpoints of two clusters")
 	}
 }
