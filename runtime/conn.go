@@ -16,6 +16,7 @@ import (
 	"github.com/eclipse/paho.golang/paho/session/state"
 
 	"github.com/ssgen/ssgen/internal/bufconn"
+	"github.com/ssgen/ssgen/internal/pahoctx"
 	"github.com/ssgen/ssgen/internal/pahostore"
 )
 
@@ -181,7 +182,10 @@ func (c *Client) subscribe(ctx context.Context, pc *paho.Client, withResponse bo
 	}
 	// paho returns the SUBACK along with an error when any code is a
 	// refusal; the codes say which.
-	sa, err := pc.Subscribe(ctx, &paho.Subscribe{Subscriptions: subs})
+	// The wait for SUBACK ends with the connection, not only with ctx.
+	subCtx, stop := pahoctx.Bound(ctx, pc)
+	defer stop()
+	sa, err := pc.Subscribe(subCtx, &paho.Subscribe{Subscriptions: subs})
 	if sa == nil {
 		return nil, err
 	}

@@ -21,6 +21,7 @@ import (
 	"github.com/eclipse/paho.golang/paho/session/state"
 
 	"github.com/ssgen/ssgen/internal/bufconn"
+	"github.com/ssgen/ssgen/internal/pahoctx"
 	"github.com/ssgen/ssgen/internal/pahostore"
 	"github.com/ssgen/ssgen/internal/protocol"
 	"github.com/ssgen/ssgen/server/engine"
@@ -194,7 +195,12 @@ func (x *external) connect(ctx context.Context) (*paho.Client, error) {
 	// Retain Handling 2: a retained request is not replayed to this new
 	// subscription; Retain As Published: one published live keeps its
 	// retain flag, so that process refuses it too.
-	sub, err := c.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{
+	// The wait for SUBACK ends with the connection (pahoctx): a broker
+	// restarted just after CONNACK must not hold this attempt for
+	// connectTimeout.
+	subCtx, stop := pahoctx.Bound(ctx, c)
+	defer stop()
+	sub, err := c.Subscribe(subCtx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{
 		{Topic: RequestTopic, QoS: 1, NoLocal: true, RetainHandling: 2, RetainAsPublished: true},
 	}})
 	if err == nil && (len(sub.Reasons) != 1 || sub.Reasons[0] >= 0x80) {
