@@ -42,7 +42,7 @@ func TestLogRefusesAKeyTheDataFileCannotHold(t *testing.T) {
 		if !errors.Is(err, ErrStore) || !strings.Contains(err.Error(), "32769 bytes, over the 32768") || len(err.Error()) > 1024 {
 			t.Fatalf("direct=%v: group with a %d-byte key: %v", direct, len(long), err)
 		}
-		put(t, s, "b", strings.Repeat("y", MaxKeyBytes), "-" + long)
+		put(t, s, "b", strings.Repeat("y", MaxKeyBytes), "-"+long)
 		if err := s.Close(); err != nil {
 			t.Fatalf("direct=%v: close (checkpoint): %v", direct, err)
 		}
