@@ -42,6 +42,7 @@ func (s *Server) openDisk(cfg *engine.Config) error {
 	s.disk = d
 	s.commit = persist.NewGroupCommit(d, s.log, s.opts.Limits.maxInflight(), s.opts.OnCommit)
 	cfg.PersistAll = s.opts.PersistAll
+	cfg.MaxKeptKeyBytes = persist.MaxKeyBytes
 	cfg.Journal = s.commit
 	return nil
 }

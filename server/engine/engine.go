@@ -37,6 +37,12 @@ type Config struct {
 	MaxKeyBytes         int
 	MaxValueBytes       int
 	MaxWatchesPerClient int
+	// MaxKeptKeyBytes bounds the key of a write that is kept (Journal set,
+	// and Request.Persist or PersistAll): the longest key the Journal's
+	// store can hold. 0 = unlimited. A longer kept write is answered
+	// ErrQuotaExceeded and changes nothing; the same key written without
+	// being kept is bound by MaxKeyBytes only.
+	MaxKeptKeyBytes int
 	// MaxWatchBytesPerClient bounds the sum of the lengths of the keys one
 	// client is registered for; MaxWatches and MaxWatchBytes bound the
 	// registrations of all clients together and the sum of their keys'
@@ -222,7 +228,7 @@ func New(cfg Config) *Engine {
 		maxKeys:  cfg.MaxKeys,
 		maxBytes: cfg.MaxBytes,
 		lim: limits{
-			key: cfg.MaxKeyBytes, value: cfg.MaxValueBytes, watches: cfg.MaxWatchesPerClient,
+			key: cfg.MaxKeyBytes, keptKey: cfg.MaxKeptKeyBytes, value: cfg.MaxValueBytes, watches: cfg.MaxWatchesPerClient,
 			watchBytes: cfg.MaxWatchBytesPerClient, allWatches: cfg.MaxWatches, allWatchBytes: cfg.MaxWatchBytes,
 		},
 		onNotify:   cfg.OnNotify,

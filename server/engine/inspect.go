@@ -57,7 +57,7 @@ func (e *Engine) put(key, value []byte, opts PutOptions) (wait uint64, err error
 	e.cur = e.pending[string(key)]
 	defer func() { e.cur = 0 }()
 	ent := e.keys[string(key)]
-	if !e.fits(string(key), ent, len(value)) {
+	if !e.fits(string(key), ent, len(value)) || !e.lim.keptKeyFits(len(key), e.wantDurable(opts.Persist)) {
 		return 0, ErrQuotaExceeded
 	}
 	version := opts.Version

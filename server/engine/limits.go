@@ -5,6 +5,8 @@ package engine
 // error, the only one of the contract that means "too much".
 type limits struct {
 	key, value, watches int
+	// keptKey bounds the key of a kept write (Config.MaxKeptKeyBytes).
+	keptKey int
 	// watchBytes bounds the key bytes of one client's registrations;
 	// allWatches and allWatchBytes bound the registrations of all clients
 	// together, which is what bounds a transport whose client ids are
@@ -24,6 +26,12 @@ func (l limits) keyArg(b []byte) Error {
 		return ErrQuotaExceeded
 	}
 	return ""
+}
+
+// keptKeyFits reports whether a write of a key of n bytes that is to be kept
+// (want: Engine.wantDurable) fits the journal's store.
+func (l limits) keptKeyFits(n int, want bool) bool {
+	return !want || l.keptKey <= 0 || n <= l.keptKey
 }
 
 // mayWatch reports whether client may register key: a registration it

@@ -271,3 +271,49 @@ func TestRestoreMovesTheClockPastStoredVersionsAndTheFloor(t *testing.T) {
 		})
 	}
 }
+
+// MaxKeptKeyBytes bounds the key of a kept write only (SET with the
+// flag or under PersistAll, Put, Import): a longer one is the quota
+// error and reaches neither memory nor the journal; unkept, the same key
+// is stored.
+func TestPersistMaxKeptKeyBytesBoundsKeptWritesOnly(t *testing.T) {
+	quota := "-ERR " + string(ErrQuotaExceeded) + "\r\n"
+	for _, tc := range []struct {
+		name    string
+		all     bool
+		persist bool
+		key     string
+		want    string
+	}{
+		{"kept, at the limit", false, true, "abcd", "+OK\r\n"},
+		{"kept, over", false, true, "abcde", quota},
+		{"persist-all, over", true, false, "abcde", quota},
+		{"not kept, over", false, false, "abcde", "+OK\r\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			j := &journal{}
+			h := newHarness(t, Config{Journal: j, PersistAll: tc.all, MaxKeptKeyBytes: 4})
+			j.eng = h.eng
+			req := h.request(step{args: args("SET " + tc.key + " v")})
+			req.Persist = tc.persist
+			if got := string(h.eng.Handle(req).Payload); got != tc.want {
+				t.Fatalf("SET: %q, want %q", got, tc.want)
+			}
+			_, stored := h.eng.Lookup([]byte(tc.key))
+			if stored != (tc.want != quota) {
+				t.Fatalf("stored = %v", stored)
+			}
+			err := h.eng.Put([]byte(tc.key), []byte("p"), PutOptions{Persist: tc.persist})
+			if (err == nil) != (tc.want != quota) || err != nil && !errors.Is(err, ErrQuotaExceeded) {
+				t.Fatalf("Put: %v", err)
+			}
+			_, err = h.eng.Import(Snapshot{Items: []Item{{Key: tc.key, Value: []byte("i"), Persist: tc.persist}}}, ImportOptions{Mode: ImportMerge})
+			if (err == nil) != (tc.want != quota) || err != nil && !errors.Is(err, ErrQuotaExceeded) {
+				t.Fatalf("Import: %v", err)
+			}
+			if tc.want == quota && len(j.summary()) != 0 {
+				t.Fatalf("journal got %q", j.summary())
+			}
+		})
+	}
+}

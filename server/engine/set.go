@@ -89,7 +89,7 @@ func (e *Engine) set(req *Request, now time.Time) Result {
 	if err := e.lim.keyArg(args[1]); err != "" {
 		return errResult(err)
 	}
-	if e.lim.value > 0 && len(args[2]) > e.lim.value {
+	if e.lim.value > 0 && len(args[2]) > e.lim.value || !e.lim.keptKeyFits(len(args[1]), e.wantDurable(req.Persist)) {
 		return errResult(ErrQuotaExceeded)
 	}
 	opts, err := parseSetOptions(args[3:])

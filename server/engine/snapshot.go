@@ -314,6 +314,8 @@ func (e *Engine) checkItems(items []Item, writable func([]byte) bool) (map[strin
 			return fail(ErrKeyLengthZero)
 		case e.lim.key > 0 && len(it.Key) > e.lim.key:
 			return fail(fmt.Errorf("the key is %d bytes, over the server's limit of %d: %w", len(it.Key), e.lim.key, ErrQuotaExceeded))
+		case !e.lim.keptKeyFits(len(it.Key), e.wantDurable(it.Persist)):
+			return fail(fmt.Errorf("the key is %d bytes, over the %d a kept key may have: %w", len(it.Key), e.lim.keptKey, ErrQuotaExceeded))
 		case e.lim.value > 0 && len(it.Value) > e.lim.value:
 			return fail(fmt.Errorf("the value is %d bytes, over the server's limit of %d: %w", len(it.Value), e.lim.value, ErrQuotaExceeded))
 		case it.TTL < 0:

@@ -104,7 +104,19 @@ func (s *Store) replayLog(o Options) error {
 		var top hlc.HLC
 		d := newRecordDecoder()
 		for _, r := range recs {
+			var tooLong error
 			err := decodeGroup(r.payload, d, func(c engine.Change) {
+				if !c.Delete && len(c.Key) > MaxKeyBytes {
+					// Kept by a build that did not refuse such keys:
+					// bbolt would refuse the whole replay.
+					if tooLong == nil {
+						tooLong = errKeyTooLong(c.Key)
+					}
+					if o.Repair {
+						o.Log.Error("repair: left out of the write-ahead log", "record", r.seq, "err", errKeyTooLong(c.Key))
+					}
+					return
+				}
 				changes = append(changes, c)
 				if c.Version.Compare(top) > 0 {
 					top = c.Version
@@ -113,6 +125,9 @@ func (s *Store) replayLog(o Options) error {
 					s.count++
 				}
 			})
+			if tooLong != nil && !o.Repair {
+				return &DamageError{Path: s.dir, Reason: fmt.Sprintf("write-ahead log record %d: %v (kept by an older ssgen; --repair leaves that key out)", r.seq, tooLong)}
+			}
 			if err != nil {
 				if !o.Repair {
 					return &DamageError{Path: s.dir, Reason: fmt.Sprintf("write-ahead log record %d: %v", r.seq, err)}

@@ -215,6 +215,10 @@ func salvage(r io.ReaderAt, size int64) salvaged {
 			skip("an entry with an empty key")
 			return
 		}
+		if len(k) > MaxKeyBytes { // a damaged page's; the new file could not hold it
+			skip(errKeyTooLong(string(k)).Error())
+			return
+		}
 		if bucket {
 			skip(fmt.Sprintf("key %s: a bucket where a record belongs", displayKey(k)))
 			return

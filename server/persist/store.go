@@ -66,12 +66,43 @@ func (e *DamageError) Error() string {
 
 func (e *DamageError) Unwrap() error { return ErrStore }
 
-// displayKey shows a key quoted when it is printable text, else as hex.
+// maxDisplayKey is how much of a key displayKey shows.
+const maxDisplayKey = 256
+
+// displayKey shows a key quoted when it is printable text, else as hex;
+// a key longer than maxDisplayKey is cut there, marked with its length.
 func displayKey(k []byte) string {
+	if len(k) > maxDisplayKey {
+		return fmt.Sprintf("%s…(%d bytes)", displayKey(k[:maxDisplayKey]), len(k))
+	}
 	if utf8.Valid(k) && strings.IndexFunc(string(k), func(r rune) bool { return !unicode.IsPrint(r) }) < 0 {
 		return strconv.Quote(string(k))
 	}
 	return "0x" + hex.EncodeToString(k)
+}
+
+// MaxKeyBytes is the longest key the data file can hold: bbolt's limit,
+// as a record's bucket key is the state store key itself. A server with a
+// data directory refuses to keep a longer key (engine.Config.MaxKeptKeyBytes);
+// a log record of one, written before that check, is refused at start
+// (start with Options.Repair to leave it out).
+const MaxKeyBytes = bolt.MaxKeySize
+
+// errKeyTooLong is the reason a put of key cannot be stored.
+func errKeyTooLong(key string) error {
+	return fmt.Errorf("key %s is %d bytes, over the %d bytes a key of the data file may have", displayKey([]byte(key)), len(key), MaxKeyBytes)
+}
+
+// checkKeys refuses a group that puts a key the data file cannot hold
+// before it reaches the log: the engine refuses such writes
+// (MaxKeptKeyBytes), and one in the log would stop every checkpoint.
+func checkKeys(queued []queuedChange) error {
+	for _, q := range queued {
+		if !q.Delete && len(q.Key) > MaxKeyBytes {
+			return fmt.Errorf("%w: %v", ErrStore, errKeyTooLong(q.Key))
+		}
+	}
+	return nil
 }
 
 // Bucket and meta key names. The format number lets a later layout refuse
@@ -574,6 +605,9 @@ func decodeFloor(b []byte, verify bool) (hlc.HLC, error) {
 // applyQueued writes a group commit's changes, in order, in one
 // transaction (apply). Only the group commit's writer calls it.
 func (s *Store) applyQueued(queued []queuedChange) error {
+	if err := checkKeys(queued); err != nil {
+		return err
+	}
 	if s.wal != nil {
 		return s.appendLog(queued)
 	}
