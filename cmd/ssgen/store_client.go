@@ -301,13 +301,21 @@ func keyArg(s string, isHex bool) ([]byte, error) {
 	return b, nil
 }
 
-// showKey renders a key for a one-line message.
+// showKey renders a key for a one-line message: quoted (or hex), and a
+// key longer than maxShownKey bytes cut there, with its length.
 func showKey(key []byte, isHex bool) string {
-	if isHex {
-		return hex.EncodeToString(key)
+	more := ""
+	if len(key) > maxShownKey {
+		key, more = key[:maxShownKey], fmt.Sprintf("… (%d bytes)", len(key))
 	}
-	return strconv.Quote(string(key))
+	if isHex {
+		return hex.EncodeToString(key) + more
+	}
+	return strconv.Quote(string(key)) + more
 }
+
+// maxShownKey bounds the bytes of a key a message shows.
+const maxShownKey = 256
 
 // fencingArg parses --fencing-token; empty means none.
 func fencingArg(s string) (hlc.HLC, error) {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"reflect"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -169,4 +170,25 @@ func TestBrokerFromEnvironment(t *testing.T) {
 	}
 	runIn(t, "", environ, "set", "envkey", "v1").want(t, exitOK, nil)
 	runIn(t, "", environ, "get", "envkey").want(t, exitOK, ptr("v1\n"))
+}
+
+// TestShowKeyIsBounded: a message names a key in at most maxShownKey of
+// its bytes (quoted or hex), then its length: a 40,000-byte key refused by
+// the server is not echoed whole to the terminal.
+func TestShowKeyIsBounded(t *testing.T) {
+	long := []byte(strings.Repeat("x", 40000))
+	for _, tc := range []struct {
+		key   []byte
+		isHex bool
+		want  string
+	}{
+		{[]byte("a/b"), false, `"a/b"`},
+		{[]byte{0xff}, true, "ff"},
+		{long, false, strconv.Quote(strings.Repeat("x", maxShownKey)) + "… (40000 bytes)"},
+		{long, true, strings.Repeat("78", maxShownKey) + "… (40000 bytes)"},
+	} {
+		if got := showKey(tc.key, tc.isHex); got != tc.want {
+			t.Errorf("showKey(%d bytes, hex %v) = %.80q…", len(tc.key), tc.isHex, got)
+		}
+	}
 }
