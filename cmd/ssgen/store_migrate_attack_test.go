@@ -185,3 +185,70 @@ func TestMigrateInterruptedInItsFirstPage(t *testing.T) {
 	}
 	run(t, url, "migrate", "validate", "--schema", v2).want(t, exitOK, nil)
 }
+
+// TestMigrateRollbackRefusesForgedLinesWithoutSteps: in a backup with
+// steps, a line without a step for a declared key with no record of the
+// migration's write is refused (it used to restore its bytes, given only
+// the key's current value); in any backup, old bytes that do not decode
+// as the declaration's type are refused.
+func TestMigrateRollbackRefusesForgedLinesWithoutSteps(t *testing.T) {
+	url := testStore(t)
+	seedEvolveV1(t, url)
+	c := clienttest.Dial(t, url)
+	ctx := clienttest.Context(t)
+	backup := filepath.Join(t.TempDir(), "backup.jsonl")
+	run(t, url, "migrate", "apply", "--schema", evolveV2, "--backup", backup).want(t, exitOK, nil)
+	current := func(k string) []byte {
+		v, _, err := c.Get(ctx, []byte(k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	setpoint := current("evolve/setpoint")
+	src, err := os.ReadFile(backup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	var old []byte
+	for _, l := range strings.Split(strings.TrimSpace(string(src)), "\n") {
+		var bl migrate.BackupLine
+		if err := json.Unmarshal([]byte(l), &bl); err != nil {
+			t.Fatal(err)
+		}
+		if string(bl.Key) != "evolve/setpoint" {
+			kept = append(kept, l)
+		} else {
+			old = bl.Old // a value of the declaration: the check of old bytes passes
+		}
+	}
+	forged, _ := json.Marshal(migrate.BackupLine{Key: []byte("evolve/setpoint"), New: setpoint,
+		Old: old, Version: "x"})
+	if err := os.WriteFile(backup, []byte(strings.Join(append(kept, string(forged)), "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, url, "migrate", "rollback", "--schema", evolveV2, "--backup", backup)
+	r.want(t, exitNegative, nil)
+	if !strings.Contains(r.stdout, `skipped "evolve/setpoint": `+migrate.SkipNotWritten) {
+		t.Errorf("stdout:\n%s", r.stdout)
+	}
+	if got := current("evolve/setpoint"); string(got) != string(setpoint) {
+		t.Errorf("evolve/setpoint = %s after a forged line", got)
+	}
+
+	// A backup without steps (an earlier release's): old bytes that are
+	// not a value of the declaration are refused.
+	legacy, _ := json.Marshal(migrate.BackupLine{Key: []byte("evolve/setpoint"), New: setpoint, Old: []byte("EVIL"), Version: "x"})
+	if err := os.WriteFile(backup, append(legacy, '\n'), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = run(t, url, "migrate", "rollback", "--schema", evolveV2, "--backup", backup)
+	r.want(t, exitNegative, nil)
+	if !strings.Contains(r.stdout, `skipped "evolve/setpoint": `+migrate.SkipOldInvalid) || !strings.Contains(r.stdout, "0 keys restored") {
+		t.Errorf("stdout:\n%s", r.stdout)
+	}
+	if got := current("evolve/setpoint"); string(got) != string(setpoint) {
+		t.Errorf("evolve/setpoint = %s after a line whose old bytes do not decode", got)
+	}
+}

@@ -417,7 +417,7 @@ func runMigrateRollback(ctx context.Context, env *cliEnv, args []string) error {
 	if more := res.Kept + res.Refused - int64(len(res.Skipped)); more > 0 {
 		fmt.Fprintf(env.stdout, "  and %d more skipped\n", more)
 	}
-	fmt.Fprintf(env.stdout, "rolled back: %d keys restored, %d kept (changed since the migration), %d refused (reserved, undeclared, or not written by the migration)\n", res.Restored, res.Kept, res.Refused)
+	fmt.Fprintf(env.stdout, "rolled back: %d keys restored, %d kept (changed since the migration), %d refused (reserved, undeclared, not written by the migration, or old bytes that do not decode)\n", res.Restored, res.Kept, res.Refused)
 	if res.Refused > 0 {
 		return &exitError{code: exitNegative, err: fmt.Errorf("%d backup keys refused: the backup names keys the migration of this schema did not write", res.Refused)}
 	}
@@ -436,11 +436,20 @@ func applyDecls(env *cliEnv, s *schema.Schema, verb string) (todo []*migDecl, de
 			fmt.Fprintf(env.stderr, "ssgen migrate %s: %s left out: its keys' pattern %q also lists keys of %s\n", verb, d.name(), d.pattern, d.overlaps)
 		default:
 			todo = append(todo, d)
-			decls = append(decls, migrate.Decl{Name: d.name(), Pattern: d.pattern, Codec: d.codec, Guard: guardOf(resolver, d)})
+			decls = append(decls, migrate.Decl{Name: d.name(), Pattern: d.pattern, Codec: d.codec, Guard: guardOf(resolver, d), Decodes: decodes(d.codec)})
 			versioned = versioned || d.rewrites.Versioned != nil
 		}
 	}
 	return todo, decls, versioned
+}
+
+// decodes is migrate.Decl.Decodes of c: any declared version decodes
+// (rollback restores no backup bytes that do not).
+func decodes(c *schemaval.Codec) func([]byte) error {
+	return func(v []byte) error {
+		_, err := c.Decode(v)
+		return err
+	}
 }
 
 // guardOf gives the guard lock of each concrete key of d (nil when d's

@@ -117,6 +117,11 @@ type Decl struct {
 	// Version, when set, reads the version stamp of a stored value
 	// (versioned codecs, see For); Validate counts keys by it.
 	Version func(value []byte) (int, error)
+	// Decodes, when set, returns an error for a value that does not
+	// decode as the declaration's type at any version it declares:
+	// RollbackWith restores no bytes it refuses (a backup's Old was read
+	// from the store, so it always decodes as some form of the type).
+	Decodes func(value []byte) error
 }
 
 // Progress is reported after each page.
