@@ -252,3 +252,47 @@ func TestMigrateRollbackRefusesForgedLinesWithoutSteps(t *testing.T) {
 		t.Errorf("evolve/setpoint = %s after a line whose old bytes do not decode", got)
 	}
 }
+
+// TestMigrateSquattedLock: a value written by hand to the migration lock
+// (no TTL: it never expires) makes apply fail naming the lock key, what
+// it holds, that it is no migrator's lease, and how to check and clear
+// it; apply --wait says once that it waits, and Ctrl-C while waiting says
+// nothing was written (not that a page was interrupted).
+func TestMigrateSquattedLock(t *testing.T) {
+	url := testStore(t)
+	seedEvolveV1(t, url)
+	c := clienttest.Dial(t, url)
+	lock := migrate.Prefix + "default/lock"
+	if _, err := c.Set(clienttest.Context(t), []byte(lock), []byte("squat"), runtime.SetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, url, "migrate", "apply", "--schema", evolveV2, "--backup", filepath.Join(t.TempDir(), "1.jsonl"))
+	r.want(t, exitNegative, nil)
+	for _, want := range []string{
+		`the migration lock $ssgen/migrate/default/lock holds "squat", which is not a migrator's lease`,
+		"may have no TTL and never expire",
+		"ssgen get '$ssgen/migrate/default/lock'",
+		"clear it with ssgen del '$ssgen/migrate/default/lock'",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("no %q in stderr: %s", want, r.stderr)
+		}
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr syncBuffer
+	go func() {
+		waitFor(t, "apply --wait to say it waits", func() bool {
+			return strings.Contains(stderr.String(), "waiting for the migration lock $ssgen/migrate/default/lock holds \"squat\"")
+		})
+		cancel()
+	}()
+	env := &cliEnv{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
+	code := runCLI(ctx, env, []string{"migrate", "apply", "--broker", url, "--schema", evolveV2, "--wait", "--backup", filepath.Join(t.TempDir(), "2.jsonl")})
+	if code != exitInterrupted || strings.Count(stderr.String(), "apply: waiting for the migration lock") != 1 ||
+		!strings.Contains(stderr.String(), "interrupted while waiting for the migration lock $ssgen/migrate/default/lock: nothing written") ||
+		strings.Contains(stderr.String(), "completed a page") {
+		t.Fatalf("apply --wait interrupted: exit %d, stderr %s", code, stderr.String())
+	}
+}

@@ -270,3 +270,37 @@ func TestRollbackNamesATooLongLine(t *testing.T) {
 		t.Fatalf("Rollback of a huge line: %v", err)
 	}
 }
+
+// TestApplyWaitingForASquattedLock: Options.Waiting is told the lock key
+// and what it holds when Wait finds the lease held, and a run that never
+// took the lease says so (Result.Locked false).
+func TestApplyWaitingForASquattedLock(t *testing.T) {
+	srv := servertest.New(t)
+	c := dial(t, srv.URL())
+	fill(t, c, 3)
+	set(t, c, migrate.Prefix+"default/lock", "squat")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var calls int
+	res, err := migrate.Apply(ctx, c, decls, migrate.Options{Backup: &bytes.Buffer{}, Wait: true, Waiting: func(lock, holder []byte) {
+		calls++
+		if string(lock) != migrate.Prefix+"default/lock" || string(holder) != "squat" {
+			t.Errorf("Waiting(%q, %q)", lock, holder)
+		}
+		cancel()
+	}})
+	if err == nil || calls != 1 || res.Locked {
+		t.Fatalf("Apply: %+v, %v, %d calls of Waiting", res, err, calls)
+	}
+	res, err = migrate.Apply(context.Background(), c, decls, migrate.Options{Backup: &bytes.Buffer{}})
+	if !errors.Is(err, migrate.ErrBusy) || res.Locked {
+		t.Fatalf("Apply without Wait: %+v, %v", res, err)
+	}
+	if _, _, err := c.Del(context.Background(), []byte(migrate.Prefix+"default/lock"), runtime.DelOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err = migrate.Apply(context.Background(), c, decls, migrate.Options{Backup: &bytes.Buffer{}})
+	if err != nil || !res.Locked || res.Rewritten != 3 {
+		t.Fatalf("Apply: %+v, %v", res, err)
+	}
+}
