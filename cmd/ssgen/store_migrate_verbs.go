@@ -431,7 +431,7 @@ func runMigrateRollback(ctx context.Context, env *cliEnv, args []string) error {
 	}
 	fmt.Fprintf(env.stdout, "rolled back: %d keys restored, %d kept (changed since the migration), %d refused (reserved, undeclared, not written by the migration, or old bytes that do not decode)\n", res.Restored, res.Kept, res.Refused)
 	if res.Refused > 0 {
-		return &exitError{code: exitNegative, err: fmt.Errorf("%d backup keys refused: the backup names keys the migration of this schema did not write", res.Refused)}
+		return &exitError{code: exitNegative, err: fmt.Errorf("%d backup keys refused: the backup names keys the migration of this schema did not write, or old bytes that are not values of their declaration", res.Refused)}
 	}
 	return nil
 }
