@@ -185,3 +185,114 @@ func TestMigrateInterruptedInItsFirstPage(t *testing.T) {
 	}
 	run(t, url, "migrate", "validate", "--schema", v2).want(t, exitOK, nil)
 }
+
+// TestMigrateRollbackRefusesForgedLinesWithoutSteps: in a backup with
+// steps, a line without a step for a declared key with no record of the
+// migration's write is refused (it used to restore its bytes, given only
+// the key's current value); in any backup, old bytes that do not decode
+// as the declaration's type are refused.
+func TestMigrateRollbackRefusesForgedLinesWithoutSteps(t *testing.T) {
+	url := testStore(t)
+	seedEvolveV1(t, url)
+	c := clienttest.Dial(t, url)
+	ctx := clienttest.Context(t)
+	backup := filepath.Join(t.TempDir(), "backup.jsonl")
+	run(t, url, "migrate", "apply", "--schema", evolveV2, "--backup", backup).want(t, exitOK, nil)
+	current := func(k string) []byte {
+		v, _, err := c.Get(ctx, []byte(k))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	setpoint := current("evolve/setpoint")
+	src, err := os.ReadFile(backup)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var kept []string
+	var old []byte
+	for _, l := range strings.Split(strings.TrimSpace(string(src)), "\n") {
+		var bl migrate.BackupLine
+		if err := json.Unmarshal([]byte(l), &bl); err != nil {
+			t.Fatal(err)
+		}
+		if string(bl.Key) != "evolve/setpoint" {
+			kept = append(kept, l)
+		} else {
+			old = bl.Old // a value of the declaration: the check of old bytes passes
+		}
+	}
+	forged, _ := json.Marshal(migrate.BackupLine{Key: []byte("evolve/setpoint"), New: setpoint,
+		Old: old, Version: "x"})
+	if err := os.WriteFile(backup, []byte(strings.Join(append(kept, string(forged)), "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, url, "migrate", "rollback", "--schema", evolveV2, "--backup", backup)
+	r.want(t, exitNegative, nil)
+	if !strings.Contains(r.stdout, `skipped "evolve/setpoint": `+migrate.SkipNotWritten) {
+		t.Errorf("stdout:\n%s", r.stdout)
+	}
+	if got := current("evolve/setpoint"); string(got) != string(setpoint) {
+		t.Errorf("evolve/setpoint = %s after a forged line", got)
+	}
+
+	// A backup without steps (an earlier release's): old bytes that are
+	// not a value of the declaration are refused.
+	legacy, _ := json.Marshal(migrate.BackupLine{Key: []byte("evolve/setpoint"), New: setpoint, Old: []byte("EVIL"), Version: "x"})
+	if err := os.WriteFile(backup, append(legacy, '\n'), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = run(t, url, "migrate", "rollback", "--schema", evolveV2, "--backup", backup)
+	r.want(t, exitNegative, nil)
+	if !strings.Contains(r.stdout, `skipped "evolve/setpoint": `+migrate.SkipOldInvalid) || !strings.Contains(r.stdout, "0 keys restored") {
+		t.Errorf("stdout:\n%s", r.stdout)
+	}
+	if got := current("evolve/setpoint"); string(got) != string(setpoint) {
+		t.Errorf("evolve/setpoint = %s after a line whose old bytes do not decode", got)
+	}
+}
+
+// TestMigrateSquattedLock: a value written by hand to the migration lock
+// (no TTL: it never expires) makes apply fail naming the lock key, what
+// it holds, that it is no migrator's lease, and how to check and clear
+// it; apply --wait says once that it waits, and Ctrl-C while waiting says
+// nothing was written (not that a page was interrupted).
+func TestMigrateSquattedLock(t *testing.T) {
+	url := testStore(t)
+	seedEvolveV1(t, url)
+	c := clienttest.Dial(t, url)
+	lock := migrate.Prefix + "default/lock"
+	if _, err := c.Set(clienttest.Context(t), []byte(lock), []byte("squat"), runtime.SetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	r := run(t, url, "migrate", "apply", "--schema", evolveV2, "--backup", filepath.Join(t.TempDir(), "1.jsonl"))
+	r.want(t, exitNegative, nil)
+	for _, want := range []string{
+		`the migration lock $ssgen/migrate/default/lock holds "squat", which is not a migrator's lease`,
+		"may have no TTL and never expire",
+		"ssgen get '$ssgen/migrate/default/lock'",
+		"clear it with ssgen del '$ssgen/migrate/default/lock'",
+	} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("no %q in stderr: %s", want, r.stderr)
+		}
+	}
+
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var stdout, stderr syncBuffer
+	go func() {
+		waitFor(t, "apply --wait to say it waits", func() bool {
+			return strings.Contains(stderr.String(), "waiting for the migration lock $ssgen/migrate/default/lock holds \"squat\"")
+		})
+		cancel()
+	}()
+	env := &cliEnv{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
+	code := runCLI(ctx, env, []string{"migrate", "apply", "--broker", url, "--schema", evolveV2, "--wait", "--backup", filepath.Join(t.TempDir(), "2.jsonl")})
+	if code != exitInterrupted || strings.Count(stderr.String(), "apply: waiting for the migration lock") != 1 ||
+		!strings.Contains(stderr.String(), "interrupted while waiting for the migration lock $ssgen/migrate/default/lock: nothing written") ||
+		strings.Contains(stderr.String(), "completed a page") {
+		t.Fatalf("apply --wait interrupted: exit %d, stderr %s", code, stderr.String())
+	}
+}

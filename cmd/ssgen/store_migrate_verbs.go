@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -250,7 +251,10 @@ func runMigrateApply(ctx context.Context, env *cliEnv, args []string) error {
 	}}
 	pages := 0 // pages completed by this run: Progress follows each page's saved position
 	report := func(p migrate.Progress) { pages++; pr.report(p) }
-	res, err := migrate.Apply(ctx, c, decls, migrate.Options{Name: *name, SchemaID: schemaID, Restart: *restart, Wait: *wait, Backup: f, Rate: *rate, Progress: report})
+	waiting := func(lock, holder []byte) {
+		pr.note("ssgen migrate apply: waiting for the migration lock " + lockHeld(lock, holder))
+	}
+	res, err := migrate.Apply(ctx, c, decls, migrate.Options{Name: *name, SchemaID: schemaID, Restart: *restart, Wait: *wait, Waiting: waiting, Backup: f, Rate: *rate, Progress: report})
 	pr.finish()
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = cerr
@@ -263,6 +267,9 @@ func runMigrateApply(ctx context.Context, env *cliEnv, args []string) error {
 		summary = "resumed: " + summary
 	}
 	switch {
+	case ctx.Err() != nil && !res.Locked:
+		fmt.Fprintf(env.stderr, "ssgen migrate apply: interrupted while waiting for the migration lock %s: nothing written\n", terminalSafe(migrate.Prefix+*name+"/lock"))
+		return &exitError{code: exitInterrupted, err: errors.New("")}
 	case ctx.Err() != nil && pages > 0:
 		fmt.Fprintf(env.stderr, "ssgen migrate apply: interrupted: %s; the position after the last completed page is saved: run ssgen migrate apply --name %s again to resume from there (it reads the unfinished page again and leaves its rewritten keys alone)\n", summary, *name)
 		return &exitError{code: exitInterrupted, err: errors.New("")}
@@ -278,7 +285,12 @@ func runMigrateApply(ctx context.Context, env *cliEnv, args []string) error {
 		errors.As(err, &pm)
 		return &exitError{code: exitNegative, err: fmt.Errorf("migration %q: the saved position (declaration %s, schema %s) %s; nothing written: resume it with the schema of that run, or run apply --restart to discard it and walk every key", *name, terminalSafe(clip(pm.SavedDecl, 64)), terminalSafe(clip(pm.SavedSchema, 64)), pm.Reason)}
 	case errors.Is(err, migrate.ErrBusy):
-		return &exitError{code: exitNegative, err: fmt.Errorf("another migrator named %q is running (it holds %s%s/lock); nothing written", *name, migrate.Prefix, *name)}
+		lock := []byte(migrate.Prefix + *name + "/lock")
+		holder, _, gerr := c.Get(ctx, lock)
+		if gerr != nil {
+			holder = nil
+		}
+		return &exitError{code: exitNegative, err: fmt.Errorf("another migrator named %q is running or its lock is held: the migration lock %s; nothing written (--wait waits for it)", *name, lockHeld(lock, holder))}
 	case err != nil:
 		return opError("apply", err)
 	}
@@ -417,9 +429,9 @@ func runMigrateRollback(ctx context.Context, env *cliEnv, args []string) error {
 	if more := res.Kept + res.Refused - int64(len(res.Skipped)); more > 0 {
 		fmt.Fprintf(env.stdout, "  and %d more skipped\n", more)
 	}
-	fmt.Fprintf(env.stdout, "rolled back: %d keys restored, %d kept (changed since the migration), %d refused (reserved, undeclared, or not written by the migration)\n", res.Restored, res.Kept, res.Refused)
+	fmt.Fprintf(env.stdout, "rolled back: %d keys restored, %d kept (changed since the migration), %d refused (reserved, undeclared, not written by the migration, or old bytes that do not decode)\n", res.Restored, res.Kept, res.Refused)
 	if res.Refused > 0 {
-		return &exitError{code: exitNegative, err: fmt.Errorf("%d backup keys refused: the backup names keys the migration of this schema did not write", res.Refused)}
+		return &exitError{code: exitNegative, err: fmt.Errorf("%d backup keys refused: the backup names keys the migration of this schema did not write, or old bytes that are not values of their declaration", res.Refused)}
 	}
 	return nil
 }
@@ -436,11 +448,48 @@ func applyDecls(env *cliEnv, s *schema.Schema, verb string) (todo []*migDecl, de
 			fmt.Fprintf(env.stderr, "ssgen migrate %s: %s left out: its keys' pattern %q also lists keys of %s\n", verb, d.name(), d.pattern, d.overlaps)
 		default:
 			todo = append(todo, d)
-			decls = append(decls, migrate.Decl{Name: d.name(), Pattern: d.pattern, Codec: d.codec, Guard: guardOf(resolver, d)})
+			decls = append(decls, migrate.Decl{Name: d.name(), Pattern: d.pattern, Codec: d.codec, Guard: guardOf(resolver, d), Decodes: decodes(d.codec)})
 			versioned = versioned || d.rewrites.Versioned != nil
 		}
 	}
 	return todo, decls, versioned
+}
+
+// lockHeld describes the migration lock key and what it holds (nil:
+// unknown), with how to check and clear it: a migrator's lease holds
+// CLIENTID/16 hex digits and expires within its TTL once the migrator
+// stops, a value written by hand may never expire.
+func lockHeld(lock, holder []byte) string {
+	quoted := "'" + strings.ReplaceAll(string(lock), "'", `'\''`) + "'"
+	s := string(lock)
+	if holder != nil {
+		s += " holds " + fmt.Sprintf("%.80q", holder)
+		if !leaseHolderID(holder) {
+			s += ", which is not a migrator's lease (CLIENTID/RANDOM): a value written by hand, which may have no TTL and never expire"
+		}
+	}
+	return terminalSafe(s + "; a migrator's lease expires within 10 s of its migrator stopping: check it with ssgen get " + quoted +
+		" and, if no migrator runs, clear it with ssgen del " + quoted)
+}
+
+// leaseHolderID reports whether b has the form of a lease holder's id
+// (runtime.Lock: the client id, "/", 16 hex digits).
+func leaseHolderID(b []byte) bool {
+	i := bytes.LastIndexByte(b, '/')
+	if i < 1 || len(b)-i-1 != 16 {
+		return false
+	}
+	_, err := hex.DecodeString(string(b[i+1:]))
+	return err == nil
+}
+
+// decodes is migrate.Decl.Decodes of c: any declared version decodes
+// (rollback restores no backup bytes that do not).
+func decodes(c *schemaval.Codec) func([]byte) error {
+	return func(v []byte) error {
+		_, err := c.Decode(v)
+		return err
+	}
 }
 
 // guardOf gives the guard lock of each concrete key of d (nil when d's

@@ -202,3 +202,105 @@ func TestDeleteInTheMigratorsWindow(t *testing.T) {
 		t.Fatalf("item/x = %q, want it back migrated (v2:x)", got)
 	}
 }
+
+// TestRollbackDecidesStepsPerFile: in a backup with steps, a forged line
+// without a step for another declared key does not escape the version
+// check: knowing only the key's current bytes, it restores nothing.
+func TestRollbackDecidesStepsPerFile(t *testing.T) {
+	srv := servertest.New(t)
+	c := dial(t, srv.URL())
+	fill(t, c, 3)
+	var backup bytes.Buffer
+	if _, err := migrate.Apply(context.Background(), c, decls, migrate.Options{Backup: &backup}); err != nil {
+		t.Fatal(err)
+	}
+	set(t, c, "item/other", "v2:other") // an application's key, never migrated
+	backup.Write(lines(t, migrate.BackupLine{Key: []byte("item/other"), New: []byte("v2:other"), Old: []byte("v1:EVIL"), Version: "x"}).Bytes())
+	res, err := migrate.RollbackWith(context.Background(), c, &backup, migrate.RollbackOptions{Decls: decls})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Restored != 3 || res.Refused != 1 || reasons(res)["item/other"] != migrate.SkipNotWritten {
+		t.Fatalf("RollbackWith: %+v", res)
+	}
+	if got := get(t, c, "item/other"); got != "v2:other" {
+		t.Fatalf("item/other = %q after a forged line", got)
+	}
+}
+
+// TestRollbackRefusesOldBytesThatDoNotDecode: with a Decl's Decodes, a
+// line whose old bytes are not a value of the declaration is refused.
+func TestRollbackRefusesOldBytesThatDoNotDecode(t *testing.T) {
+	srv := servertest.New(t)
+	c := dial(t, srv.URL())
+	set(t, c, "item/1", "v2:1")
+	set(t, c, "item/2", "v2:2")
+	checked := []migrate.Decl{decls[0]}
+	checked[0].Decodes = func(v []byte) error {
+		if !bytes.HasPrefix(v, []byte("v1:")) && !bytes.HasPrefix(v, []byte("v2:")) {
+			return errors.New("not an item")
+		}
+		return nil
+	}
+	res, err := migrate.RollbackWith(context.Background(), c, lines(t,
+		migrate.BackupLine{Key: []byte("item/1"), New: []byte("v2:1"), Old: []byte("EVIL"), Version: "x"},
+		migrate.BackupLine{Key: []byte("item/2"), New: []byte("v2:2"), Old: []byte("v1:2"), Version: "x"},
+	), migrate.RollbackOptions{Decls: checked})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Restored != 1 || res.Refused != 1 || reasons(res)["item/1"] != migrate.SkipOldInvalid {
+		t.Fatalf("RollbackWith: %+v", res)
+	}
+	if get(t, c, "item/1") != "v2:1" || get(t, c, "item/2") != "v1:2" {
+		t.Fatalf("item/1 = %q, item/2 = %q", get(t, c, "item/1"), get(t, c, "item/2"))
+	}
+}
+
+// TestRollbackNamesATooLongLine: a line over the limit is named, with
+// the limit, not "bufio.Scanner: token too long".
+func TestRollbackNamesATooLongLine(t *testing.T) {
+	srv := servertest.New(t)
+	c := dial(t, srv.URL())
+	b := lines(t, migrate.BackupLine{Key: []byte("item/1"), New: []byte("v2:1"), Old: []byte("v1:1"), Version: "x"})
+	b.WriteString("\n")
+	b.WriteString(`{"key":"` + strings.Repeat("A", 65<<20) + "\"}\n")
+	_, err := migrate.Rollback(context.Background(), c, b)
+	if err == nil || !strings.Contains(err.Error(), "backup line 3 is longer than 64 MiB") {
+		t.Fatalf("Rollback of a huge line: %v", err)
+	}
+}
+
+// TestApplyWaitingForASquattedLock: Options.Waiting is told the lock key
+// and what it holds when Wait finds the lease held, and a run that never
+// took the lease says so (Result.Locked false).
+func TestApplyWaitingForASquattedLock(t *testing.T) {
+	srv := servertest.New(t)
+	c := dial(t, srv.URL())
+	fill(t, c, 3)
+	set(t, c, migrate.Prefix+"default/lock", "squat")
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var calls int
+	res, err := migrate.Apply(ctx, c, decls, migrate.Options{Backup: &bytes.Buffer{}, Wait: true, Waiting: func(lock, holder []byte) {
+		calls++
+		if string(lock) != migrate.Prefix+"default/lock" || string(holder) != "squat" {
+			t.Errorf("Waiting(%q, %q)", lock, holder)
+		}
+		cancel()
+	}})
+	if err == nil || calls != 1 || res.Locked {
+		t.Fatalf("Apply: %+v, %v, %d calls of Waiting", res, err, calls)
+	}
+	res, err = migrate.Apply(context.Background(), c, decls, migrate.Options{Backup: &bytes.Buffer{}})
+	if !errors.Is(err, migrate.ErrBusy) || res.Locked {
+		t.Fatalf("Apply without Wait: %+v, %v", res, err)
+	}
+	if _, _, err := c.Del(context.Background(), []byte(migrate.Prefix+"default/lock"), runtime.DelOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err = migrate.Apply(context.Background(), c, decls, migrate.Options{Backup: &bytes.Buffer{}})
+	if err != nil || !res.Locked || res.Rewritten != 3 {
+		t.Fatalf("Apply: %+v, %v", res, err)
+	}
+}

@@ -117,6 +117,11 @@ type Decl struct {
 	// Version, when set, reads the version stamp of a stored value
 	// (versioned codecs, see For); Validate counts keys by it.
 	Version func(value []byte) (int, error)
+	// Decodes, when set, returns an error for a value that does not
+	// decode as the declaration's type at any version it declares:
+	// RollbackWith restores no bytes it refuses (a backup's Old was read
+	// from the store, so it always decodes as some form of the type).
+	Decodes func(value []byte) error
 }
 
 // Progress is reported after each page.
@@ -150,6 +155,10 @@ type Options struct {
 	// Wait makes Apply wait for another migrator's lease instead of
 	// failing with ErrBusy (until ctx ends).
 	Wait bool
+	// Waiting, when set, is called once when Wait finds the lease held,
+	// before Apply starts waiting, with the lock key and the value it
+	// holds (nil when it could not be read).
+	Waiting func(lockKey, holder []byte)
 	// Backup receives one JSON line per key before it is rewritten. Required.
 	Backup io.Writer
 	// Rate bounds keys read per second; zero is unbounded.
@@ -175,6 +184,7 @@ type Result struct {
 	Rewritten int64 // keys rewritten
 	Failed    int64 // keys left as they were: undecodable, fenced without a Guard, or changed more than Retries times
 	Resumed   bool  // the run continued a saved position
+	Locked    bool  // the run took the migrator's lease (false: it never started)
 	// FirstError is the first key's error (Failed counts them all).
 	FirstError error
 }
@@ -344,7 +354,14 @@ func Apply(ctx context.Context, c *runtime.Client, decls []Decl, opts Options) (
 	lock := runtime.NewLock(c, lockKey(opts.Name), opts.LockTTL)
 	var lease *runtime.Lease
 	if opts.Wait {
-		l, err := lock.Acquire(ctx)
+		l, ok, err := lock.TryAcquire(ctx)
+		if err == nil && !ok {
+			if opts.Waiting != nil {
+				h, _, _ := lock.Holder(ctx)
+				opts.Waiting(lockKey(opts.Name), h)
+			}
+			l, err = lock.Acquire(ctx)
+		}
 		if err != nil {
 			return res, err
 		}
@@ -359,6 +376,7 @@ func Apply(ctx context.Context, c *runtime.Client, decls []Decl, opts Options) (
 		}
 		lease = l
 	}
+	res.Locked = true
 	defer func() { _ = lease.Release(context.WithoutCancel(ctx)) }()
 	// The migrator's own writes carry the lease's fencing token, so a
 	// migrator that lost its lease cannot move the position back.

@@ -113,12 +113,15 @@ const (
 	SkipUndeclared = "no declaration matches the key: not restored"
 	SkipNotWritten = "the backup records no write of the migration to the key"
 	SkipChanged    = "changed since the migration wrote it: kept"
+	SkipOldInvalid = "the backup's old bytes do not decode as the declaration's type: not restored"
 )
 
 // RollbackOptions narrow Rollback.
 type RollbackOptions struct {
 	// Decls, when not nil, are the declarations whose keys Rollback
-	// restores: a key no Decl's Pattern matches is refused.
+	// restores: a key no Decl's Pattern matches is refused, and so is a
+	// key whose lines' Old bytes the first matching Decl's Decodes
+	// refuses (when set).
 	Decls []Decl
 }
 
@@ -135,11 +138,12 @@ func Rollback(ctx context.Context, c *runtime.Client, backup io.Reader) (Rollbac
 
 // RollbackWith restores a backup written by Apply, key by key from the
 // newest line, only for keys that still hold what the migration wrote.
-// A key with StepWritten lines is restored when its current version is
-// the one such a line records (and it holds that line's New bytes): an
-// application's later write of the same bytes has another version and is
-// kept. A key of a backup without steps (earlier releases) is restored
-// when it holds a line's New bytes. Restoring deletes the key if it holds
+// In a backup with steps (any line has a Step), a key is restored only
+// when its current version is one a StepWritten line of it records (and
+// it holds that line's New bytes): an application's later write of the
+// same bytes has another version and is kept, and a key with no such
+// line is refused. A key of a backup without steps (earlier releases)
+// is restored when it holds a line's New bytes. Restoring deletes the key if it holds
 // those bytes (VDEL) and sets its old bytes if it is still absent (SET
 // NX). Reserved keys ("$ssgen/...") are never restored, nor keys no
 // opts.Decls pattern matches. A backup line names any key, so a backup
@@ -150,8 +154,10 @@ func RollbackWith(ctx context.Context, c *runtime.Client, backup io.Reader, opts
 	var lines []BackupLine
 	sc := bufio.NewScanner(backup)
 	sc.Buffer(make([]byte, 0, 64<<10), maxBackupLine)
+	blank := 0
 	for n := 1; sc.Scan(); n++ {
 		if len(bytes.TrimSpace(sc.Bytes())) == 0 {
+			blank++
 			continue
 		}
 		var l BackupLine
@@ -162,8 +168,14 @@ func RollbackWith(ctx context.Context, c *runtime.Client, backup io.Reader, opts
 		lines = append(lines, l)
 	}
 	if err := sc.Err(); err != nil {
-		return res, err
+		if errors.Is(err, bufio.ErrTooLong) {
+			return res, fmt.Errorf("migrate: backup line %d is longer than %d MiB, the most a backup line may hold", len(lines)+blank+1, maxBackupLine>>20)
+		}
+		return res, fmt.Errorf("migrate: reading the backup: %w", err)
 	}
+	// Decided for the whole file: a forged line without a step for a key
+	// must not escape the version check the file's other lines get.
+	stepped := slices.ContainsFunc(lines, func(l BackupLine) bool { return l.Step != "" })
 	globs := make([]*glob.Pattern, len(opts.Decls))
 	for i, d := range opts.Decls {
 		globs[i] = glob.Compile(d.Pattern)
@@ -191,15 +203,18 @@ func RollbackWith(ctx context.Context, c *runtime.Client, backup io.Reader, opts
 	for _, k := range order {
 		ls := byKey[k]
 		key := ls[0].Key
+		d := slices.IndexFunc(globs, func(g *glob.Pattern) bool { return g.Match(k) })
 		switch {
 		case strings.HasPrefix(k, reserved):
 			skip(key, SkipReserved)
 			continue
-		case opts.Decls != nil && !slices.ContainsFunc(globs, func(g *glob.Pattern) bool { return g.Match(k) }):
+		case opts.Decls != nil && d < 0:
 			skip(key, SkipUndeclared)
 			continue
+		case d >= 0 && opts.Decls[d].Decodes != nil && slices.ContainsFunc(ls, func(l BackupLine) bool { return opts.Decls[d].Decodes(l.Old) != nil }):
+			skip(key, SkipOldInvalid)
+			continue
 		}
-		stepped := slices.ContainsFunc(ls, func(l BackupLine) bool { return l.Step != "" })
 		var restored bool
 		var err error
 		if stepped {

@@ -32,9 +32,11 @@ import (
 // The judge runs inside the engine's lock, so it never decodes a value
 // over maxLockedDecode bytes there: it compares projections (the values
 // of the rule fields only), and finds the replaced value's projection by
-// key and version in a bounded cache, where Stored put it when the value
-// was written through the check; a larger value not in it is decoded by
-// Learn, outside the lock. Safe for concurrent use.
+// the key's digest and version in a bounded cache, where Stored put it
+// when the value was written through the check; a larger value not in it
+// is decoded by Learn, outside the lock, and what Learn made is judged
+// on when the SET is decided again, cached or not. Safe for concurrent
+// use.
 func Transitions(sc *schema.Schema) func(key, value []byte) *server.Transition {
 	return newTransitions(sc).check
 }
@@ -79,13 +81,25 @@ func (t *transitions) check(key, value []byte) *server.Transition {
 	rules := t.rulesOf(def)
 	n := project(def, rules, nv)
 	decl := m.Name()
-	k := string(key)
+	k := sha256.Sum256(key)
+	// learned is what Learn decoded for this SET: Judge finds it even
+	// when the cache could not keep it (an entry too large) or pushed it
+	// out meanwhile, so a Learn is never lost. Judge and Learn of one
+	// SET run one after the other (the engine's lock orders them).
+	var learned struct {
+		ok      bool
+		version hlc.HLC
+		size    int
+		p       *projection
+	}
 	return &server.Transition{
 		Declaration: decl,
 		// Inside the engine's lock.
 		Judge: func(old []byte, version hlc.HLC) (*server.WriteProblem, bool) {
-			o, ok := t.cache.get(k, version, len(old))
-			if !ok {
+			var o *projection
+			if learned.ok && learned.version == version && learned.size == len(old) {
+				o = learned.p
+			} else if o, ok = t.cache.get(k, version, len(old)); !ok {
 				if len(old) > maxLockedDecode {
 					return nil, false
 				}
@@ -103,11 +117,13 @@ func (t *transitions) check(key, value []byte) *server.Transition {
 		Learn: func(old []byte, version hlc.HLC) {
 			t.learn.Lock()
 			defer t.learn.Unlock()
-			if _, ok := t.cache.get(k, version, len(old)); ok {
-				return
+			o, ok := t.cache.get(k, version, len(old))
+			if !ok {
+				t.learnedDecodes.Add(1)
+				o = t.projectBytes(c, def, rules, old)
+				t.cache.put(k, version, len(old), o)
 			}
-			t.learnedDecodes.Add(1)
-			t.cache.put(k, version, len(old), t.projectBytes(c, def, rules, old))
+			learned.ok, learned.version, learned.size, learned.p = true, version, len(old), o
 		},
 		// Outside it: the new value is the key's now.
 		Stored: func(version hlc.HLC) {
@@ -301,9 +317,12 @@ func judge(def *schema.TypeDef, rules []rule, o, n *projection) *server.WritePro
 	return nil
 }
 
-// projCache keeps the projections of values replaced, by key and
-// version (a version names one value of a key). Bounded in entries and
-// bytes: when full, an arbitrary entry makes room.
+// projCache keeps the projections of values replaced, by the SHA-256 of
+// the key, version (a version names one value of a key) and size: an
+// entry's cost does not depend on the key's length, and a client cannot
+// make two keys share an entry. Bounded in entries and bytes: when full,
+// an arbitrary entry makes room; an entry over maxCacheEntry is not kept
+// (the Learn that made it still hands it to its SET's Judge).
 type projCache struct {
 	mu    sync.Mutex
 	m     map[projKey]*projection
@@ -311,7 +330,7 @@ type projCache struct {
 }
 
 type projKey struct {
-	key     string
+	key     [sha256.Size]byte
 	version hlc.HLC
 	size    int
 }
@@ -319,19 +338,20 @@ type projKey struct {
 const (
 	maxCacheBytes   = 4 << 20
 	maxCacheEntries = 8192
-	// maxCacheEntry is the largest entry kept (a key and a projection).
+	// maxCacheEntry is the largest entry kept (a key digest, version and
+	// projection).
 	maxCacheEntry = 64 << 10
 )
 
-func (c *projCache) get(key string, version hlc.HLC, size int) (*projection, bool) {
+func (c *projCache) get(key [sha256.Size]byte, version hlc.HLC, size int) (*projection, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	p, ok := c.m[projKey{key, version, size}]
 	return p, ok
 }
 
-func (c *projCache) put(key string, version hlc.HLC, size int, p *projection) {
-	cost := len(key) + len(version.Node) + p.size
+func (c *projCache) put(key [sha256.Size]byte, version hlc.HLC, size int, p *projection) {
+	cost := entryCost(version, p)
 	if cost > maxCacheEntry {
 		return
 	}
@@ -346,13 +366,18 @@ func (c *projCache) put(key string, version hlc.HLC, size int, p *projection) {
 	}
 	for len(c.m) > 0 && (len(c.m) >= maxCacheEntries || c.bytes+cost > maxCacheBytes) {
 		for old, op := range c.m {
-			c.bytes -= len(old.key) + len(old.version.Node) + op.size
+			c.bytes -= entryCost(old.version, op)
 			delete(c.m, old)
 			break
 		}
 	}
 	c.m[k] = p
 	c.bytes += cost
+}
+
+// entryCost is what an entry of the cache is counted for.
+func entryCost(version hlc.HLC, p *projection) int {
+	return sha256.Size + len(version.Node) + p.size
 }
 
 // maxShown bounds a value in a message: values come from any client.

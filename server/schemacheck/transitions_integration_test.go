@@ -328,3 +328,46 @@ func TestEnforceJudgesAKeyThatIsNotUTF8(t *testing.T) {
 		}
 	}
 }
+
+// A declared key longer than the cache's largest entry (64 KiB) with a
+// value over 4 KiB: the value replaced is learned outside the lock and
+// the SET judged, never refused "busy" for ever; a write through the
+// check is remembered, so the next one decodes nothing.
+func TestEnforceRefuseJudgesALargeValueUnderAVeryLongKey(t *testing.T) {
+	sc, err := schema.LoadFile("../../internal/tests/e2e/ssgen.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check, decodes := schemacheck.TransitionsCounting(sc)
+	srv := servertest.New(t, servertest.WithOptions(func(o *server.Options) {
+		o.Enforce, o.WriteCheck, o.TransitionCheck = server.EnforceRefuse, schemacheck.New(sc), check
+	}))
+	c := clienttest.Dial(t, srv.URL())
+	ctx := clienttest.Context(t)
+	key := []byte("thermostats/" + strings.Repeat("a", 70<<10) + "/device")
+	value := func(seq uint64) []byte {
+		tags := make([]e2e.DeviceInfo, 400)
+		for i := range tags {
+			tags[i] = e2e.DeviceInfo{Since: t0, Level: int32(i)}
+		}
+		return device(t, e2e.Device{Serial: "A-1", Seq: seq, Seen: t0, Tags: tags})
+	}
+	if len(value(1)) <= schemacheck.MaxLockedDecode {
+		t.Fatal("the value is not large")
+	}
+	if res := srv.Exec(server.ExecRequest{Client: "console", Args: [][]byte{[]byte("SET"), key, value(1)}}); res.Err != "" {
+		t.Fatal(res.Err)
+	}
+	for seq := uint64(2); seq <= 4; seq++ {
+		if _, err := c.Set(ctx, key, value(seq), runtime.SetOptions{}); err != nil {
+			t.Fatalf("SET seq %d: %v", seq, err)
+		}
+	}
+	_, err = c.Set(ctx, key, value(4), runtime.SetOptions{})
+	if !errors.Is(err, runtime.ErrSchemaViolation) || !strings.Contains(err.Error(), "monotonic") {
+		t.Fatalf("a write breaking a rule: %v", err)
+	}
+	if locked, learned := decodes(); locked != 0 || learned != 1 {
+		t.Fatalf("%d decodes of a value replaced inside the lock, %d outside; want 0 and 1", locked, learned)
+	}
+}

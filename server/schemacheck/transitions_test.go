@@ -1,6 +1,7 @@
 package schemacheck
 
 import (
+	"crypto/sha256"
 	"fmt"
 	"strings"
 	"testing"
@@ -204,23 +205,23 @@ func TestProjCacheIsBounded(t *testing.T) {
 	var c projCache
 	p := &projection{size: 100}
 	for i := range 20000 {
-		c.put(fmt.Sprintf("k%d", i), hlc.HLC{Wall: uint64(i)}, 10, p)
+		c.put(dk(fmt.Sprintf("k%d", i)), hlc.HLC{Wall: uint64(i)}, 10, p)
 		if len(c.m) > maxCacheEntries || c.bytes > maxCacheBytes {
 			t.Fatalf("%d entries, %d bytes", len(c.m), c.bytes)
 		}
 	}
-	c.put("big", hlc.HLC{Wall: 1}, 10, &projection{size: maxCacheEntry + 1})
-	if _, ok := c.get("big", hlc.HLC{Wall: 1}, 10); ok {
+	c.put(dk("big"), hlc.HLC{Wall: 1}, 10, &projection{size: maxCacheEntry + 1})
+	if _, ok := c.get(dk("big"), hlc.HLC{Wall: 1}, 10); ok {
 		t.Fatal("an entry over maxCacheEntry was kept")
 	}
 	for i := range 100 {
-		c.put("large", hlc.HLC{Wall: uint64(i)}, 10, &projection{size: maxCacheEntry - 100})
+		c.put(dk("large"), hlc.HLC{Wall: uint64(i)}, 10, &projection{size: maxCacheEntry - 100})
 		if len(c.m) > maxCacheEntries || c.bytes > maxCacheBytes {
 			t.Fatalf("%d entries, %d bytes", len(c.m), c.bytes)
 		}
 	}
-	c.put("x", hlc.HLC{Wall: 7}, 3, p)
-	if got, ok := c.get("x", hlc.HLC{Wall: 7}, 3); !ok || got != p {
+	c.put(dk("x"), hlc.HLC{Wall: 7}, 3, p)
+	if got, ok := c.get(dk("x"), hlc.HLC{Wall: 7}, 3); !ok || got != p {
 		t.Fatal("lost")
 	}
 	for _, miss := range []struct {
@@ -228,9 +229,40 @@ func TestProjCacheIsBounded(t *testing.T) {
 		v    hlc.HLC
 		size int
 	}{{"y", hlc.HLC{Wall: 7}, 3}, {"x", hlc.HLC{Wall: 8}, 3}, {"x", hlc.HLC{Wall: 7, Node: "n"}, 3}, {"x", hlc.HLC{Wall: 7}, 4}} {
-		if _, ok := c.get(miss.key, miss.v, miss.size); ok {
+		if _, ok := c.get(dk(miss.key), miss.v, miss.size); ok {
 			t.Fatalf("found for %+v", miss)
 		}
+	}
+}
+
+func dk(key string) [sha256.Size]byte { return sha256.Sum256([]byte(key)) }
+
+// A Learn is never lost: the projection it made reaches its SET's Judge
+// even when the cache cannot keep it (here: the cache is full of entries
+// of other keys and the projection is pushed out by them at once, as a
+// too-large one is never kept).
+func TestLearnReachesJudgeWhenTheCacheDropsIt(t *testing.T) {
+	sc, err := schema.Load("t.yaml", []byte(transitionSchema))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := newTransitions(sc)
+	blob := `,"blob":"` + strings.Repeat("A", 2*maxLockedDecode) + `"}`
+	old := []byte(`{"id":"a"` + blob)
+	j := tr.check([]byte("r"), []byte(`{"id":"b"`+blob))
+	if _, known := j.Judge(old, hlc.HLC{Wall: 1}); known {
+		t.Fatal("a large value judged inside the lock")
+	}
+	j.Learn(old, hlc.HLC{Wall: 1})
+	tr.cache.mu.Lock()
+	clear(tr.cache.m)
+	tr.cache.bytes = 0
+	tr.cache.mu.Unlock()
+	if p, known := j.Judge(old, hlc.HLC{Wall: 1}); !known || p == nil || p.Reason != "immutable" {
+		t.Fatalf("%+v, %v", p, known)
+	}
+	if _, known := j.Judge(old, hlc.HLC{Wall: 2}); known {
+		t.Fatal("judged another version on what was learned")
 	}
 }
 
