@@ -27,7 +27,7 @@ func (s *spaceRecovery) reset() { *s = spaceRecovery{} }
 
 // spaceSteps is what an operator does when the recovery does not suffice.
 const spaceSteps = "etcdctl compact <revision>; etcdctl defrag --cluster; etcdctl alarm disarm; " +
-	"if it recurs the store and 2×CompactBytes exceed --quota-backend-bytes: raise it or shrink the store"
+	"if it recurs, the store and the history kept (2 × CompactBytes, 16 MiB by default) exceed etcd's --quota-backend-bytes: raise it (docs/ha.md, Limits)"
 
 // noSpace handles a term ended by NOSPACE: one error log when it begins,
 // then, no more often than a backoff doubling up to maxSpaceBackoff,
