@@ -7,6 +7,7 @@ import (
 	"math"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/ssgen/ssgen/server/engine"
@@ -72,15 +73,65 @@ type Leader struct {
 	mu        sync.Mutex // one transaction at a time
 	eng       *engine.Engine
 	lastClock string
+	vol       volume // under mu
+
+	// compactAt is the revision the volume asks to compact at (0: none
+	// pending); compactDue is signalled when it is set.
+	compactAt  atomic.Int64
+	compactDue chan struct{}
 
 	lostOnce sync.Once
 	lost     chan struct{} // closed when a transaction failed
 	lostErr  error
 }
 
-func newLeader(cli *clientv3.Client, prefix, key string, rev int64, timeout time.Duration, st *state) *Leader {
-	return &Leader{cli: cli, prefix: prefix, key: key, rev: rev, timeout: timeout, st: st, lim: limitsFor(prefix, key), lost: make(chan struct{})}
+// newLeader is the leader whose election key is key, created at rev,
+// loading st; it asks for a compaction each time compactBytes more bytes
+// were written (never when ≤ 0).
+func newLeader(cli *clientv3.Client, prefix, key string, rev int64, timeout time.Duration, st *state, compactBytes int64) *Leader {
+	return &Leader{
+		cli: cli, prefix: prefix, key: key, rev: rev, timeout: timeout, st: st, lim: limitsFor(prefix, key),
+		vol:        volume{every: compactBytes, mark: st.rev},
+		compactDue: make(chan struct{}, 1),
+		lost:       make(chan struct{}),
+	}
 }
+
+// volume drives compaction by the bytes written: etcd keeps every
+// revision until it is compacted, so without it a fast writer fills
+// etcd's quota within the time-driven compaction's window whatever the
+// store's own size. Each time every more bytes were written it asks to
+// compact at the revision where it last did (mark: the previous threshold,
+// at first the revision the term began at), so the history etcd keeps
+// stays between one and two thresholds of writes, whatever their rate,
+// and a standby less than one threshold behind can still follow.
+type volume struct {
+	every   int64 // the threshold; ≤ 0: never
+	written int64 // bytes written since mark
+	mark    int64 // the revision of the last threshold
+}
+
+// add counts n bytes written up to revision rev; it returns the revision
+// to compact at when they pass the threshold.
+func (v *volume) add(n int, rev int64) (int64, bool) {
+	if v.every <= 0 {
+		return 0, false
+	}
+	v.written += int64(n)
+	if v.written < v.every {
+		return 0, false
+	}
+	at := v.mark
+	v.mark, v.written = rev, 0
+	return at, at > 0
+}
+
+// compactDueC is signalled when the bytes written ask for a compaction,
+// at the revision takeCompaction returns.
+func (l *Leader) compactDueC() <-chan struct{} { return l.compactDue }
+
+// takeCompaction is the revision to compact at, or 0 when none is due.
+func (l *Leader) takeCompaction() int64 { return l.compactAt.Swap(0) }
 
 // Lost is closed once a transaction failed: the leader must step down.
 func (l *Leader) Lost() <-chan struct{} { return l.lost }
@@ -198,6 +249,17 @@ func (l *Leader) txn(ops []clientv3.Op) error {
 	}
 	if !resp.Succeeded {
 		return ErrNotLeader
+	}
+	n := 0
+	for _, op := range ops {
+		n += opSize(op)
+	}
+	if at, ok := l.vol.add(n, resp.Header.Revision); ok {
+		l.compactAt.Store(at)
+		select {
+		case l.compactDue <- struct{}{}:
+		default: // one is pending: it will take the newer revision
+		}
 	}
 	return nil
 }

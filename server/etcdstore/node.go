@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/ssgen/ssgen/server"
+	"go.etcd.io/etcd/api/v3/v3rpc/rpctypes"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.etcd.io/etcd/client/v3/concurrency"
 	"go.uber.org/zap"
@@ -27,6 +28,10 @@ const (
 	DefaultDialTimeout  = 10 * time.Second
 	DefaultTxnTimeout   = 5 * time.Second
 	DefaultCompactEvery = time.Minute
+	// DefaultCompactBytes is how many bytes the leader writes between two
+	// compactions driven by volume: the history etcd keeps stays below
+	// two of them (16 MiB) whatever the write rate.
+	DefaultCompactBytes = 8 << 20
 	// clockEvery is how often the leader writes its clock's high-water
 	// mark when only reads moved it.
 	clockEvery = 500 * time.Millisecond
@@ -36,6 +41,12 @@ const (
 	// minBackoff and maxBackoff bound the pause between terms.
 	minBackoff = 100 * time.Millisecond
 	maxBackoff = 2 * time.Second
+	// maxSpaceBackoff bounds the pause between two recoveries from etcd's
+	// NOSPACE alarm (the first at once, then after minBackoff doubling);
+	// spaceBound bounds one recovery (a compaction and a defragmentation
+	// of every member).
+	maxSpaceBackoff = time.Minute
+	spaceBound      = time.Minute
 )
 
 // clusterRecheck is how often a node checks that its endpoints are still
@@ -66,6 +77,10 @@ type Config struct {
 	// CompactEvery is how often the leader compacts etcd's history
 	// (DefaultCompactEvery); negative: never.
 	CompactEvery time.Duration
+	// CompactBytes is how many bytes the leader writes between two
+	// compactions driven by volume (DefaultCompactBytes); negative: never.
+	// etcd's quota must exceed the store plus twice this (docs/ha.md).
+	CompactBytes int64
 	// Server are the options of the server the leader runs; Broker must be
 	// set, DataDir must not. Replica is set by the node.
 	Server server.Options
@@ -143,6 +158,9 @@ func Open(cfg Config) (*Node, error) {
 	}
 	if cfg.CompactEvery == 0 {
 		cfg.CompactEvery = DefaultCompactEvery
+	}
+	if cfg.CompactBytes == 0 {
+		cfg.CompactBytes = DefaultCompactBytes
 	}
 	if lim := cfg.Server.Limits.MaxValueBytes; lim <= 0 || lim > MaxValueBytes {
 		cfg.Server.Limits.MaxValueBytes = MaxValueBytes
@@ -227,6 +245,7 @@ func (n *Node) Run(ctx context.Context) error {
 		return nil
 	}
 	backoff := minBackoff
+	var space spaceRecovery
 	for {
 		began := time.Now()
 		err := n.term(ctx)
@@ -237,7 +256,15 @@ func (n *Node) Run(ctx context.Context) error {
 		if errors.As(err, &fatal) {
 			return fatal.err
 		}
-		n.log.Warn("state store stepped down", "err", err)
+		if time.Since(began) > maxSpaceBackoff {
+			space.reset()
+		}
+		if errors.Is(err, rpctypes.ErrNoSpace) {
+			n.noSpace(ctx, &space, err)
+		} else {
+			space.reset()
+			n.log.Warn("state store stepped down", "err", err)
+		}
 		// Not a busy loop while etcd or the broker is down: the pause
 		// doubles while terms fail quickly, and starts over after a
 		// long one.
@@ -325,7 +352,7 @@ func (n *Node) term(ctx context.Context) error {
 		resign(el)
 		return err
 	}
-	lead := newLeader(n.cli, n.cfg.Prefix, el.Key(), el.Rev(), n.cfg.TxnTimeout, st)
+	lead := newLeader(n.cli, n.cfg.Prefix, el.Key(), el.Rev(), n.cfg.TxnTimeout, st, n.cfg.CompactBytes)
 	opts := n.cfg.Server
 	opts.Replica = lead
 	srv, err := server.New(opts)
@@ -409,6 +436,12 @@ func (n *Node) maintain(ctx context.Context, lead *Leader) {
 		case <-clock.C:
 			if err := lead.tick(); err != nil {
 				return
+			}
+		case <-lead.compactDueC():
+			if rev := lead.takeCompaction(); rev > 0 {
+				if err := lead.compact(rev); err != nil && !strings.Contains(err.Error(), "compacted") {
+					n.log.Warn("etcd compaction failed", "revision", rev, "err", err)
+				}
 			}
 		case <-compact:
 			rctx, cancel := context.WithTimeout(ctx, n.cfg.TxnTimeout)

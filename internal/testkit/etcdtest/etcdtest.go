@@ -61,6 +61,9 @@ type Options struct {
 	// what the health checks present.
 	ClientCAFile string
 	ClientCert   *tls.Certificate
+	// QuotaBackendBytes, when positive, is each member's database quota
+	// (etcd's --quota-backend-bytes; etcd's default, 2 GiB, otherwise).
+	QuotaBackendBytes int64
 }
 
 // Member is one etcd process; it keeps its ports and data across Kill
@@ -239,6 +242,9 @@ func (c *Cluster) start(m *Member) error {
 	}
 	if c.opts.CertFile != "" {
 		args = append(args, "--cert-file", c.opts.CertFile, "--key-file", c.opts.KeyFile)
+	}
+	if c.opts.QuotaBackendBytes > 0 {
+		args = append(args, "--quota-backend-bytes", strconv.FormatInt(c.opts.QuotaBackendBytes, 10))
 	}
 	if c.opts.ClientCAFile != "" {
 		args = append(args, "--client-cert-auth", "--trusted-ca-file", c.opts.ClientCAFile)
