@@ -22,7 +22,7 @@ func plural(n int, noun string) string {
 
 // libPrefixes are the prefixes of the packages whose errors the verbs
 // report.
-var libPrefixes = []string{"statestore: ", "server: ", "bench: "}
+var libPrefixes = []string{"statestore: ", "server: ", "bench: ", "etcdstore: ", "migrate: "}
 
 // libText is err's message without its libraries' leading prefixes (a
 // bench error may start "bench: statestore: ").

@@ -74,6 +74,16 @@ type exitError struct {
 func (e *exitError) Error() string { return e.err.Error() }
 func (e *exitError) Unwrap() error { return e.err }
 
+// subVerbError is an error of a verb's sub-verb (ssgen migrate apply):
+// its one prefix names both, "ssgen migrate apply: ".
+type subVerbError struct {
+	name string // "migrate apply"
+	err  error
+}
+
+func (e *subVerbError) Error() string { return e.err.Error() }
+func (e *subVerbError) Unwrap() error { return e.err }
+
 // usageErrorf reports a usage error (exit 2).
 func usageErrorf(format string, a ...any) error {
 	return &exitError{code: exitUsage, err: fmt.Errorf(format, a...)}
@@ -267,14 +277,19 @@ func runCLI(ctx context.Context, env *cliEnv, args []string) int {
 	if err == nil {
 		return exitOK
 	}
+	name := v.name
+	var sv *subVerbError
+	if errors.As(err, &sv) {
+		name, err = sv.name, sv.err
+	}
 	var ee *exitError
 	if errors.As(err, &ee) {
 		if ee.err != nil && ee.err.Error() != "" {
-			fmt.Fprintf(env.stderr, "ssgen %s: %s\n", v.name, terminalSafe(withBrokerHint(env, ee.err)))
+			fmt.Fprintf(env.stderr, "ssgen %s: %s\n", name, terminalSafe(withBrokerHint(env, ee.err)))
 		}
 		return ee.code
 	}
-	fmt.Fprintf(env.stderr, "ssgen %s: %s\n", v.name, terminalSafe(withBrokerHint(env, err)))
+	fmt.Fprintf(env.stderr, "ssgen %s: %s\n", name, terminalSafe(withBrokerHint(env, err)))
 	return exitUsage
 }
 

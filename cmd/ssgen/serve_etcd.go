@@ -112,7 +112,7 @@ func serveEtcd(ctx context.Context, env *cliEnv, f *etcdFlags, opts server.Optio
 	cfg.Server, cfg.Logger = opts, logger
 	node, err := etcdstore.Open(cfg)
 	if err != nil {
-		return &exitError{code: exitUsage, err: err}
+		return &exitError{code: exitUsage, err: libErr(err)}
 	}
 	// Clients use the broker's address whichever instance leads.
 	fmt.Fprintln(env.stdout, opts.Broker)

@@ -69,7 +69,10 @@ func runMigrate(ctx context.Context, env *cliEnv, args []string) error {
 		for _, s := range migrateSubs {
 			if a == s.name {
 				rest := append(append([]string{}, args[:i]...), args[i+1:]...)
-				return s.run(ctx, env, rest)
+				if err := s.run(ctx, env, rest); err != nil {
+					return &subVerbError{name: "migrate " + s.name, err: err}
+				}
+				return nil
 			}
 		}
 	}

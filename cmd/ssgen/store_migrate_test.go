@@ -540,3 +540,15 @@ func TestMigrateResumesOnlyTheSameSchema(t *testing.T) {
 	r.want(t, exitOK, nil)
 	run(t, url, "migrate", "validate", "--schema", other).want(t, exitOK, nil)
 }
+
+// TestMigrateBackupFlagOnce: rollback --backup A --backup B is refused (it
+// used to roll back B alone); so is apply's.
+func TestMigrateBackupFlagOnce(t *testing.T) {
+	for _, v := range []string{"apply", "rollback"} {
+		r := runIn(t, "", nil, "migrate", v, "--backup", "a.jsonl", "--backup", "b.jsonl")
+		r.want(t, exitUsage, nil)
+		if !strings.Contains(r.stderr, "ssgen migrate "+v+": ") || !strings.Contains(r.stderr, "given twice") {
+			t.Errorf("%s: stderr %q", v, r.stderr)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"flag"
 	"fmt"
 	"os"
 	"strings"
@@ -172,7 +173,7 @@ func runMigrateApply(ctx context.Context, env *cliEnv, args []string) error {
 	var mf migrateFlags
 	mf.register(fs)
 	rate := fs.Float64("rate", 0, "handle at most `N` keys per second (0: unbounded)")
-	backup := fs.String("backup", "", "write the backup to `FILE`, which must not exist (default: a new file in the current directory)")
+	backup := onceFlag(fs, "backup", "write the backup to `FILE`, which must not exist (default: a new file in the current directory)")
 	name := fs.String("name", "default", "the migration's `NAME`: its lease and saved position")
 	yes := fs.Bool("yes", false, "do not ask for confirmation on a terminal")
 	restart := fs.Bool("restart", false, "discard a saved position (of another schema or declarations) and start over")
@@ -390,7 +391,7 @@ func runMigrateRollback(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newMigrateFlagSet(env, "rollback", migrateRollbackUsage)
 	var mf migrateFlags
 	mf.register(fs)
-	backup := fs.String("backup", "", "the backup `FILE` apply wrote (required)")
+	backup := onceFlag(fs, "backup", "the backup `FILE` apply wrote (required; one file: roll several back newest first, one run each)")
 	pos, _, help, err := parseArgs(fs, args, 0)
 	if help || err != nil {
 		return err
@@ -514,4 +515,29 @@ func outdatedCount(n int64) string {
 		return "1 key is"
 	}
 	return plural(int(n), "key") + " are"
+}
+
+// onceString is a string flag that may be given once: a second value is
+// refused rather than silently replacing the first (rollback --backup A
+// --backup B would otherwise roll back B alone).
+type onceString struct {
+	v   string
+	set bool
+}
+
+func (o *onceString) String() string { return o.v }
+
+func (o *onceString) Set(s string) error {
+	if o.set {
+		return fmt.Errorf("given twice (%q, then %q): name one file", o.v, s)
+	}
+	o.v, o.set = s, true
+	return nil
+}
+
+// onceFlag defines a string flag that may be given at most once.
+func onceFlag(fs *flag.FlagSet, name, usage string) *string {
+	o := &onceString{}
+	fs.Var(o, name, usage)
+	return &o.v
 }
