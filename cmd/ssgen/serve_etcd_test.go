@@ -29,6 +29,8 @@ func TestServeStoreEtcdUsageErrors(t *testing.T) {
 		{[]string{"serve", "--store", "etcd://127.0.0.1:2379"}, "--store etcd:// needs --broker"},
 		{[]string{"serve", "--broker", "127.0.0.1:1883", "--store", "etcd://127.0.0.1:2379", "--data-dir", t.TempDir()}, "--store etcd:// excludes --data-dir"},
 		{[]string{"serve", "--broker", "127.0.0.1:1883", "--store", "etcd://127.0.0.1:2379", "--ui"}, "--store etcd:// excludes --ui"},
+		// Not "--clock manual needs --http or --ui", which --store excludes too.
+		{[]string{"serve", "--broker", "127.0.0.1:1883", "--store", "etcd://127.0.0.1:2379", "--clock", "manual"}, "--store etcd:// excludes --clock manual"},
 		{[]string{"serve", "--broker", "127.0.0.1:1883", "--store", "http://127.0.0.1:2379"}, "want etcd://HOST:PORT"},
 		{[]string{"serve", "--broker", "127.0.0.1:1883", "--store", "etcd://127.0.0.1"}, "want HOST:PORT"},
 		{[]string{"serve", "--etcd-prefix", "/x/"}, "--etcd-prefix needs --store"},
