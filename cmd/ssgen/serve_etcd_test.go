@@ -264,3 +264,27 @@ func TestServeStoreEtcdRefusesEndpointsOfDifferentClusters(t *testing.T) {
 		}
 	}
 }
+
+// serve refuses (exit 2) an --etcd-prefix inside another store's, and "/".
+func TestServeStoreEtcdRefusesNestedPrefixes(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	// What a store at /ssgen/ that wrote anything leaves: its clock.
+	if _, err := cli.Put(clienttest.Context(t), "/ssgen/clock", "x"); err != nil {
+		t.Fatal(err)
+	}
+	for prefix, want := range map[string]string{
+		"/ssgen/sub": `prefix "/ssgen/sub/" lies inside the store at prefix "/ssgen/"`,
+		"/":          `prefix "/" is refused`,
+	} {
+		r := runIn(t, "", nil, "serve", "--broker", "127.0.0.1:1883", "--store", c.URL(), "--etcd-prefix", prefix)
+		r.want(t, exitUsage, nil)
+		if !strings.Contains(r.stderr, want) {
+			t.Fatalf("--etcd-prefix %s: stderr %q, want %q", prefix, r.stderr, want)
+		}
+	}
+}
