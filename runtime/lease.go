@@ -440,16 +440,37 @@ func (le *Lease) renew(ctx context.Context) {
 // returns nil when the lock no longer belongs to this lease afterwards
 // (deleted now, already expired, or taken by someone else after a loss).
 // Release is idempotent; after it, the lease fences no write.
+//
+// Like renewals, Release retries ErrNoService (a gap with no state store:
+// a restart or a failover) until the lease's local deadline or the end of
+// ctx, whichever comes first: past the deadline the lock expires by
+// itself, and within it a waiting Acquire would otherwise wait for the
+// TTL.
 func (le *Lease) Release(ctx context.Context) error {
 	le.stopOnce.Do(func() { close(le.stop) })
 	<-le.done
 	le.mu.Lock()
 	le.released = true
+	deadline := le.deadline
 	le.mu.Unlock()
 	unhold(le)
-	_, _, err := le.lock.c.VDel(ctx, le.lock.name, le.holder, DelOptions{})
-	if errors.Is(err, ErrConditionNotMet) {
-		return nil
+	for failures := 1; ; failures++ {
+		_, _, err := le.lock.c.VDel(ctx, le.lock.name, le.holder, DelOptions{})
+		if errors.Is(err, ErrConditionNotMet) {
+			return nil
+		}
+		if !errors.Is(err, ErrNoService) || !time.Now().Before(deadline) {
+			return err
+		}
+		t := time.NewTimer(min(time.Until(deadline), le.lock.c.backoff.delay(failures)))
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return err
+		case <-t.C:
+		}
+		if !time.Now().Before(deadline) {
+			return err
+		}
 	}
-	return err
 }

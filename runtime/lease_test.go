@@ -404,3 +404,44 @@ func TestLeaseSurvivesAGapWithNoService(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A release in a gap with no state store (a failover) retries until a
+// state store answers, within the lease's deadline, instead of leaving
+// the lock to expire by itself.
+func TestLeaseReleaseRetriesAGapWithNoService(t *testing.T) {
+	broker := brokertest.Start(t)
+	dir := t.TempDir()
+	withDir := servertest.WithOptions(func(o *server.Options) { o.DataDir = dir })
+	srv := servertest.NewExternal(t, broker.URL(), withDir)
+	cfg := testConfig(t, broker.URL())
+	cfg.NoServiceWait = 100 * time.Millisecond
+	c := dialConfig(t, cfg)
+	ctx := testCtx(t)
+	// Generous: the release below retries for a while on a loaded machine.
+	lock := runtime.NewLock(c, []byte("gap-release"), 30*time.Second)
+	le, err := lock.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	noService := c.Stats().NoService
+	released := make(chan error, 1)
+	go func() { released <- le.Release(ctx) }()
+	testwait.Until(t, 30*time.Second, "the release refused for want of a state store", func() bool {
+		return c.Stats().NoService >= noService+30 || len(released) > 0
+	})
+	select {
+	case err := <-released:
+		t.Fatalf("release gave up in a gap with no service: %v", err)
+	default:
+	}
+	servertest.NewExternal(t, broker.URL(), withDir)
+	if err := <-released; err != nil {
+		t.Fatalf("release across the gap: %v", err)
+	}
+	if holder, _, err := lock.Holder(ctx); !errors.Is(err, runtime.ErrNotFound) {
+		t.Fatalf("lock key holds %q (%v) after the release, want it deleted", holder, err)
+	}
+}

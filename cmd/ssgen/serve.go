@@ -93,6 +93,9 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 	if *clock != "real" && *clock != "manual" {
 		return usageErrorf("--clock %q: want real or manual", *clock)
 	}
+	if *clock == "manual" && etcd.store != "" {
+		return usageErrorf("--store etcd:// excludes --clock manual")
+	}
 	if *clock == "manual" && *dataDir != "" {
 		return usageErrorf("--clock manual and --data-dir exclude each other: versions written on a clock moved ahead would be kept, and a restarted server would hand out versions clients refuse")
 	}
@@ -188,9 +191,6 @@ func runServe(ctx context.Context, env *cliEnv, args []string) error {
 		return &exitError{code: exitUsage, err: libErr(err)}
 	}
 	if etcd.store != "" {
-		if *clock == "manual" {
-			return usageErrorf("--store etcd:// excludes --clock manual")
-		}
 		return serveEtcd(ctx, env, &etcd, opts, logger)
 	}
 	con, err := web.install(env, &opts)

@@ -26,7 +26,7 @@ func (f *etcdFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.key, "etcd-key-file", "", "with --store: the `FILE` of --etcd-cert-file's PEM private key")
 	fs.StringVar(&f.user, "etcd-user", "", "with --store: authenticate to etcd as `USER`; the password comes from SSGEN_ETCD_PASSWORD or --etcd-password-file")
 	fs.StringVar(&f.passwordFile, "etcd-password-file", "", "with --etcd-user: read the etcd password from the first line of `FILE`")
-	fs.StringVar(&f.prefix, "etcd-prefix", etcdstore.DefaultPrefix, "with --store: the etcd key `PREFIX` the store lives under (several stores can share one etcd)")
+	fs.StringVar(&f.prefix, "etcd-prefix", etcdstore.DefaultPrefix, "with --store: the etcd key `PREFIX` the store lives under; one store per broker: different prefixes are for stores on different brokers sharing one etcd, and none may start another (/ alone is refused)")
 }
 
 // check reports the flags that need --store or exclude it.

@@ -29,6 +29,8 @@ func TestServeStoreEtcdUsageErrors(t *testing.T) {
 		{[]string{"serve", "--store", "etcd://127.0.0.1:2379"}, "--store etcd:// needs --broker"},
 		{[]string{"serve", "--broker", "127.0.0.1:1883", "--store", "etcd://127.0.0.1:2379", "--data-dir", t.TempDir()}, "--store etcd:// excludes --data-dir"},
 		{[]string{"serve", "--broker", "127.0.0.1:1883", "--store", "etcd://127.0.0.1:2379", "--ui"}, "--store etcd:// excludes --ui"},
+		// Not "--clock manual needs --http or --ui", which --store excludes too.
+		{[]string{"serve", "--broker", "127.0.0.1:1883", "--store", "etcd://127.0.0.1:2379", "--clock", "manual"}, "--store etcd:// excludes --clock manual"},
 		{[]string{"serve", "--broker", "127.0.0.1:1883", "--store", "http://127.0.0.1:2379"}, "want etcd://HOST:PORT"},
 		{[]string{"serve", "--broker", "127.0.0.1:1883", "--store", "etcd://127.0.0.1"}, "want HOST:PORT"},
 		{[]string{"serve", "--etcd-prefix", "/x/"}, "--etcd-prefix needs --store"},
@@ -259,6 +261,30 @@ func TestServeStoreEtcdRefusesEndpointsOfDifferentClusters(t *testing.T) {
 	for _, want := range []string{"different clusters", eps[0] + " (cluster ", eps[1] + " (cluster "} {
 		if !strings.Contains(r.stderr, want) {
 			t.Fatalf("stderr %q, want %q", r.stderr, want)
+		}
+	}
+}
+
+// serve refuses (exit 2) an --etcd-prefix inside another store's, and "/".
+func TestServeStoreEtcdRefusesNestedPrefixes(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	cli, err := clientv3.New(clientv3.Config{Endpoints: c.Endpoints(), DialTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	// What a store at /ssgen/ that wrote anything leaves: its clock.
+	if _, err := cli.Put(clienttest.Context(t), "/ssgen/clock", "x"); err != nil {
+		t.Fatal(err)
+	}
+	for prefix, want := range map[string]string{
+		"/ssgen/sub": `prefix "/ssgen/sub/" lies inside the store at prefix "/ssgen/"`,
+		"/":          `prefix "/" is refused`,
+	} {
+		r := runIn(t, "", nil, "serve", "--broker", "127.0.0.1:1883", "--store", c.URL(), "--etcd-prefix", prefix)
+		r.want(t, exitUsage, nil)
+		if !strings.Contains(r.stderr, want) {
+			t.Fatalf("--etcd-prefix %s: stderr %q, want %q", prefix, r.stderr, want)
 		}
 	}
 }

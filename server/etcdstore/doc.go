@@ -14,6 +14,10 @@
 //	PREFIX clock                        the leader clock's high-water mark
 //	PREFIX leader/<lease>               the election's candidates
 //
+// Prefixes of stores sharing one etcd must not nest: Open refuses one
+// inside a prefix holding a clock or candidates, or holding such keys of
+// another store outside its k/ and w/ subtrees (prefix.go).
+//
 // # Writing
 //
 // The leader's engine runs with every key kept (persist-all) and its

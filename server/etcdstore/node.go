@@ -64,7 +64,10 @@ type Config struct {
 	Username, Password string
 	// Prefix is where the store lives in etcd (DefaultPrefix; a '/' is
 	// added when it does not end with one); several stores can share one
-	// etcd under different prefixes, none of which may start another.
+	// etcd under different prefixes, none of which may start another (Open
+	// refuses what it can detect with a *PrefixError, ErrPrefixOverlap; and
+	// "/" alone). Each store needs its own MQTT broker: two leaders on one
+	// broker would both answer every request.
 	Prefix string
 	// LeaseTTL is the election session's lease (DefaultLeaseTTL, whole
 	// seconds): a leader that dies without resigning is replaced about
@@ -129,7 +132,8 @@ type Node struct {
 }
 
 // Open connects to etcd, failing within Config.DialTimeout when no
-// member answers.
+// member answers, and refuses a prefix that overlaps another store's
+// (ErrPrefixOverlap).
 func Open(cfg Config) (*Node, error) {
 	if len(cfg.Endpoints) == 0 {
 		return nil, errors.New("etcdstore: no endpoints")
@@ -201,6 +205,10 @@ func Open(cfg Config) (*Node, error) {
 		return nil, fmt.Errorf("etcd at %s unreachable: %w", strings.Join(cfg.Endpoints, ","), err)
 	}
 	if err := checkCluster(ctx, cli, cfg.Endpoints); err != nil {
+		_ = cli.Close()
+		return nil, err
+	}
+	if err := checkPrefix(ctx, cli, cfg.Prefix); err != nil {
 		_ = cli.Close()
 		return nil, err
 	}
