@@ -455,7 +455,14 @@ func (le *Lease) Release(ctx context.Context) error {
 	le.mu.Unlock()
 	unhold(le)
 	for failures := 1; ; failures++ {
-		_, _, err := le.lock.c.VDel(ctx, le.lock.name, le.holder, DelOptions{})
+		// An attempt started before the deadline ends by it: a wait for a
+		// state store (Config.NoServiceWait) must not outlast the lease.
+		attempt, cancel := ctx, context.CancelFunc(func() {})
+		if time.Now().Before(deadline) {
+			attempt, cancel = context.WithDeadline(ctx, deadline)
+		}
+		_, _, err := le.lock.c.VDel(attempt, le.lock.name, le.holder, DelOptions{})
+		cancel()
 		if errors.Is(err, ErrConditionNotMet) {
 			return nil
 		}

@@ -445,3 +445,29 @@ func TestLeaseReleaseRetriesAGapWithNoService(t *testing.T) {
 		t.Fatalf("lock key holds %q (%v) after the release, want it deleted", holder, err)
 	}
 }
+
+// A release's retries end with the lease: an attempt started just before
+// the deadline does not wait out a long Config.NoServiceWait past it (the
+// lock expires by itself by then).
+func TestLeaseReleaseEndsByTheLeasesDeadline(t *testing.T) {
+	broker := brokertest.Start(t)
+	srv := servertest.NewExternal(t, broker.URL())
+	cfg := testConfig(t, broker.URL())
+	cfg.NoServiceWait, cfg.Timeout = 10*time.Minute, 10*time.Minute // both far past the lease
+	c := dialConfig(t, cfg)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	le, err := runtime.NewLock(c, []byte("gap-deadline"), 2*time.Second).Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	released := make(chan error, 1)
+	go func() { released <- le.Release(ctx) }()
+	testwait.Until(t, 30*time.Second, "the release to end with its lease", func() bool { return len(released) > 0 })
+	if err := <-released; err == nil {
+		t.Fatal("release with no state store reported success")
+	}
+}

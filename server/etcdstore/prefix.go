@@ -52,7 +52,7 @@ func checkPrefix(ctx context.Context, cli *clientv3.Client, prefix string) error
 			continue
 		}
 		anc := prefix[:i+1]
-		found, err := holdsStore(ctx, cli, anc)
+		found, err := holdsStore(ctx, cli, anc, prefix)
 		if err != nil {
 			return err
 		}
@@ -86,29 +86,45 @@ func checkPrefix(ctx context.Context, cli *clientv3.Client, prefix string) error
 }
 
 // ownKey reports whether key (outside k/ and w/) is the store's own: its
-// clock or one of its election's candidates.
+// clock or one of its election's candidates, leader/ID where ID is the
+// candidate's etcd lease in hex (a nested store's clock, leader/clock, is
+// not one).
 func ownKey(prefix, key string) bool {
 	rest := strings.TrimPrefix(key, prefix)
 	if rest == clockKey {
 		return true
 	}
 	id, ok := strings.CutPrefix(rest, leaderDir+"/")
-	return ok && id != "" && !strings.Contains(id, "/")
+	return ok && id != "" && strings.Trim(id, "0123456789abcdef") == ""
 }
 
-// holdsStore reports whether a store lives at prefix: its clock or an
-// election candidate is there.
-func holdsStore(ctx context.Context, cli *clientv3.Client, prefix string) (bool, error) {
-	resp, err := cli.Txn(ctx).Then(
-		clientv3.OpGet(prefix+clockKey, clientv3.WithCountOnly()),
-		clientv3.OpGet(prefix+leaderDir+"/", clientv3.WithPrefix(), clientv3.WithCountOnly()),
-	).Commit()
+// holdsStore reports whether a store lives at anc, an ancestor of
+// prefix: its clock, or one of its election's candidates (anc+"leader/ID",
+// no further "/"). Keys under anc+"leader/" that go on past a "/" are a
+// nested store's, not anc's election: prefix itself may lie there
+// (/plant/leader/), and its own keys are skipped.
+func holdsStore(ctx context.Context, cli *clientv3.Client, anc, prefix string) (bool, error) {
+	clock, err := cli.Get(ctx, anc+clockKey, clientv3.WithCountOnly())
 	if err != nil {
-		return false, fmt.Errorf("etcdstore: reading prefix %q: %w", prefix, err)
+		return false, fmt.Errorf("etcdstore: reading prefix %q: %w", anc, err)
 	}
-	for _, r := range resp.Responses {
-		if r.GetResponseRange().Count > 0 {
-			return true, nil
+	if clock.Count > 0 {
+		return true, nil
+	}
+	dir := anc + leaderDir + "/"
+	ranges := [][2]string{{dir, clientv3.GetPrefixRangeEnd(dir)}}
+	if strings.HasPrefix(prefix, dir) {
+		ranges = [][2]string{{dir, prefix}, {clientv3.GetPrefixRangeEnd(prefix), clientv3.GetPrefixRangeEnd(dir)}}
+	}
+	for _, r := range ranges {
+		resp, err := cli.Get(ctx, r[0], clientv3.WithRange(r[1]), clientv3.WithKeysOnly(), clientv3.WithLimit(prefixScan))
+		if err != nil {
+			return false, fmt.Errorf("etcdstore: reading prefix %q: %w", anc, err)
+		}
+		for _, kv := range resp.Kvs {
+			if ownKey(anc, string(kv.Key)) {
+				return true, nil
+			}
 		}
 	}
 	return false, nil

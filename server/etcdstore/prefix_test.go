@@ -24,6 +24,8 @@ func TestOwnKey(t *testing.T) {
 		{"/p/sub/clock", false},
 		{"/p/sub/leader/694d9a4c2b3e1f07", false},
 		{"/p/clock2", false},
+		{"/p/leader/clock", false}, // the clock of a store at /p/leader/
+		{"/p/leader/694D9A4C", false},
 		{"/p/", false},
 	} {
 		if got := ownKey("/p/", tc.key); got != tc.want {
@@ -91,5 +93,26 @@ func TestOpenRefusesNestedPrefixes(t *testing.T) {
 	inner.stop()
 	if err := openPrefix(t, c, b.URL(), "/outer/"); !errors.Is(err, ErrPrefixOverlap) {
 		t.Fatalf("prefix /outer/ around a stopped /outer/inner/: %v, want ErrPrefixOverlap", err)
+	}
+}
+
+// TestPrefixWithALeaderSegment: a store at /plant/leader/ is not taken for
+// an election at /plant/ (its keys go on past a "/"): its second instance
+// and a sibling /plant/site-b/ open, a nested prefix inside it is refused.
+func TestPrefixWithALeaderSegment(t *testing.T) {
+	c := etcdtest.Start(t, 1)
+	b := brokertest.Start(t)
+	a := startNode(t, c, b.URL(), "a", func(cfg *Config) { cfg.Prefix = "/plant/leader/" })
+	a.waitLeader(t)
+	if _, err := clienttest.Dial(t, b.URL()).Set(clienttest.Context(t), []byte("k"), []byte("v"), runtime.SetOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range []string{"/plant/leader/", "/plant/site-b/"} {
+		if err := openPrefix(t, c, b.URL(), p); err != nil {
+			t.Fatalf("prefix %q beside or equal to /plant/leader/: %v", p, err)
+		}
+	}
+	if err := openPrefix(t, c, b.URL(), "/plant/leader/x/"); !errors.Is(err, ErrPrefixOverlap) {
+		t.Fatalf("prefix /plant/leader/x/ inside /plant/leader/: %v, want ErrPrefixOverlap", err)
 	}
 }
