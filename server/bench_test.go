@@ -8,7 +8,7 @@ import (
 
 // BenchmarkGetRoundTrip measures one client's sequential GET requests
 // (publish, wait for the response) against each transport, for comparison
-// with the raw-MQTT figures in field-notes.md.
+// with the raw-MQTT baseline of ssgen bench --baseline (docs/performance.md).
 func BenchmarkGetRoundTrip(b *testing.B) {
 	for _, mode := range []string{"embedded", "mosquitto"} {
 		b.Run(mode, func(b *testing.B) {
