@@ -68,21 +68,31 @@ func checkPrefix(ctx context.Context, cli *clientv3.Client, prefix string) error
 		{clientv3.GetPrefixRangeEnd(prefix + keysDir), prefix + watchesDir},
 		{clientv3.GetPrefixRangeEnd(prefix + watchesDir), end},
 	}
+	k, found, err := firstKey(ctx, cli, prefix, ranges, func(k string) bool { return !ownKey(prefix, k) })
+	if err != nil || !found {
+		return err
+	}
+	if len(k) > maxShownKey {
+		k = k[:maxShownKey] + "..."
+	}
+	return &PrefixError{Prefix: prefix, Key: k}
+}
+
+// firstKey reads the first prefixScan keys of each range (keys only) and
+// returns the first that match accepts; where names the prefix in errors.
+func firstKey(ctx context.Context, cli *clientv3.Client, where string, ranges [][2]string, match func(string) bool) (string, bool, error) {
 	for _, r := range ranges {
 		resp, err := cli.Get(ctx, r[0], clientv3.WithRange(r[1]), clientv3.WithKeysOnly(), clientv3.WithLimit(prefixScan))
 		if err != nil {
-			return fmt.Errorf("etcdstore: reading prefix %q: %w", prefix, err)
+			return "", false, fmt.Errorf("etcdstore: reading prefix %q: %w", where, err)
 		}
 		for _, kv := range resp.Kvs {
-			if k := string(kv.Key); !ownKey(prefix, k) {
-				if len(k) > maxShownKey {
-					k = k[:maxShownKey] + "..."
-				}
-				return &PrefixError{Prefix: prefix, Key: k}
+			if k := string(kv.Key); match(k) {
+				return k, true, nil
 			}
 		}
 	}
-	return nil
+	return "", false, nil
 }
 
 // ownKey reports whether key (outside k/ and w/) is the store's own: its
@@ -99,10 +109,10 @@ func ownKey(prefix, key string) bool {
 }
 
 // holdsStore reports whether a store lives at anc, an ancestor of
-// prefix: its clock, or one of its election's candidates (anc+"leader/ID",
-// no further "/"). Keys under anc+"leader/" that go on past a "/" are a
-// nested store's, not anc's election: prefix itself may lie there
-// (/plant/leader/), and its own keys are skipped.
+// prefix: its clock, or one of its election's candidates (ownKey: an
+// anc+"leader/" key whose rest is a lease id in hex). Other keys under
+// anc+"leader/" are a nested store's, not anc's election: prefix itself
+// may lie there (/plant/leader/), and its own keys are skipped.
 func holdsStore(ctx context.Context, cli *clientv3.Client, anc, prefix string) (bool, error) {
 	clock, err := cli.Get(ctx, anc+clockKey, clientv3.WithCountOnly())
 	if err != nil {
@@ -116,16 +126,6 @@ func holdsStore(ctx context.Context, cli *clientv3.Client, anc, prefix string) (
 	if strings.HasPrefix(prefix, dir) {
 		ranges = [][2]string{{dir, prefix}, {clientv3.GetPrefixRangeEnd(prefix), clientv3.GetPrefixRangeEnd(dir)}}
 	}
-	for _, r := range ranges {
-		resp, err := cli.Get(ctx, r[0], clientv3.WithRange(r[1]), clientv3.WithKeysOnly(), clientv3.WithLimit(prefixScan))
-		if err != nil {
-			return false, fmt.Errorf("etcdstore: reading prefix %q: %w", anc, err)
-		}
-		for _, kv := range resp.Kvs {
-			if ownKey(anc, string(kv.Key)) {
-				return true, nil
-			}
-		}
-	}
-	return false, nil
+	_, found, err := firstKey(ctx, cli, anc, ranges, func(k string) bool { return ownKey(anc, k) })
+	return found, err
 }
