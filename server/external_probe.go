@@ -14,6 +14,7 @@ import (
 	"github.com/eclipse/paho.golang/paho/session"
 
 	"github.com/ssgen/ssgen/internal/bufconn"
+	"github.com/ssgen/ssgen/internal/pahoctx"
 	"github.com/ssgen/ssgen/internal/pahostore"
 )
 
@@ -111,13 +112,8 @@ func (x *external) probe(ctx context.Context, c *paho.Client) {
 	p := x.prober
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout*probeRounds)
 	defer cancel()
-	go func() {
-		select {
-		case <-c.Done():
-			cancel()
-		case <-ctx.Done():
-		}
-	}()
+	ctx, stop := pahoctx.Bound(ctx, c)
+	defer stop()
 	skip := func(why string, err error) {
 		x.s.log.Debug("broker round trip not measured", "reason", why, "error", err)
 	}
@@ -129,13 +125,8 @@ func (x *external) probe(ctx context.Context, c *paho.Client) {
 	defer func() {
 		uctx, ucancel := context.WithTimeout(context.Background(), probeTimeout)
 		defer ucancel()
-		go func() {
-			select {
-			case <-c.Done():
-				ucancel()
-			case <-uctx.Done():
-			}
-		}()
+		uctx, ustop := pahoctx.Bound(uctx, c)
+		defer ustop()
 		_, _ = c.Unsubscribe(uctx, &paho.Unsubscribe{Topics: []string{p.ping}})
 	}()
 	p.ids.Clear() // ids of pongs a dropped connection never acknowledged
