@@ -173,36 +173,60 @@ func (r *runner) each(n int, f func(i int) bool) {
 // errBackup wraps a failure to write the backup: it stops the run.
 var errBackup = errors.New("migrate: writing the backup")
 
-// rewrite rewrites one unguarded key whose backup line is written:
-// VDEL old, then SET NX cur; a key changed in between is read again.
+// swapResult is what swap did.
+type swapResult int
+
+const (
+	swapped     swapResult = iota // the key holds to
+	swapChanged                   // the key did not hold from: nothing done
+	swapGone                      // the key was absent: nothing done
+	swapLost                      // a writer wrote between VDEL and SET NX: its value stays
+)
+
+// swap replaces key's value from with to, as near to a compare-and-set as
+// the protocol comes: VDEL if the key still holds from, then SET NX. SET
+// NX is sent as soon as VDEL answers, nothing in between: the key is
+// absent for one round trip. A DEL or VDEL of another client in that
+// window finds nothing (answers 0) and the key comes back with to; the
+// protocol has no compare-and-set to close it (docs/runtime.md). ver is
+// the version SET NX gave the key.
+func swap(ctx context.Context, c *runtime.Client, key, from, to []byte) (res swapResult, ver hlc.HLC, err error) {
+	deleted, _, err := c.VDel(ctx, key, from, runtime.DelOptions{})
+	switch {
+	case errors.Is(err, runtime.ErrConditionNotMet):
+		return swapChanged, ver, nil
+	case err != nil:
+		return 0, ver, err
+	case !deleted:
+		return swapGone, ver, nil
+	}
+	ver, err = c.Set(ctx, key, to, runtime.SetOptions{Condition: runtime.IfNotExists})
+	switch {
+	case errors.Is(err, runtime.ErrConditionNotMet):
+		return swapLost, ver, nil
+	case err != nil:
+		return 0, ver, err
+	}
+	return swapped, ver, nil
+}
+
+// rewrite rewrites one unguarded key whose backup line is written (swap
+// old for cur); a key changed in between is read again.
 func (r *runner) rewrite(ctx context.Context, d Decl, it item) (changed bool, err error) {
 	for attempt := 0; ; attempt++ {
-		deleted, _, err := r.c.VDel(ctx, it.key, it.old, runtime.DelOptions{})
+		res, ver, err := swap(ctx, r.c, it.key, it.old, it.cur)
 		switch {
-		case errors.Is(err, runtime.ErrConditionNotMet):
-			// changed since read: read again
 		case errors.Is(err, runtime.ErrFencingTokenRequired):
 			return false, ErrFenced
 		case err != nil:
 			return false, err
-		case !deleted:
+		case res == swapGone:
 			return false, nil // deleted by someone else
-		default:
-			// SET NX is sent as soon as VDEL answers, nothing in between:
-			// the key is absent for one round trip. A DEL or VDEL of
-			// another client in that window finds nothing (answers 0) and
-			// the key comes back migrated; the protocol has no
-			// compare-and-set to close it (docs/runtime.md).
-			ver, err := r.c.Set(ctx, it.key, it.cur, runtime.SetOptions{Condition: runtime.IfNotExists})
-			switch {
-			case errors.Is(err, runtime.ErrConditionNotMet):
-				// a writer wrote in between: its value stays, read it again
-			case err != nil:
-				return false, err
-			default:
-				return true, r.line(written(it, ver), false)
-			}
+		case res == swapped:
+			return true, r.line(written(it, ver), false)
 		}
+		// swapChanged, swapLost: changed since read (a writer's value
+		// stays): read it again
 		if attempt+1 >= r.opts.Retries {
 			return false, errChanged
 		}

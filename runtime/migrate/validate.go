@@ -280,22 +280,15 @@ func restoreBytes(ctx context.Context, c *runtime.Client, ls []BackupLine) (bool
 // errNotHeld: the key does not hold the line's New bytes.
 var errNotHeld = errors.New("not held")
 
-// restore deletes l.Key if it holds l.New (else errNotHeld) and sets
-// l.Old if it is still absent.
+// restore swaps l.Key's l.New for l.Old: errNotHeld when it does not
+// hold l.New; false when a writer wrote in between (its value stays).
 func restore(ctx context.Context, c *runtime.Client, l BackupLine) (bool, error) {
-	deleted, _, err := c.VDel(ctx, l.Key, l.New, runtime.DelOptions{})
+	res, _, err := swap(ctx, c, l.Key, l.New, l.Old)
 	switch {
-	case errors.Is(err, runtime.ErrConditionNotMet), err == nil && !deleted:
+	case err != nil:
+		return false, err
+	case res == swapChanged, res == swapGone:
 		return false, errNotHeld
-	case err != nil:
-		return false, err
 	}
-	_, err = c.Set(ctx, l.Key, l.Old, runtime.SetOptions{Condition: runtime.IfNotExists})
-	switch {
-	case errors.Is(err, runtime.ErrConditionNotMet):
-		return false, nil // a writer wrote in between: its value stays
-	case err != nil:
-		return false, err
-	}
-	return true, nil
+	return res == swapped, nil
 }
