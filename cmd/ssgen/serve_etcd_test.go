@@ -6,13 +6,13 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/ssgen/ssgen/internal/testkit/brokertest"
 	"github.com/ssgen/ssgen/internal/testkit/clienttest"
 	"github.com/ssgen/ssgen/internal/testkit/etcdtest"
+	"github.com/ssgen/ssgen/internal/testkit/proc"
 	"github.com/ssgen/ssgen/internal/testkit/testcert"
 	"github.com/ssgen/ssgen/internal/testkit/testwait"
 	"github.com/ssgen/ssgen/runtime"
@@ -47,8 +47,8 @@ func TestServeStoreEtcdUsageErrors(t *testing.T) {
 
 // etcdChild is `ssgen serve --store etcd://` in a child process.
 type etcdChild struct {
-	cmd *exec.Cmd
-	log *syncBuffer
+	proc *proc.Process
+	log  *syncBuffer
 }
 
 func startEtcdChild(t *testing.T, args ...string) *etcdChild {
@@ -62,9 +62,10 @@ func startEtcdChildEnv(t *testing.T, env []string, args ...string) *etcdChild {
 	args = append([]string{"serve", "--log-level", "info"}, args...)
 	cmd := exec.Command(os.Args[0], "-test.run=^TestServeChildProcess$")
 	cmd.Env = append(append(os.Environ(), env...), childArgsEnv+"="+strings.Join(args, "\x1f"))
-	c := &etcdChild{cmd: cmd, log: &syncBuffer{}}
+	c := &etcdChild{log: &syncBuffer{}}
 	cmd.Stderr = multiWriter{servertest.LogWriter(t), c.log}
-	if err := cmd.Start(); err != nil {
+	var err error
+	if c.proc, err = proc.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(c.kill)
@@ -80,13 +81,7 @@ func (m multiWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-func (c *etcdChild) kill() {
-	if c.cmd.ProcessState != nil {
-		return
-	}
-	_ = c.cmd.Process.Signal(syscall.SIGKILL)
-	_ = c.cmd.Wait()
-}
+func (c *etcdChild) kill() { c.proc.Kill() }
 
 func (c *etcdChild) waitLog(t *testing.T, what string) {
 	t.Helper()
@@ -243,7 +238,8 @@ func TestServeStoreEtcdAuthenticates(t *testing.T) {
 	standby.waitLog(t, "state store leader")
 
 	wrong := startEtcdChildEnv(t, []string{"SSGEN_ETCD_PASSWORD=wrong"}, args...)
-	if err := wrong.cmd.Wait(); err == nil {
+	<-wrong.proc.Exited()
+	if wrong.proc.ProcessState().Success() {
 		t.Fatal("serve with a wrong etcd password exited 0")
 	}
 	if !strings.Contains(wrong.log.String(), "authentication failed") {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"log/slog"
@@ -15,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ssgen/ssgen/internal/testkit/proc"
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/server/servertest"
 )
@@ -39,7 +39,7 @@ func TestServeChildProcess(t *testing.T) {
 
 // serveChild is `ssgen serve` running in a child process.
 type serveChild struct {
-	cmd  *exec.Cmd
+	proc *proc.Process
 	port int
 }
 
@@ -61,33 +61,30 @@ func startServeChildLogging(t *testing.T, logs io.Writer, args ...string) *serve
 	if logs != nil {
 		cmd.Stderr = io.MultiWriter(cmd.Stderr, logs)
 	}
-	out, err := cmd.StdoutPipe()
+	line := make(chan string, 1)
+	cmd.Stdout = proc.Lines(func(l string) {
+		select {
+		case line <- l: // the first one: the URL
+		default:
+		}
+	})
+	child, err := proc.Start(cmd)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	c := &serveChild{cmd: cmd}
+	c := &serveChild{proc: child}
 	t.Cleanup(c.kill)
-	line := make(chan string, 1)
-	go func() {
-		s := bufio.NewScanner(out)
-		if s.Scan() {
-			line <- s.Text()
-		}
-		close(line)
-		_, _ = io.Copy(io.Discard, out)
-	}()
 	select {
-	case l, ok := <-line:
+	case l := <-line:
 		u, err := url.Parse(l)
-		if !ok || err != nil || u.Scheme != "mqtt" {
+		if err != nil || u.Scheme != "mqtt" {
 			t.Fatalf("child printed %q, want mqtt://127.0.0.1:PORT", l)
 		}
 		if c.port, err = strconv.Atoi(u.Port()); err != nil || c.port == 0 {
 			t.Fatalf("child printed %q", l)
 		}
+	case <-child.Exited():
+		t.Fatalf("child exited before printing its URL: %v", child.ProcessState())
 	case <-time.After(20 * time.Second):
 		t.Fatal("child printed no URL")
 	}
@@ -95,13 +92,7 @@ func startServeChildLogging(t *testing.T, logs io.Writer, args ...string) *serve
 }
 
 // kill is kill -9, then reaping the process.
-func (c *serveChild) kill() {
-	if c.cmd.ProcessState != nil {
-		return
-	}
-	_ = c.cmd.Process.Signal(syscall.SIGKILL)
-	_ = c.cmd.Wait()
-}
+func (c *serveChild) kill() { c.proc.Kill() }
 
 func (c *serveChild) dial(t *testing.T, id string) *runtime.Client {
 	t.Helper()

@@ -146,7 +146,7 @@ func (b *Broker) SetRules(r Rules) {
 		b.t.Fatalf("brokertest: SetRules needs a broker started with StartWithRules")
 	}
 	b.dyn.rules = r
-	if b.cmd == nil {
+	if b.proc == nil {
 		return
 	}
 	if err := b.dyn.apply(b.Addr()); err != nil {

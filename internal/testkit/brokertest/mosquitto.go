@@ -7,7 +7,6 @@
 package brokertest
 
 import (
-	"errors"
 	"fmt"
 	"net"
 	"os"
@@ -17,6 +16,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/ssgen/ssgen/internal/testkit/proc"
 )
 
 // Binary is where mosquitto is looked for first; PATH is searched next.
@@ -38,10 +39,8 @@ type Broker struct {
 	// delays every request/response round trip by ~40 ms.
 	nagle bool
 
-	mu  sync.Mutex
-	cmd *exec.Cmd
-	// exited is closed when cmd has been reaped.
-	exited chan struct{}
+	mu     sync.Mutex
+	proc   *proc.Process // nil while stopped
 	starts int
 }
 
@@ -75,7 +74,7 @@ func StartWithACL(t testing.TB, acl string) *Broker {
 
 func start(t testing.TB, acl string, dyn *dynsec, opts ...func(*Broker)) *Broker {
 	t.Helper()
-	bin, err := find()
+	bin, err := proc.Find(Binary, "mosquitto", "apt-get install mosquitto")
 	if err != nil {
 		if os.Getenv("SSGEN_REQUIRE_MOSQUITTO") == "1" {
 			t.Fatalf("brokertest: %v (SSGEN_REQUIRE_MOSQUITTO=1)", err)
@@ -95,8 +94,9 @@ func start(t testing.TB, acl string, dyn *dynsec, opts ...func(*Broker)) *Broker
 	// A port found free can be taken before mosquitto binds it; retry a
 	// few times with a fresh port rather than fail the test.
 	for attempt := 0; ; attempt++ {
-		b.port, err = freePort()
-		if err == nil {
+		var ports []int
+		if ports, err = proc.FreePorts(1); err == nil {
+			b.port = ports[0]
 			err = b.start()
 		}
 		if err == nil {
@@ -106,16 +106,6 @@ func start(t testing.TB, acl string, dyn *dynsec, opts ...func(*Broker)) *Broker
 			t.Fatalf("brokertest: %v", err)
 		}
 	}
-}
-
-func find() (string, error) {
-	if _, err := os.Stat(Binary); err == nil {
-		return Binary, nil
-	}
-	if p, err := exec.LookPath("mosquitto"); err == nil {
-		return p, nil
-	}
-	return "", errors.New("mosquitto not found (apt-get install mosquitto)")
 }
 
 // URL is the broker's address as mqtt://127.0.0.1:PORT; it stays the same
@@ -130,12 +120,11 @@ func (b *Broker) Addr() string { return net.JoinHostPort("127.0.0.1", strconv.It
 func (b *Broker) Stop() {
 	b.mu.Lock()
 	defer b.mu.Unlock()
-	if b.cmd == nil {
+	if b.proc == nil {
 		return
 	}
-	_ = b.cmd.Process.Kill()
-	<-b.exited
-	b.cmd = nil
+	b.proc.Kill()
+	b.proc = nil
 }
 
 // Restart starts the broker again on the same port after Stop.
@@ -202,33 +191,27 @@ connection_messages true
 	if err != nil {
 		return err
 	}
+	defer out.Close() // the child has its own copy
 	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		out.Close()
+	p, err := proc.Start(cmd)
+	if err != nil {
 		return err
 	}
-	exited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		out.Close()
-		close(exited)
-	}()
 	deadline := time.Now().Add(startTimeout)
 	for {
 		c, err := net.DialTimeout("tcp", b.Addr(), time.Second)
 		if err == nil {
 			c.Close()
-			b.cmd, b.exited = cmd, exited
+			b.proc = p
 			return nil
 		}
 		select {
-		case <-exited:
+		case <-p.Exited():
 			return fmt.Errorf("mosquitto exited at start (port %d taken?)", b.port)
 		case <-time.After(10 * time.Millisecond):
 		}
 		if time.Now().After(deadline) {
-			_ = cmd.Process.Kill()
-			<-exited
+			p.Kill()
 			return fmt.Errorf("mosquitto did not accept connections within %v", startTimeout)
 		}
 	}
@@ -240,13 +223,4 @@ func (b *Broker) dumpLog() {
 			b.t.Logf("brokertest: %s:\n%s", filepath.Base(name), data)
 		}
 	}
-}
-
-func freePort() (int, error) {
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		return 0, err
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port, nil
 }

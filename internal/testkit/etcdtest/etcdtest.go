@@ -15,10 +15,8 @@ package etcdtest
 import (
 	"crypto/tls"
 	"crypto/x509"
-	"errors"
 	"fmt"
 	"io"
-	"net"
 	"net/http"
 	"os"
 	"os/exec"
@@ -26,10 +24,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/ssgen/ssgen/internal/testkit/proc"
 	"github.com/ssgen/ssgen/internal/testkit/testwait"
 )
 
@@ -75,8 +73,7 @@ type Member struct {
 	dir       string
 
 	mu     sync.Mutex
-	cmd    *exec.Cmd
-	exited chan struct{}
+	proc   *proc.Process // nil while stopped
 	starts int
 }
 
@@ -87,15 +84,7 @@ func Required() bool {
 }
 
 // Find returns the etcd binary, or an error saying how to install it.
-func Find() (string, error) {
-	if _, err := os.Stat(Binary); err == nil {
-		return Binary, nil
-	}
-	if p, err := exec.LookPath("etcd"); err == nil {
-		return p, nil
-	}
-	return "", errors.New("etcd not found (apt-get install etcd-server)")
-}
+func Find() (string, error) { return proc.Find(Binary, "etcd", "apt-get install etcd-server") }
 
 // Start starts a cluster of n members and waits until every member
 // answers its health check (the cluster has a leader).
@@ -144,7 +133,7 @@ func StartWith(t testing.TB, n int, opts Options) *Cluster {
 			c.dumpLogs()
 		}
 	})
-	ports, err := freePorts(2 * n)
+	ports, err := proc.FreePorts(2 * n)
 	if err != nil {
 		t.Fatalf("etcdtest: %v", err)
 	}
@@ -249,23 +238,14 @@ func (c *Cluster) start(m *Member) error {
 	if c.opts.ClientCAFile != "" {
 		args = append(args, "--client-cert-auth", "--trusted-ca-file", c.opts.ClientCAFile)
 	}
+	defer out.Close() // the child has its own copy
 	cmd := exec.Command(c.bin, args...)
 	cmd.Stdout, cmd.Stderr = out, out
 	// Debian's package reads ETCD_* settings; the test's flags are the
 	// whole configuration.
 	cmd.Env = cleanEnv()
-	if err := cmd.Start(); err != nil {
-		out.Close()
-		return err
-	}
-	exited := make(chan struct{})
-	go func() {
-		_ = cmd.Wait()
-		out.Close()
-		close(exited)
-	}()
-	m.cmd, m.exited = cmd, exited
-	return nil
+	m.proc, err = proc.Start(cmd)
+	return err
 }
 
 func cleanEnv() []string {
@@ -281,27 +261,17 @@ func cleanEnv() []string {
 func (m *Member) stop() {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.cmd == nil {
-		return
+	if m.proc != nil {
+		m.proc.Kill()
+		m.proc = nil
 	}
-	_ = m.cmd.Process.Signal(syscall.SIGKILL)
-	<-m.exited
-	m.cmd = nil
 }
 
 // Running reports whether the member's process runs.
 func (m *Member) Running() bool {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	if m.cmd == nil {
-		return false
-	}
-	select {
-	case <-m.exited:
-		return false
-	default:
-		return true
-	}
+	return m.proc != nil && m.proc.Running()
 }
 
 // healthy asks the member's /health endpoint, which answers true once the
@@ -327,25 +297,4 @@ func (c *Cluster) dumpLogs() {
 		}
 		c.t.Logf("etcdtest: %s log (tail):\n%s", m.Name, data)
 	}
-}
-
-// freePorts returns n distinct free loopback ports, all held open until
-// every one is chosen.
-func freePorts(n int) ([]int, error) {
-	var ls []net.Listener
-	defer func() {
-		for _, l := range ls {
-			l.Close()
-		}
-	}()
-	var ports []int
-	for range n {
-		l, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			return nil, err
-		}
-		ls = append(ls, l)
-		ports = append(ports, l.Addr().(*net.TCPAddr).Port)
-	}
-	return ports, nil
 }

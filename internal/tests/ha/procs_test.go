@@ -1,7 +1,6 @@
 package ha
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -13,10 +12,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/ssgen/ssgen/internal/testkit/proc"
 	"github.com/ssgen/ssgen/internal/testkit/testwait"
 	"github.com/ssgen/ssgen/runtime"
 )
@@ -108,8 +107,7 @@ type serveProc struct {
 	log  logTail
 
 	mu     sync.Mutex
-	cmd    *exec.Cmd
-	exited chan struct{}
+	proc   *proc.Process // nil while stopped
 	gen    int
 	role   string    // the last role line of the running process: "", "leader", "standby"
 	leadAt time.Time // when the running process logged leaderLine
@@ -131,84 +129,70 @@ func (p *serveProc) start() {
 	p.t.Helper()
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.cmd != nil {
+	if p.proc != nil {
 		p.t.Fatalf("%s: start while running", p.name)
 	}
 	p.gen++
 	gen := p.gen
 	cmd := exec.Command(p.bin, append([]string{"serve"}, p.args...)...)
 	cmd.Stdout = io.Discard
-	stderr, err := cmd.StderrPipe()
+	cmd.Stderr = proc.Lines(func(line string) { p.line(gen, line) })
+	child, err := proc.Start(cmd)
 	if err != nil {
-		p.t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
 		p.t.Fatalf("%s: %v", p.name, err)
 	}
-	exited := make(chan struct{})
-	p.cmd, p.exited, p.role = cmd, exited, ""
+	p.proc, p.role = child, ""
 	go func() {
-		s := bufio.NewScanner(stderr)
-		s.Buffer(make([]byte, 64<<10), 1<<20)
-		for s.Scan() {
-			line := s.Text()
-			p.log.add(fmt.Sprintf("[%s#%d %s] %s", p.name, gen, time.Now().UTC().Format("15:04:05.000"), line))
-			role, known := "", true
-			switch {
-			case strings.Contains(line, leaderLine):
-				role = "leader"
-			case strings.Contains(line, standbyLine):
-				role = "standby"
-			case strings.Contains(line, `msg="state store stepped down"`),
-				strings.Contains(line, `msg="state store leadership lost`):
-				// Neither until it says which.
-			default:
-				known = false
-			}
-			if known {
-				p.mu.Lock()
-				if p.gen == gen {
-					p.role = role
-					if role == "leader" {
-						p.leadAt = time.Now()
-					}
-				}
-				p.mu.Unlock()
-			}
-		}
-		_ = cmd.Wait()
-		p.log.add(fmt.Sprintf("[%s#%d] exited: %v", p.name, gen, cmd.ProcessState))
-		close(exited)
+		<-child.Exited()
+		p.log.add(fmt.Sprintf("[%s#%d] exited: %v", p.name, gen, child.ProcessState()))
 	}()
+}
+
+// line takes one line the slot's process number gen logged.
+func (p *serveProc) line(gen int, line string) {
+	p.log.add(fmt.Sprintf("[%s#%d %s] %s", p.name, gen, time.Now().UTC().Format("15:04:05.000"), line))
+	role := ""
+	switch {
+	case strings.Contains(line, leaderLine):
+		role = "leader"
+	case strings.Contains(line, standbyLine):
+		role = "standby"
+	case strings.Contains(line, `msg="state store stepped down"`),
+		strings.Contains(line, `msg="state store leadership lost`):
+		// Neither until it says which.
+	default:
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.gen == gen {
+		p.role = role
+		if role == "leader" {
+			p.leadAt = time.Now()
+		}
+	}
 }
 
 // kill is kill -9, then reaping the process; a stopped slot stays so.
 func (p *serveProc) kill() {
 	p.mu.Lock()
-	cmd, exited := p.cmd, p.exited
-	p.cmd, p.role = nil, ""
+	child := p.proc
+	p.proc, p.role = nil, ""
 	p.gen++ // lines still buffered from the old process no longer count
 	p.mu.Unlock()
-	if cmd == nil {
-		return
+	if child != nil {
+		child.Kill()
 	}
-	_ = cmd.Process.Signal(syscall.SIGKILL)
-	<-exited
 }
 
 // state is the slot's role, and whether its process runs.
 func (p *serveProc) state() (role string, running bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.cmd == nil {
+	if p.proc == nil {
 		return "", false
 	}
-	select {
-	case <-p.exited:
-		return p.role, false
-	default:
-		return p.role, true
-	}
+	return p.role, p.proc.Running()
 }
 
 // cluster is the ssgen serve processes of one test.
@@ -246,15 +230,10 @@ func (c *cluster) checkRunning() {
 	c.t.Helper()
 	for _, p := range c.procs {
 		p.mu.Lock()
-		cmd, exited := p.cmd, p.exited
+		child := p.proc
 		p.mu.Unlock()
-		if cmd == nil {
-			continue
-		}
-		select {
-		case <-exited:
-			c.t.Fatalf("%s exited by itself: %v", p.name, cmd.ProcessState)
-		default:
+		if child != nil && !child.Running() {
+			c.t.Fatalf("%s exited by itself: %v", p.name, child.ProcessState())
 		}
 	}
 }
