@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -12,11 +11,11 @@ import (
 	"github.com/ssgen/ssgen/internal/testkit/brokertest"
 	"github.com/ssgen/ssgen/internal/testkit/clienttest"
 	"github.com/ssgen/ssgen/internal/testkit/etcdtest"
+	"github.com/ssgen/ssgen/internal/testkit/failovertest"
 	"github.com/ssgen/ssgen/internal/testkit/proc"
 	"github.com/ssgen/ssgen/internal/testkit/testcert"
 	"github.com/ssgen/ssgen/internal/testkit/testwait"
 	"github.com/ssgen/ssgen/runtime"
-	"github.com/ssgen/ssgen/runtime/hlc"
 	"github.com/ssgen/ssgen/server/servertest"
 	clientv3 "go.etcd.io/etcd/client/v3"
 )
@@ -101,82 +100,15 @@ func TestServeStoreEtcdSurvivesKill9OfTheLeader(t *testing.T) {
 	standby := startEtcdChild(t, args...)
 	standby.waitLog(t, "state store standby")
 
-	ctx := clienttest.Context(t)
-	watcher := clienttest.Dial(t, b.URL())
-	if err := watcher.KeyNotify(ctx, []byte("watched")); err != nil {
-		t.Fatal(err)
-	}
-	events := make(chan runtime.Event, 16)
-	wctx, stopWatch := context.WithCancel(ctx)
-	defer stopWatch()
-	started := make(chan struct{})
-	go func() {
-		for ev, err := range watcher.WatchWith(wctx, []byte("watched"), runtime.WatchOptions{Current: true}) {
-			switch {
-			case err != nil:
-			case ev.Kind == runtime.EventResync:
-				close(started)
-			default:
-				events <- ev
-			}
-		}
-	}()
-	<-started
-
-	cl := clienttest.Dial(t, b.URL())
-	fence := hlc.HLC{Wall: uint64(time.Now().UnixMilli()), Node: "locker"}
-	acked := map[string]hlc.HLC{}
-	var top hlc.HLC
-	for i := range 16 {
-		key := "key" + string(rune('a'+i))
-		v, err := cl.Set(ctx, []byte(key), []byte("v-"+key), runtime.SetOptions{FencingToken: fence})
-		if err != nil {
-			t.Fatal(err)
-		}
-		acked[key], top = v, v
-	}
+	check := failovertest.Before(t, b.URL(), 16)
 	if strings.Contains(standby.log.String(), "state store leader") {
 		t.Fatal("the standby leads while the leader lives")
 	}
-
 	killed := time.Now()
 	leader.kill()
 	standby.waitLog(t, "state store leader")
 	t.Logf("failover: the standby leads %v after the kill (informational)", time.Since(killed).Round(time.Millisecond))
-	for key, v := range acked {
-		got, gv, err := cl.Get(ctx, []byte(key))
-		if err != nil || string(got) != "v-"+key || gv != v {
-			t.Fatalf("GET %s after kill -9 = %q %v %v, want version %v", key, got, gv, err, v)
-		}
-	}
-	older := fence
-	older.Wall--
-	if _, err := cl.Set(ctx, []byte("keya"), []byte("x"), runtime.SetOptions{FencingToken: older}); err == nil {
-		t.Fatal("SET with an older fencing token accepted after the failover")
-	}
-	v, err := cl.Set(ctx, []byte("watched"), []byte("after"), runtime.SetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v.Compare(top) <= 0 {
-		t.Fatalf("version after the failover %v not after %v", v, top)
-	}
-	// The new leader first tells the watcher the key's state at the
-	// takeover (a resync: absent), then the SET.
-	for i, want := range []string{"DELETE", "SET after"} {
-		select {
-		case ev := <-events:
-			got := "SET " + string(ev.Value)
-			if ev.Kind == runtime.EventDelete {
-				got = "DELETE"
-			}
-			if got != want {
-				t.Fatalf("watcher's event %d after the failover: %s, want %s", i, got, want)
-			}
-		case <-ctx.Done():
-			t.Fatalf("%s: no %s notification after the failover", "the registration made on the killed leader", want)
-		}
-	}
+	check.After()
 }
 
 // serve reaches etcd over TLS with a client certificate (etcd's

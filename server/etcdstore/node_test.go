@@ -12,6 +12,7 @@ import (
 	"github.com/ssgen/ssgen/internal/testkit/brokertest"
 	"github.com/ssgen/ssgen/internal/testkit/clienttest"
 	"github.com/ssgen/ssgen/internal/testkit/etcdtest"
+	"github.com/ssgen/ssgen/internal/testkit/failovertest"
 	"github.com/ssgen/ssgen/internal/testkit/testcert"
 	"github.com/ssgen/ssgen/internal/testkit/testwait"
 	"github.com/ssgen/ssgen/runtime"
@@ -126,94 +127,18 @@ func TestStandbyTakesOverWhenTheLeaderDiesWithoutResigning(t *testing.T) {
 	a := startNode(t, c, b.URL(), "a")
 	a.waitLeader(t)
 	s := startNode(t, c, b.URL(), "s")
-	ctx := clienttest.Context(t)
-
-	// A watcher registered on the old leader.
-	watcher := clienttest.Dial(t, b.URL())
-	events := make(chan runtime.Event, 16)
-	wctx, stopWatch := context.WithCancel(ctx)
-	defer stopWatch()
-	registered := make(chan struct{})
-	go func() {
-		for ev, err := range watcher.WatchWith(wctx, []byte("watched"), runtime.WatchOptions{Current: true}) {
-			if err != nil {
-				continue
-			}
-			if ev.Kind == runtime.EventResync {
-				close(registered)
-				continue
-			}
-			events <- ev
-		}
-	}()
-	select {
-	case <-registered:
-	case <-ctx.Done():
-		t.Fatal("the watch did not start")
-	}
+	check := failovertest.Before(t, b.URL(), 20)
 	// The registration was in etcd before KEYNOTIFY was answered.
 	cli := dialEtcd(t, c)
-	if resp, err := cli.Get(ctx, DefaultPrefix+watchKey(watcher.ClientID(), "watched")); err != nil || len(resp.Kvs) != 1 {
+	if resp, err := cli.Get(clienttest.Context(t), DefaultPrefix+watchKey(check.Watcher.ClientID(), failovertest.Watched)); err != nil || len(resp.Kvs) != 1 {
 		t.Fatalf("registration in etcd after KEYNOTIFY was answered: %v %v", resp, err)
-	}
-
-	cl := clienttest.Dial(t, b.URL())
-	fence := hlc.HLC{Wall: uint64(time.Now().UnixMilli()), Node: "locker"}
-	acked := map[string]hlc.HLC{}
-	var top hlc.HLC
-	for i := range 20 {
-		key := "k" + string(rune('a'+i))
-		opts := runtime.SetOptions{}
-		if i%2 == 0 {
-			opts.FencingToken = fence
-		}
-		v, err := cl.Set(ctx, []byte(key), []byte(key+"-value"), opts)
-		if err != nil {
-			t.Fatal(err)
-		}
-		acked[key] = v
-		top = v
 	}
 	if s.Server() != nil {
 		t.Fatal("the standby serves while the leader lives")
 	}
-
 	a.abort()
 	s.waitLeader(t)
-	for key, v := range acked {
-		got, gv, err := cl.Get(ctx, []byte(key))
-		if err != nil || string(got) != key+"-value" || gv != v {
-			t.Fatalf("GET %s after failover = %q %v %v, want version %v", key, got, gv, err, v)
-		}
-	}
-	older := fence
-	older.Wall--
-	if _, err := cl.Set(ctx, []byte("ka"), []byte("x"), runtime.SetOptions{FencingToken: older}); err == nil {
-		t.Fatal("SET with an older fencing token accepted after the failover")
-	}
-	v, err := cl.Set(ctx, []byte("watched"), []byte("after"), runtime.SetOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v.Compare(top) <= 0 {
-		t.Fatalf("version after failover %v not after %v", v, top)
-	}
-	// The new leader first tells the watcher the key's state at the
-	// takeover (a resync: absent), then the SET.
-	for i, want := range []string{"DELETE", "SET after"} {
-		select {
-		case ev := <-events:
-			got := "SET " + string(ev.Value)
-			if ev.Kind == runtime.EventDelete {
-				got = "DELETE"
-			}
-			if got != want {
-				t.Fatalf("watcher's event %d after the failover: %s, want %s", i, got, want)
-			}
-		case <-ctx.Done():
-			t.Fatalf("%s: no %s notification after the failover", "the registration made on the old leader", want)
-		}
-	}
+	check.After()
 }
 
 func TestADeposedLeaderCannotWrite(t *testing.T) {
