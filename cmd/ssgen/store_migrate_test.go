@@ -14,6 +14,7 @@ import (
 
 	"github.com/ssgen/ssgen/internal/schemaval"
 	"github.com/ssgen/ssgen/internal/testkit/clienttest"
+	"github.com/ssgen/ssgen/internal/testkit/testwait"
 	"github.com/ssgen/ssgen/runtime"
 	"github.com/ssgen/ssgen/runtime/migrate"
 	"github.com/ssgen/ssgen/schema"
@@ -503,6 +504,50 @@ func TestMigrateGuardedKey(t *testing.T) {
 		t.Errorf("apply: %+v", r)
 	}
 	run(t, url, "migrate", "validate", "--schema", evolveV2).want(t, exitOK, nil)
+}
+
+// TestMigrateSaysWhichGuardLockItWaitsFor: apply waiting for a guarded
+// key's lock that a writer holds says so on stderr, naming the lock and
+// its holder, and finishes once the writer releases it.
+func TestMigrateSaysWhichGuardLockItWaitsFor(t *testing.T) {
+	url := testStore(t)
+	s1, err := schema.LoadFile(evolveV1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var cfg *schema.Key
+	for _, k := range s1.AllKeys() {
+		if k.QualifiedName() == "Site.Config" {
+			cfg = k
+		}
+	}
+	old, err := schemaval.ForKey(cfg).EncodeJSON([]byte(`{"name":"a","temp":1}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := clienttest.Dial(t, url)
+	ctx := clienttest.Context(t)
+	lease, ok, err := runtime.NewLock(c, []byte("evolve/sites/s1/owner"), time.Minute).TryAcquire(ctx)
+	if err != nil || !ok {
+		t.Fatal(ok, err)
+	}
+	if _, err := c.Set(ctx, []byte("evolve/sites/s1/config"), old, runtime.SetOptions{FencingToken: lease.Token()}); err != nil {
+		t.Fatal(err)
+	}
+	var stdout, stderr syncBuffer
+	env := &cliEnv{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
+	done := make(chan int, 1)
+	go func() {
+		done <- runCLI(ctx, env, []string{"migrate", "apply", "--broker", url, "--schema", evolveV2, "--backup", filepath.Join(t.TempDir(), "b.jsonl")})
+	}()
+	want := `waiting for the guard lock "evolve/sites/s1/owner", held by ` + fmt.Sprintf("%q", lease.Holder())
+	testwait.Until(t, 20*time.Second, "apply to say it waits for the guard lock", func() bool { return strings.Contains(stderr.String(), want) })
+	if err := lease.Release(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if code := <-done; code != exitOK || !strings.Contains(stdout.String(), "1 rewritten, 0 failed") {
+		t.Fatalf("apply: exit %d, stdout %q, stderr %q", code, stdout.String(), stderr.String())
+	}
 }
 
 // TestMigrateResumesOnlyTheSameSchema: a position saved by a run of one

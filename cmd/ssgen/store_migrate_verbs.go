@@ -255,7 +255,8 @@ func runMigrateApply(ctx context.Context, env *cliEnv, args []string) error {
 	waiting := func(lock, holder []byte) {
 		pr.note("ssgen migrate apply: waiting for the migration lock " + lockHeld(lock, holder))
 	}
-	res, err := migrate.Apply(ctx, c, decls, migrate.Options{Name: *name, SchemaID: schemaID, Restart: *restart, Wait: *wait, Waiting: waiting, Backup: f, Rate: *rate, Progress: report})
+	guardWaiting := func(lock, holder []byte) { pr.note(guardHeld(lock, holder)) }
+	res, err := migrate.Apply(ctx, c, decls, migrate.Options{Name: *name, SchemaID: schemaID, Restart: *restart, Wait: *wait, Waiting: waiting, GuardWaiting: guardWaiting, Backup: f, Rate: *rate, Progress: report})
 	pr.finish()
 	if cerr := f.Close(); err == nil && cerr != nil {
 		err = cerr
@@ -471,6 +472,15 @@ func lockHeld(lock, holder []byte) string {
 	}
 	return terminalSafe(s + "; a migrator's lease expires within 10 s of its migrator stopping: check it with ssgen get " + quoted +
 		" and, if no migrator runs, clear it with ssgen del " + quoted)
+}
+
+// guardHeld says which guard lock apply waits for, and who holds it.
+func guardHeld(lock, holder []byte) string {
+	s := "ssgen migrate apply: waiting for the guard lock " + showKey(lock, false)
+	if holder != nil {
+		s += fmt.Sprintf(", held by %.80q", holder)
+	}
+	return terminalSafe(s + ": its keys are rewritten under its lease once the holder releases it or its lease expires")
 }
 
 // leaseHolderID reports whether b has the form of a lease holder's id

@@ -138,8 +138,10 @@ func TestGuardedKeys(t *testing.T) {
 		err error
 	}
 	done := make(chan out, 1)
+	waiting := make(chan string, n)
+	guardWaiting := func(lock, holder []byte) { waiting <- string(lock) + " " + string(holder) }
 	go func() {
-		res, err := migrate.Apply(ctx, c, d, migrate.Options{Backup: &backup, LockTTL: 2 * time.Second})
+		res, err := migrate.Apply(ctx, c, d, migrate.Options{Backup: &backup, LockTTL: 2 * time.Second, GuardWaiting: guardWaiting})
 		done <- out{res, err}
 	}()
 	testwait.Until(t, 20*time.Second, "the keys whose locks are free to be migrated", func() bool {
@@ -151,6 +153,10 @@ func TestGuardedKeys(t *testing.T) {
 		t.Fatalf("Apply finished while a writer held a guard lock: %+v, %v", o.res, o.err)
 	default:
 	}
+	// Apply said which lock it waits for, and who holds it.
+	if got, want := <-waiting, "locks/g/009 "+string(held.Holder()); got != want {
+		t.Errorf("GuardWaiting(%s), want (%s)", got, want)
+	}
 	// The writer still holds its lease and writes under it: kept.
 	if _, err := writer.Set(ctx, []byte("g/009"), []byte("v1:writer"), runtime.SetOptions{FencingToken: held.Token()}); err != nil {
 		t.Fatalf("the guard's holder could not write: %v", err)
@@ -161,6 +167,9 @@ func TestGuardedKeys(t *testing.T) {
 	o := <-done
 	if o.err != nil || o.res.Rewritten != n || o.res.Failed != 0 {
 		t.Fatalf("Apply: %+v, %v", o.res, o.err)
+	}
+	if len(waiting) != 0 {
+		t.Errorf("GuardWaiting called for a free lock: %s", <-waiting)
 	}
 	if v, _, err := c.Get(ctx, []byte("g/009")); err != nil || string(v) != "v2:writer" {
 		t.Fatalf("g/009 = %q, %v; want the writer's last write, migrated", v, err)

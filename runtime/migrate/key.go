@@ -340,11 +340,20 @@ func written(it item, ver hlc.HLC) BackupLine {
 	return l
 }
 
-// acquire waits for the lease of the guard lock name until ctx ends. The
-// lease outlives ctx (keys in flight finish after a cancel) until release.
+// acquire waits for the lease of the guard lock name until ctx ends,
+// telling Options.GuardWaiting when a writer holds it. The lease outlives
+// ctx (keys in flight finish after a cancel) until release.
 func (r *runner) acquire(ctx context.Context, name []byte) (*runtime.Lease, func(), error) {
 	leaseCtx, stop := context.WithCancel(context.WithoutCancel(ctx))
-	lease, err := runtime.NewLock(r.c, name, r.opts.LockTTL).Acquire(mergeCancel(leaseCtx, ctx))
+	lock, lctx := runtime.NewLock(r.c, name, r.opts.LockTTL), mergeCancel(leaseCtx, ctx)
+	lease, ok, err := lock.TryAcquire(lctx)
+	if err == nil && !ok {
+		if r.opts.GuardWaiting != nil {
+			holder, _, _ := lock.Holder(ctx)
+			r.opts.GuardWaiting(name, holder)
+		}
+		lease, err = lock.Acquire(lctx)
+	}
 	if err != nil {
 		stop()
 		return nil, func() {}, err

@@ -159,6 +159,10 @@ type Options struct {
 	// before Apply starts waiting, with the lock key and the value it
 	// holds (nil when it could not be read).
 	Waiting func(lockKey, holder []byte)
+	// GuardWaiting, when set, is called each time a guarded key's lock is
+	// held by a writer, before Apply waits for its lease, with the lock
+	// key and the value it holds (nil when it could not be read).
+	GuardWaiting func(lockKey, holder []byte)
 	// Backup receives one JSON line per key before it is rewritten. Required.
 	Backup io.Writer
 	// Rate bounds keys read per second; zero is unbounded.
