@@ -407,10 +407,11 @@ func (r *runner) flush() error {
 	return nil
 }
 
-// count lists pattern's keys; -1 when listing fails.
-func count(ctx context.Context, c *runtime.Client, pattern string) int64 {
+// count lists pattern's keys from the listing cursor from ("": all of
+// them); -1 when listing fails.
+func count(ctx context.Context, c *runtime.Client, pattern string, from runtime.Cursor) int64 {
 	var n int64
-	for k, err := range c.ListKeys(pattern, runtime.ListOptions{}).All(ctx) {
+	for k, err := range c.ListKeys(pattern, runtime.ListOptions{From: from}).All(ctx) {
 		if err != nil {
 			return -1
 		}

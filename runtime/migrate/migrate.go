@@ -124,7 +124,9 @@ type Decl struct {
 	Decodes func(value []byte) error
 }
 
-// Progress is reported after each page.
+// Progress is reported after each page. Done and Total count the keys of
+// Decl this run lists: a resumed run starts at the saved page, and so
+// does its Total (-1 when the keys could not be counted).
 type Progress struct {
 	Decl      string  `json:"decl"`
 	Done      int64   `json:"done"`
@@ -412,12 +414,12 @@ func Apply(ctx context.Context, c *runtime.Client, decls []Decl, opts Options) (
 	start := time.Now()
 	for di := pos.Index; di < len(decls); di++ {
 		d := decls[di]
+		cursor := runtime.Cursor(pos.Cursor) // a resumed run's page, else ""
 		total := int64(-1)
 		if opts.Progress != nil {
-			total = count(ctx, c, d.Pattern)
+			total = count(ctx, c, d.Pattern, cursor) // what this run lists
 		}
 		var st pageStats
-		cursor := runtime.Cursor(pos.Cursor)
 		for {
 			if err := ctx.Err(); err != nil {
 				return res, err

@@ -195,9 +195,14 @@ func TestApplyCancelledResumes(t *testing.T) {
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled Apply: %v", err)
 	}
-	res, err := migrate.Apply(context.Background(), c, decls, migrate.Options{Backup: &backup})
+	var last migrate.Progress
+	res, err := migrate.Apply(context.Background(), c, decls, migrate.Options{Backup: &backup, Progress: func(p migrate.Progress) { last = p }})
 	if err != nil || !res.Resumed {
 		t.Fatalf("second Apply: %+v, %v", res, err)
+	}
+	// The resumed run's progress counts what it lists, to the end.
+	if last.Done != res.Seen || last.Total != res.Seen || res.Seen >= n {
+		t.Errorf("resumed run: last progress %+v, result %+v (of %d keys)", last, res, n)
 	}
 	validate(t, c, n, 0)
 }
