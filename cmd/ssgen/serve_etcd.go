@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"github.com/ssgen/ssgen/server"
 	"github.com/ssgen/ssgen/server/etcdstore"
@@ -17,6 +18,7 @@ import (
 // etcdFlags are serve's flags of the store on etcd (--store etcd://...).
 type etcdFlags struct {
 	store, ca, cert, key, user, passwordFile, prefix string
+	lease                                            time.Duration
 }
 
 func (f *etcdFlags) register(fs *flag.FlagSet) {
@@ -26,13 +28,14 @@ func (f *etcdFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.key, "etcd-key-file", "", "with --store: the `FILE` of --etcd-cert-file's PEM private key")
 	fs.StringVar(&f.user, "etcd-user", "", "with --store: authenticate to etcd as `USER`; the password comes from SSGEN_ETCD_PASSWORD or --etcd-password-file")
 	fs.StringVar(&f.passwordFile, "etcd-password-file", "", "with --etcd-user: read the etcd password from the first line of `FILE`")
+	fs.DurationVar(&f.lease, "etcd-lease", etcdstore.DefaultLeaseTTL, "with --store: the leader's etcd lease, whole seconds, at least 2s: a leader that dies without resigning is replaced about this long after; shorter means faster failovers, and a leader whose etcd does not answer for that long steps down")
 	fs.StringVar(&f.prefix, "etcd-prefix", etcdstore.DefaultPrefix, "with --store: the etcd key `PREFIX` the store lives under; one store per broker: different prefixes are for stores on different brokers sharing one etcd, and none may start another (/ alone is refused)")
 }
 
 // check reports the flags that need --store or exclude it.
 func (f *etcdFlags) check(given map[string]bool) error {
 	if f.store == "" {
-		for _, name := range []string{"etcd-ca-file", "etcd-cert-file", "etcd-key-file", "etcd-user", "etcd-password-file", "etcd-prefix"} {
+		for _, name := range []string{"etcd-ca-file", "etcd-cert-file", "etcd-key-file", "etcd-user", "etcd-password-file", "etcd-prefix", "etcd-lease"} {
 			if given[name] {
 				return usageErrorf("--%s needs --store etcd://HOST:PORT", name)
 			}
@@ -56,6 +59,9 @@ func (f *etcdFlags) check(given map[string]bool) error {
 	if f.prefix == "" {
 		return usageErrorf("--etcd-prefix must not be empty")
 	}
+	if f.lease < etcdstore.MinLeaseTTL || f.lease%time.Second != 0 {
+		return usageErrorf("--etcd-lease %v: want whole seconds, at least %v (etcd's leases are counted in seconds, and its shortest with default settings is 2s)", f.lease, etcdstore.MinLeaseTTL)
+	}
 	return nil
 }
 
@@ -66,7 +72,7 @@ func (f *etcdFlags) config(env *cliEnv) (etcdstore.Config, error) {
 	if err != nil {
 		return cfg, usageErrorf("--store: %v", err)
 	}
-	cfg.Endpoints, cfg.Prefix, cfg.Username = eps, f.prefix, f.user
+	cfg.Endpoints, cfg.Prefix, cfg.Username, cfg.LeaseTTL = eps, f.prefix, f.user, f.lease
 	if f.user != "" {
 		cfg.Password = env.getenv("SSGEN_ETCD_PASSWORD")
 		if f.passwordFile != "" {

@@ -35,6 +35,9 @@ func TestServeStoreEtcdUsageErrors(t *testing.T) {
 		{[]string{"serve", "--etcd-prefix", "/x/"}, "--etcd-prefix needs --store"},
 		{[]string{"serve", "--broker", "127.0.0.1:1883", "--store", "etcd://127.0.0.1:2379", "--etcd-cert-file", "c.pem"}, "--etcd-cert-file and --etcd-key-file go together"},
 		{[]string{"serve", "--broker", "127.0.0.1:1883", "--store", "etcd://127.0.0.1:2379", "--etcd-password-file", "p"}, "--etcd-password-file needs --etcd-user"},
+		{[]string{"serve", "--etcd-lease", "5s"}, "--etcd-lease needs --store"},
+		{[]string{"serve", "--broker", "127.0.0.1:1883", "--store", "etcd://127.0.0.1:2379", "--etcd-lease", "1s"}, "--etcd-lease 1s: want whole seconds, at least 2s"},
+		{[]string{"serve", "--broker", "127.0.0.1:1883", "--store", "etcd://127.0.0.1:2379", "--etcd-lease", "2500ms"}, "--etcd-lease 2.5s: want whole seconds"},
 	} {
 		r := runIn(t, "", nil, tc.args...)
 		r.want(t, exitUsage, nil)
@@ -94,11 +97,15 @@ func (c *etcdChild) waitLog(t *testing.T, what string) {
 func TestServeStoreEtcdSurvivesKill9OfTheLeader(t *testing.T) {
 	c := etcdtest.Start(t, 3)
 	b := brokertest.Start(t)
-	args := []string{"--broker", b.URL(), "--store", c.URL(), "--etcd-prefix", "/kill9/"}
+	// A lease shorter than the default: the standby takes over sooner.
+	args := []string{"--broker", b.URL(), "--store", c.URL(), "--etcd-prefix", "/kill9/", "--etcd-lease", "2s"}
 	leader := startEtcdChild(t, args...)
 	leader.waitLog(t, "state store leader")
 	standby := startEtcdChild(t, args...)
 	standby.waitLog(t, "state store standby")
+	if !strings.Contains(standby.log.String(), "lease=2s") {
+		t.Fatalf("the standby's log does not name its 2s lease: %s", standby.log.String())
+	}
 
 	check := failovertest.Before(t, b.URL(), 16)
 	if strings.Contains(standby.log.String(), "state store leader") {

@@ -23,8 +23,12 @@ import (
 
 // Defaults of Config.
 const (
-	DefaultPrefix       = "/ssgen/"
-	DefaultLeaseTTL     = 3 * time.Second
+	DefaultPrefix   = "/ssgen/"
+	DefaultLeaseTTL = 3 * time.Second
+	// MinLeaseTTL is the shortest lease etcd grants with its default
+	// timing (1.5 × its 1 s election timeout, in whole seconds); it makes
+	// a shorter one that long.
+	MinLeaseTTL         = 2 * time.Second
 	DefaultDialTimeout  = 10 * time.Second
 	DefaultTxnTimeout   = 5 * time.Second
 	DefaultCompactEvery = time.Minute
@@ -327,7 +331,7 @@ func (n *Node) term(ctx context.Context) error {
 			_ = sess.Close()
 		}
 	}()
-	n.log.Info("state store standby", "prefix", n.cfg.Prefix, "etcd", strings.Join(n.cfg.Endpoints, ","))
+	n.log.Info("state store standby", "prefix", n.cfg.Prefix, "etcd", strings.Join(n.cfg.Endpoints, ","), "lease", n.cfg.LeaseTTL)
 	el := concurrency.NewElection(sess, n.cfg.Prefix+leaderDir)
 	cctx, stopCampaign := context.WithCancel(ctx)
 	defer stopCampaign()
