@@ -7,6 +7,7 @@ import (
 	"github.com/ssgen/ssgen/runtime/hlc"
 	"github.com/ssgen/ssgen/runtime/resp3"
 	"github.com/ssgen/ssgen/server/engine"
+	"github.com/ssgen/ssgen/server/internal/logtext"
 )
 
 // Enforce is what the server does with a write that does not fit the
@@ -60,6 +61,13 @@ func (s *Server) writeChecker() func(key, value []byte) *WriteProblem {
 		return nil
 	}
 	return s.opts.WriteCheck
+}
+
+// warnMisfit logs a write applied although it does not fit the schema
+// (EnforceWarn).
+func (s *Server) warnMisfit(client string, p *WriteProblem) {
+	s.log.Warn("write does not fit the schema (--enforce warn: applied)", "client", client,
+		"declaration", p.Declaration, "path", logtext.Clip(p.Path, 200), "reason", p.Reason, "error", logtext.Clip(p.Msg, 400))
 }
 
 // checkWrite runs in.Check on a SET; nil when there is no check or the

@@ -188,3 +188,55 @@ func TestEnforceTransitionJudgeLearnsOutsideTheLockThenGivesUp(t *testing.T) {
 		}
 	}
 }
+
+// Server.Exec (the console's writes) is checked as a client's SET is:
+// a misfit value and a broken transition rule are refused under refuse,
+// applied and reported under warn.
+func TestEnforceChecksExec(t *testing.T) {
+	for _, mode := range []server.Enforce{server.EnforceRefuse, server.EnforceWarn} {
+		var tr chaosTrace
+		r := &ruledJudge{known: map[string]bool{}, judged: map[string]int{}, learnt: map[string]int{}}
+		embeddedOnly(t, func(t *testing.T, e *env) {
+			r.srv = func() *server.Server { return e.srv }
+			exec := func(args ...string) (string, string) {
+				var a [][]byte
+				for _, s := range args {
+					a = append(a, []byte(s))
+				}
+				res := e.srv.Exec(server.ExecRequest{Client: "console", Args: a})
+				v, _ := e.srv.Engine().Lookup([]byte(args[1]))
+				return string(res.Err), string(v.Value)
+			}
+			refused := mode == server.EnforceRefuse
+			for _, tc := range []struct{ key, first, then, err string }{
+				{"typed/a", "12", "twelve", "schema violation: Typed .n: not a number  second line"},
+				{"ruled/a", "1", "bad", "schema violation: Ruled .x: bad"},
+			} {
+				if err, _ := exec("SET", tc.key, tc.first); err != "" {
+					t.Fatalf("%v: SET %s %s: %s", mode, tc.key, tc.first, err)
+				}
+				err, stored := exec("SET", tc.key, tc.then)
+				switch {
+				case refused && (err != tc.err || stored != tc.first):
+					t.Errorf("%v: SET %s %s: error %q, stored %q; want %q, %q kept", mode, tc.key, tc.then, err, stored, tc.err, tc.first)
+				case !refused && (err != "" || stored != tc.then):
+					t.Errorf("%v: SET %s %s: error %q, stored %q; want it applied", mode, tc.key, tc.then, err, stored)
+				}
+			}
+		}, func(o *server.Options) {
+			o.Enforce, o.WriteCheck, o.TransitionCheck = mode, numberCheck, r.check
+			tr.opt(o)
+		})
+		tr.mu.Lock()
+		reported := map[string]bool{}
+		for _, ev := range tr.events {
+			if ev.Exec && ev.SchemaDeclaration != "" {
+				reported[ev.SchemaDeclaration+" "+ev.SchemaReason] = true
+			}
+		}
+		tr.mu.Unlock()
+		if !reported["Typed decode"] || !reported["Ruled monotonic"] {
+			t.Errorf("%v: trace events of Exec's misfits: %v", mode, reported)
+		}
+	}
+}

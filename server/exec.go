@@ -22,8 +22,9 @@ type ExecRequest struct {
 }
 
 // Exec runs one request on the engine as a client's would run, stamped
-// with the engine's own clock, and tells Options.OnRequest of it. It
-// checks no authorization: the caller decides who may do what.
+// with the engine's own clock, checked against the schema as a client's
+// SET is (Options.Enforce), and tells Options.OnRequest of it. It checks
+// no authorization: the caller decides who may do what.
 func (s *Server) Exec(r ExecRequest) engine.Result {
 	start := time.Now()
 	now := start
@@ -38,9 +39,24 @@ func (s *Server) Exec(r ExecRequest) engine.Result {
 	if r.FencingToken != "" {
 		req.HasFencingToken, req.FencingToken = true, r.FencingToken
 	}
-	res := s.eng.Handle(req)
+	// The schema's checks (Options.Enforce), as for a client's SET.
+	in := inbound{Check: s.writeChecker(), Transition: s.transitionChecker(), Refuse: s.opts.Enforce == EnforceRefuse}
+	var res engine.Result
+	bad := checkWrite(&in, r.Args)
+	switch {
+	case bad != nil && in.Refuse:
+		res = schemaRefusal(bad)
+	case in.Transition != nil && bad == nil:
+		res, bad = decideJudged(s.eng, req, &in)
+		res = s.eng.Settle(res)
+	default:
+		res = s.eng.Handle(req)
+	}
+	if bad != nil && !in.Refuse {
+		s.warnMisfit(r.Client, bad)
+	}
 	if s.observing() {
-		out := outcome{Action: actReply, Args: r.Args, Err: res.Err, Why: res.Why, Reply: reply{Payload: res.Payload}}
+		out := outcome{Action: actReply, Args: r.Args, Err: res.Err, Why: res.Why, Reply: reply{Payload: res.Payload}, Schema: bad}
 		if !res.Version.IsZero() {
 			out.Reply.User = []userProp{{protocol.PropTimestamp, res.Version.String()}}
 		}

@@ -2,8 +2,6 @@ package server
 
 import (
 	"time"
-
-	"github.com/ssgen/ssgen/server/internal/logtext"
 )
 
 // serve is the request path both transports share, from a received
@@ -40,9 +38,7 @@ func (s *Server) serve(client string, build func() (inbound, string), kick func(
 		}
 		out = process(s.eng, &in)
 		if out.Schema != nil && !in.Refuse {
-			p := out.Schema
-			s.log.Warn("write does not fit the schema (--enforce warn: applied)", "client", client,
-				"declaration", p.Declaration, "path", logtext.Clip(p.Path, 200), "reason", p.Reason, "error", logtext.Clip(p.Msg, 400))
+			s.warnMisfit(client, out.Schema)
 		}
 	}
 	if s.observing() {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"testing"
@@ -15,6 +16,7 @@ import (
 	"github.com/ssgen/ssgen/schema"
 	"github.com/ssgen/ssgen/server"
 	"github.com/ssgen/ssgen/server/console"
+	"github.com/ssgen/ssgen/server/schemacheck"
 )
 
 // TestKeysDecodedThroughTheSchema: with a schema, a declared key shows
@@ -410,5 +412,41 @@ keys:
 	}
 	if v, ok := e.srv.Engine().Lookup([]byte("sp")); !ok || string(v.Value) != `{"$v":1,"fahrenheit":50}` {
 		t.Errorf("stored %q, %v", v.Value, ok)
+	}
+}
+
+// TestWritesAreCheckedByTheServersEnforcement: under ssgen serve --schema
+// --enforce refuse, the console's writes meet the server's transition
+// rules as a client's do: changing an immutable field is refused with the
+// schema violation, and the key keeps its value.
+func TestWritesAreCheckedByTheServersEnforcement(t *testing.T) {
+	s, err := schema.LoadFile("../../internal/tests/e2e/ssgen.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := newEnv(t, console.Options{Schema: s}, func(o *server.Options) {
+		o.Enforce, o.WriteCheck, o.TransitionCheck = server.EnforceRefuse, schemacheck.New(s), schemacheck.Transitions(s)
+	})
+	tok := e.csrf()
+	set := func(value string) map[string]any {
+		t.Helper()
+		st, b, _ := e.do("POST", "/api/set", `{"key":"`+q("thermostats/a/device")+`","value":`+value+`,"encoding":"schema"}`, "Content-Type: application/json", "X-Ssgen-Csrf: "+tok)
+		var m map[string]any
+		if err := json.Unmarshal([]byte(b), &m); err != nil || st != http.StatusOK {
+			t.Fatalf("%d %s", st, b)
+		}
+		return m
+	}
+	first := `"{\"serial\": \"A-1\", \"seq\": 5, \"seen\": \"2026-11-27T12:00:00Z\"}"`
+	if m := set(first); m["ok"] != true {
+		t.Fatalf("first write: %v", m)
+	}
+	stored, _ := e.srv.Engine().Lookup([]byte("thermostats/a/device"))
+	m := set(`"{\"serial\": \"B-2\", \"seq\": 6, \"seen\": \"2026-11-27T12:00:00Z\"}"`)
+	if m["ok"] != false || !strings.Contains(fmt.Sprint(m["error"]), `schema violation: Thermostat.Device .serial: immutable field changed from "A-1" to "B-2"`) {
+		t.Fatalf("immutable field changed through the console: %v", m)
+	}
+	if now, _ := e.srv.Engine().Lookup([]byte("thermostats/a/device")); string(now.Value) != string(stored.Value) {
+		t.Fatal("the refused write was applied")
 	}
 }

@@ -251,8 +251,12 @@ func New(cfg Config) *Engine {
 // once the answer may be published: after the changes it depends on are
 // durable, or with ErrPersistence (and nothing changed) when they could
 // not be made so.
-func (e *Engine) Handle(req Request) Result {
-	res := e.Decide(req)
+func (e *Engine) Handle(req Request) Result { return e.Settle(e.Decide(req)) }
+
+// Settle waits until what res, a result of Decide, waits for is durable,
+// and returns it with Wait zero; or, when that could not be made durable,
+// the persistence error.
+func (e *Engine) Settle(res Result) Result {
 	if res.Wait == 0 {
 		return res
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/ssgen/ssgen/runtime/codec"
 	"github.com/ssgen/ssgen/schema"
 	"github.com/ssgen/ssgen/server"
+	"github.com/ssgen/ssgen/server/engine"
 	"github.com/ssgen/ssgen/server/schemacheck"
 	"github.com/ssgen/ssgen/server/servertest"
 )
@@ -223,9 +224,9 @@ func TestEnforceRefuseDecodesALargeReplacedValueOnceOutsideTheLock(t *testing.T)
 	attacker, other := clienttest.Dial(t, srv.URL()), clienttest.Dial(t, srv.URL())
 	ctx := clienttest.Context(t)
 	key := []byte("thermostats/big/device")
-	unchecked := func(v []byte) { // the console's write: not looked at
-		if res := srv.Exec(server.ExecRequest{Client: "console", Args: [][]byte{[]byte("SET"), key, v}}); res.Err != "" {
-			t.Fatal(res.Err)
+	unchecked := func(v []byte) { // put in the engine as a restore or an import does: not looked at
+		if err := srv.Engine().Put(key, v, engine.PutOptions{}); err != nil {
+			t.Fatal(err)
 		}
 	}
 	large := func(seq uint64) []byte {
@@ -355,8 +356,8 @@ func TestEnforceRefuseJudgesALargeValueUnderAVeryLongKey(t *testing.T) {
 	if len(value(1)) <= schemacheck.MaxLockedDecode {
 		t.Fatal("the value is not large")
 	}
-	if res := srv.Exec(server.ExecRequest{Client: "console", Args: [][]byte{[]byte("SET"), key, value(1)}}); res.Err != "" {
-		t.Fatal(res.Err)
+	if err := srv.Engine().Put(key, value(1), engine.PutOptions{}); err != nil { // not looked at
+		t.Fatal(err)
 	}
 	for seq := uint64(2); seq <= 4; seq++ {
 		if _, err := c.Set(ctx, key, value(seq), runtime.SetOptions{}); err != nil {
