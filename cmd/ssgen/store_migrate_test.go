@@ -472,30 +472,7 @@ groups:
 // token is rewritten under that lock's lease.
 func TestMigrateGuardedKey(t *testing.T) {
 	url := testStore(t)
-	s1, err := schema.LoadFile(evolveV1)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var cfg *schema.Key
-	for _, k := range s1.AllKeys() {
-		if k.QualifiedName() == "Site.Config" {
-			cfg = k
-		}
-	}
-	old, err := schemaval.ForKey(cfg).EncodeJSON([]byte(`{"name":"a","temp":1}`))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := clienttest.Dial(t, url)
-	ctx := clienttest.Context(t)
-	lease, ok, err := runtime.NewLock(c, []byte("evolve/sites/s1/owner"), time.Minute).TryAcquire(ctx)
-	if err != nil || !ok {
-		t.Fatal(ok, err)
-	}
-	if _, err := c.Set(ctx, []byte("evolve/sites/s1/config"), old, runtime.SetOptions{FencingToken: lease.Token()}); err != nil {
-		t.Fatal(err)
-	}
-	if err := lease.Release(ctx); err != nil {
+	if err := writeGuardedSiteConfig(t, url).Release(clienttest.Context(t)); err != nil {
 		t.Fatal(err)
 	}
 	r := run(t, url, "migrate", "apply", "--schema", evolveV2, "--backup", filepath.Join(t.TempDir(), "b.jsonl"))
@@ -506,11 +483,10 @@ func TestMigrateGuardedKey(t *testing.T) {
 	run(t, url, "migrate", "validate", "--schema", evolveV2).want(t, exitOK, nil)
 }
 
-// TestMigrateSaysWhichGuardLockItWaitsFor: apply waiting for a guarded
-// key's lock that a writer holds says so on stderr, naming the lock and
-// its holder, and finishes once the writer releases it.
-func TestMigrateSaysWhichGuardLockItWaitsFor(t *testing.T) {
-	url := testStore(t)
+// writeGuardedSiteConfig writes evolve/sites/s1/config in evolveV1's
+// form, fenced under its guard lock's lease, and returns the lease, held.
+func writeGuardedSiteConfig(t *testing.T, url string) *runtime.Lease {
+	t.Helper()
 	s1, err := schema.LoadFile(evolveV1)
 	if err != nil {
 		t.Fatal(err)
@@ -534,6 +510,16 @@ func TestMigrateSaysWhichGuardLockItWaitsFor(t *testing.T) {
 	if _, err := c.Set(ctx, []byte("evolve/sites/s1/config"), old, runtime.SetOptions{FencingToken: lease.Token()}); err != nil {
 		t.Fatal(err)
 	}
+	return lease
+}
+
+// TestMigrateSaysWhichGuardLockItWaitsFor: apply waiting for a guarded
+// key's lock that a writer holds says so on stderr, naming the lock and
+// its holder, and finishes once the writer releases it.
+func TestMigrateSaysWhichGuardLockItWaitsFor(t *testing.T) {
+	url := testStore(t)
+	lease := writeGuardedSiteConfig(t, url)
+	ctx := clienttest.Context(t)
 	var stdout, stderr syncBuffer
 	env := &cliEnv{stdin: strings.NewReader(""), stdout: &stdout, stderr: &stderr, getenv: func(string) string { return "" }}
 	done := make(chan int, 1)
