@@ -53,7 +53,11 @@ func (e *DamageError) Error() string {
 		fmt.Fprintf(&b, "record of key %s: ", displayKey(e.Key))
 	}
 	b.WriteString(e.Reason)
-	b.WriteString("; to start anyway, repair it with ssgen serve --repair (Go: server.Options.Repair), which copies the readable keys into a new file and keeps the damaged one aside, or restore a backup copy of the file")
+	if strings.HasPrefix(filepath.Base(e.Path), LogPrefix) {
+		b.WriteString("; to start anyway, start with ssgen serve --repair (Go: server.Options.Repair), which keeps every record of the write-ahead log that checks and sets the damaged segment aside, or restore a backup copy of the whole data directory")
+	} else {
+		b.WriteString("; to start anyway, repair it with ssgen serve --repair (Go: server.Options.Repair), which copies the readable keys into a new file and keeps the damaged one aside, or restore a backup copy of the file")
+	}
 	// One line, whatever a panic message or a key contained: the CLI
 	// prints this as its whole diagnostic.
 	return strings.Map(func(r rune) rune {

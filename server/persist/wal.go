@@ -33,7 +33,12 @@ import (
 // header:
 //
 //	magic "SSGENLOG" | format (uint32) | segment number (uint64) |
-//	store id (16 bytes) | CRC-32C of the 36 bytes before it | zeros
+//	store id (16 bytes) | CRC-32C of the 36 bytes before it |
+//	size made at (uint64) | CRC-32C of that size | zeros
+//
+// (Segments of builds before the size was recorded have zeros in its
+// place, and their size is not checked.) A segment that is not the size it
+// was made at was cut short or extended: damage.
 //
 // then records, each a 16-byte header and a payload:
 //
@@ -61,6 +66,7 @@ const (
 	logFormat       = 1
 	logHeaderSize   = 64
 	logHeaderSummed = 8 + 4 + 8 + 16
+	logSizeAt       = logHeaderSummed + 4 // the size made at, then its CRC
 	recHeaderSize   = 16
 )
 
@@ -96,7 +102,9 @@ func logSegments(dir string) ([]uint64, error) {
 	return nums, nil
 }
 
-func encodeLogHeader(n uint64, id [16]byte) []byte {
+// encodeLogHeader is the header of segment n made at size bytes (0: not
+// recorded, as earlier builds wrote it).
+func encodeLogHeader(n uint64, id [16]byte, size int64) []byte {
 	h := make([]byte, logHeaderSize)
 	copy(h, logMagic)
 	le := binary.LittleEndian
@@ -104,11 +112,15 @@ func encodeLogHeader(n uint64, id [16]byte) []byte {
 	le.PutUint64(h[12:], n)
 	copy(h[20:36], id[:])
 	le.PutUint32(h[36:], crc32.Checksum(h[:logHeaderSummed], castagnoli))
+	if size > 0 {
+		le.PutUint64(h[logSizeAt:], uint64(size))
+		le.PutUint32(h[logSizeAt+8:], crc32.Checksum(h[logSizeAt:logSizeAt+8], castagnoli))
+	}
 	return h
 }
 
-// checkLogHeader reads a segment header; the error is a DamageError's
-// reason.
+// checkLogHeader reads the header of segment data h (the whole file); the
+// error is a DamageError's reason.
 func checkLogHeader(h []byte, n uint64, id [16]byte) error {
 	le := binary.LittleEndian
 	switch {
@@ -124,6 +136,23 @@ func checkLogHeader(h []byte, n uint64, id [16]byte) error {
 		return fmt.Errorf("header says segment %d", le.Uint64(h[12:]))
 	case !bytes.Equal(h[20:36], id[:]):
 		return errors.New("belongs to another data file (store id mismatch): a segment copied from elsewhere, or the data file was replaced")
+	case !allZero(h[logSizeAt:logSizeAt+12]) &&
+		le.Uint32(h[logSizeAt+8:]) != crc32.Checksum(h[logSizeAt:logSizeAt+8], castagnoli):
+		return errors.New("log header checksum mismatch (the size it was made at)")
+	}
+	return nil
+}
+
+// checkLogSize compares segment data h (the whole file, its header
+// checked) with the size its header says it was made at.
+func checkLogSize(h []byte) error {
+	made := binary.LittleEndian.Uint64(h[logSizeAt:])
+	switch {
+	case made == 0: // made by a build that did not record its size
+	case uint64(len(h)) < made:
+		return fmt.Errorf("%d bytes, but it was made at %d: cut short (truncated), and whatever records were in the rest are lost", len(h), made)
+	case uint64(len(h)) > made:
+		return fmt.Errorf("%d bytes, but it was made at %d: something was appended to it", len(h), made)
 	}
 	return nil
 }
@@ -303,7 +332,7 @@ func scanSegment(b []byte, id [16]byte, salvage bool) segmentScan {
 				s.torn = true
 				return s
 			}
-			s.bad = fmt.Sprintf("the record at offset %d does not check (its checksum or length is wrong) and more data follows it", off)
+			s.bad = fmt.Sprintf("the record at offset %d does not check (its checksum or length is wrong), and the bytes after it are not the zeros the log ends with", off)
 			return s
 		}
 		from := off
@@ -395,7 +424,7 @@ func createSegment(dir string, n uint64, id [16]byte, size int64) (*os.File, err
 		return nil, err
 	}
 	zeros := make([]byte, 1<<20)
-	copy(zeros, encodeLogHeader(n, id))
+	copy(zeros, encodeLogHeader(n, id, size))
 	for off := int64(0); off < size; off += int64(len(zeros)) {
 		chunk := zeros[:min(int64(len(zeros)), size-off)]
 		if _, err := f.WriteAt(chunk, off); err != nil {
@@ -655,6 +684,14 @@ func readLog(dir string, id [16]byte, applied uint64, salvage bool) (recs []logR
 			damaged = append(damaged, path)
 			continue
 		}
+		serr := checkLogSize(b)
+		if serr != nil {
+			if !salvage {
+				return nil, 0, 0, nil, nil, damage(serr.Error())
+			}
+			skipped = append(skipped, fmt.Sprintf("%s: %v", path, serr))
+			damaged = append(damaged, path)
+		}
 		s := scanSegment(b, id, salvage)
 		if s.bad != "" {
 			return nil, 0, 0, nil, nil, damage(s.bad)
@@ -667,7 +704,7 @@ func readLog(dir string, id [16]byte, applied uint64, salvage bool) (recs []logR
 		for _, m := range s.skipped {
 			skipped = append(skipped, path+": "+m)
 		}
-		if len(s.skipped) > 0 {
+		if len(s.skipped) > 0 && serr == nil {
 			damaged = append(damaged, path)
 		}
 		for _, r := range s.recs {
@@ -698,7 +735,7 @@ func laterEmpty(dir string, nums []uint64, id [16]byte) bool {
 		}
 		b, err := io.ReadAll(f)
 		_ = f.Close()
-		if err != nil || checkLogHeader(b, n, id) != nil || !allZero(b[logHeaderSize:]) {
+		if err != nil || checkLogHeader(b, n, id) != nil || checkLogSize(b) != nil || !allZero(b[logHeaderSize:]) {
 			return false
 		}
 	}

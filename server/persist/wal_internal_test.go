@@ -281,6 +281,44 @@ func TestLogTornTailAcceptedDamageRefused(t *testing.T) {
 		}
 		refused(t, dir, path, "truncated")
 	})
+	// Cut at the end of a record: what is left checks, but the records
+	// after the cut are gone (acknowledged writes): the size the segment
+	// was made at tells. --repair keeps the records before the cut.
+	t.Run("truncated at a record's end", func(t *testing.T) {
+		dir := crashImage(t, img)
+		path := segmentsIn(t, dir)[0]
+		end := int64(logHeaderSize)
+		for _, r := range sc.recs[:2] {
+			end += recHeaderSize + int64(len(r.payload))
+		}
+		if err := os.Truncate(path, end); err != nil {
+			t.Fatal(err)
+		}
+		refused(t, dir, path, "cut short (truncated)")
+		s, err := openT(t, dir, Options{Repair: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := keysOf(t, s); got != "first second" {
+			t.Fatalf("keys after repair %q", got)
+		}
+		if asides, _ := filepath.Glob(path + ".damaged-*"); len(asides) != 1 {
+			t.Fatalf("damaged copies %q", asides)
+		}
+	})
+	t.Run("extended", func(t *testing.T) {
+		dir := crashImage(t, img)
+		path := segmentsIn(t, dir)[0]
+		f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.Write([]byte("more")); err != nil {
+			t.Fatal(err)
+		}
+		_ = f.Close()
+		refused(t, dir, path, "appended")
+	})
 	t.Run("foreign segment", func(t *testing.T) {
 		other := t.TempDir()
 		put(t, mustOpen(t, other), "foreign")
@@ -424,13 +462,13 @@ func FuzzLogSegment(f *testing.F) {
 		}
 		return b
 	}
-	seg := encodeLogHeader(1, id)
+	seg := encodeLogHeader(1, id, 0)
 	seg = appendLogRecord(seg, id, 1, group(engine.Change{Record: engine.Record{Key: "k", Value: []byte("v"), Version: v}}))
 	seg = appendLogRecord(seg, id, 2, group(engine.Change{Record: engine.Record{Key: "k", Version: v}, Delete: true},
 		engine.Change{Record: engine.Record{Key: "ttl", Value: []byte{0}, Version: v, Fence: v, Deadline: time.Unix(0, 1696374485000000000)}}))
 	f.Add(append(seg, make([]byte, 64)...))
 	f.Add(seg[:len(seg)-3])
-	f.Add(encodeLogHeader(1, id))
+	f.Add(encodeLogHeader(1, id, 0))
 	f.Fuzz(func(t *testing.T, b []byte) {
 		if checkLogHeader(b, 1, id) != nil {
 			return
