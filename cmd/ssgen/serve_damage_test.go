@@ -36,19 +36,22 @@ func TestServeRefusesADamagedDataFileAndRepairStarts(t *testing.T) {
 	if err := srv.Close(); err != nil {
 		t.Fatal(err)
 	}
-	// "bad" was written once, by the last transaction: its value is on
-	// the live page only.
 	path := filepath.Join(dir, server.StoreFile)
 	data, err := os.ReadFile(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	at := bytes.Index(data, []byte("a value to damage"))
-	if at < 0 || bytes.Contains(data[at+1:], []byte("a value to damage")) {
-		t.Fatal("the value to damage is not in the file exactly once")
+	// The live page and any freed copy of it (a later transaction
+	// rewrote the page: the close's): damaging each damages the live one.
+	n := 0
+	for at := bytes.Index(data, []byte("a value to damage")); at >= 0; at = bytes.Index(data, []byte("a value to damage")) {
+		for i := range 8 {
+			data[at+i] ^= 0xff
+		}
+		n++
 	}
-	for i := range 8 {
-		data[at+i] ^= 0xff
+	if n == 0 {
+		t.Fatal("the value to damage is not in the file")
 	}
 	if err := os.WriteFile(path, data, 0o600); err != nil {
 		t.Fatal(err)

@@ -25,11 +25,16 @@ import (
 // sequence number it applied. The segments whose records are all applied
 // are then deleted. A start replays the records after that number.
 
-// Meta keys of format 3: the store id the log's segments carry, and the
-// last log sequence number the file holds, each followed by its CRC-32C.
+// Meta keys of format 3: the store id the log's segments carry, the
+// last log sequence number the file holds, and the first segment whose
+// records the file may not hold yet (absent or 0: none; files of earlier
+// builds lack it), each followed by its CRC-32C. That segment exists from
+// before the file names it until after the file stops naming it, so a
+// start that does not find it knows records were lost with it.
 var (
 	metaStoreID = []byte("store-id")
 	metaApplied = []byte("log-applied")
+	metaSegment = []byte("log-segment")
 )
 
 // Tests change these.
@@ -62,21 +67,41 @@ func newStoreID() ([16]byte, error) {
 	return id, err
 }
 
-// readLogMeta reads the store id and applied number of a format 3 file.
-func readLogMeta(meta *bolt.Bucket) (id [16]byte, applied uint64, err error) {
+// readLogMeta reads the store id, applied number and needed segment of a
+// format 3 file.
+func readLogMeta(meta *bolt.Bucket) (id [16]byte, applied, segment uint64, err error) {
 	b, ok := unsum(meta.Get(metaStoreID), len(id))
 	if !ok {
-		return id, 0, errors.New("stored store id is missing or does not check")
+		return id, 0, 0, errors.New("stored store id is missing or does not check")
 	}
 	copy(id[:], b)
 	if v := meta.Get(metaApplied); v != nil {
 		b, ok := unsum(v, 8)
 		if !ok {
-			return id, 0, errors.New("stored log position does not check")
+			return id, 0, 0, errors.New("stored log position does not check")
 		}
 		applied = binary.BigEndian.Uint64(b)
 	}
-	return id, applied, nil
+	if v := meta.Get(metaSegment); v != nil {
+		b, ok := unsum(v, 8)
+		if !ok {
+			return id, 0, 0, errors.New("stored log segment number does not check")
+		}
+		segment = binary.BigEndian.Uint64(b)
+	}
+	return id, applied, segment, nil
+}
+
+// putLogSegment records n as the first segment the file needs (0: none),
+// in a transaction of its own (at open and close, outside the file watch).
+func (s *Store) putLogSegment(n uint64) error {
+	err := guarded(s.path, func() error {
+		return s.db.Update(func(tx *bolt.Tx) error { return tx.Bucket(bucketMeta).Put(metaSegment, encodeApplied(n)) })
+	})
+	if err != nil {
+		return fmt.Errorf("%w: %s: %v", ErrStore, s.path, err)
+	}
+	return nil
 }
 
 // checkpointMeta, set while a checkpoint's transaction runs, is what it
@@ -84,17 +109,22 @@ func readLogMeta(meta *bolt.Bucket) (id [16]byte, applied uint64, err error) {
 type checkpointMeta struct {
 	applied uint64
 	top     hlc.HLC // the highest version among the changes it folds
+	// segment, when set, is the first segment whose records the file
+	// does not hold once the transaction commits (metaSegment).
+	segment    uint64
+	setSegment bool
 }
 
 // replayLog applies the log's records after the file's applied number to
-// the bbolt file in one transaction, then deletes the segments (sets the
-// damaged ones aside, with repair). It leaves s.nextSegment and s.applied
-// for the log writer.
+// the bbolt file in one transaction. It leaves s.nextSegment and s.applied
+// for the log writer, and the segments read (the damaged ones, with
+// repair) for dropSegments once the file names the writer's first.
 func (s *Store) replayLog(o Options) error {
-	recs, lastNum, lastSeq, skipped, damaged, err := readLog(s.dir, s.id, s.applied, o.Repair)
+	recs, lastNum, lastSeq, skipped, damaged, err := readLog(s.dir, s.id, s.applied, s.needSegment, o.Repair)
 	if err != nil {
 		return err
 	}
+	s.replayed, s.damagedSegs = lastNum, damaged
 	for _, m := range skipped {
 		o.Log.Error("repair: left out of the write-ahead log", "what", m)
 	}
@@ -147,11 +177,18 @@ func (s *Store) replayLog(o Options) error {
 		}
 		o.Log.Info("write-ahead log replayed", "records", len(recs), "changes", len(changes))
 	}
+	return nil
+}
+
+// dropSegments sets the damaged segments replayLog found aside and
+// deletes the others it read (numbered up to s.replayed): their records
+// are in the file, which no longer names them (putLogSegment).
+func (s *Store) dropSegments(o Options) error {
 	now := time.Now
 	if o.Now != nil {
 		now = o.Now
 	}
-	for _, p := range damaged {
+	for _, p := range s.damagedSegs {
 		aside := asideName(p, now())
 		if err := os.Rename(p, aside); err != nil {
 			return fmt.Errorf("%w: %s: %v", ErrStore, p, err)
@@ -163,6 +200,9 @@ func (s *Store) replayLog(o Options) error {
 		return fmt.Errorf("%w: %s: %v", ErrStore, s.dir, err)
 	}
 	for _, n := range nums {
+		if n > s.replayed {
+			break
+		}
 		if err := os.Remove(segmentPath(s.dir, n)); err != nil {
 			return fmt.Errorf("%w: %v", ErrStore, err)
 		}
@@ -304,7 +344,7 @@ func (c *checkpointer) close() {
 func (s *Store) checkpoint(changes []engine.Change, seq uint64, top hlc.HLC) error {
 	s.ckptMu.Lock()
 	defer s.ckptMu.Unlock()
-	s.ckptMeta = &checkpointMeta{applied: seq, top: top}
+	s.ckptMeta = &checkpointMeta{applied: seq, top: top, segment: s.wal.firstNeeded(seq), setSegment: true}
 	defer func() { s.ckptMeta = nil }()
 	return s.apply(changes)
 }
@@ -319,6 +359,11 @@ func (s *Store) putCheckpointMeta(meta *bolt.Bucket) error {
 	top, _ := decodeFloor(meta.Get(metaClock), true)
 	if m.top.Compare(top) > 0 {
 		if err := meta.Put(metaClock, encodeFloor(m.top)); err != nil {
+			return err
+		}
+	}
+	if m.setSegment {
+		if err := meta.Put(metaSegment, encodeApplied(m.segment)); err != nil {
 			return err
 		}
 	}
@@ -352,7 +397,7 @@ func (s *Store) appendLog(queued []queuedChange) error {
 
 // isLogMetaKey: keys of the meta bucket the log uses.
 func isLogMetaKey(k []byte) bool {
-	return bytes.Equal(k, metaStoreID) || bytes.Equal(k, metaApplied)
+	return bytes.Equal(k, metaStoreID) || bytes.Equal(k, metaApplied) || bytes.Equal(k, metaSegment)
 }
 
 // putSalvagedLogMeta keeps a repaired file's store id and log position
@@ -367,9 +412,13 @@ func putSalvagedLogMeta(meta *bolt.Bucket, got map[string][]byte) error {
 			return err
 		}
 		id = fresh[:]
-	} else if applied, ok := unsum(got[string(metaApplied)], 8); ok {
-		if err := meta.Put(metaApplied, summed(bytes.Clone(applied))); err != nil {
-			return err
+	} else {
+		for _, k := range [][]byte{metaApplied, metaSegment} {
+			if v, ok := unsum(got[string(k)], 8); ok {
+				if err := meta.Put(k, summed(bytes.Clone(v))); err != nil {
+					return err
+				}
+			}
 		}
 	}
 	return meta.Put(metaStoreID, summed(bytes.Clone(id)))
@@ -416,7 +465,7 @@ func (s *Store) closeLog() {
 		for _, ch := range s.ckpt.pending {
 			changes = append(changes, ch)
 		}
-		s.ckptMeta = &checkpointMeta{applied: s.ckpt.seq, top: s.ckpt.top}
+		s.ckptMeta = &checkpointMeta{applied: s.ckpt.seq, top: s.ckpt.top, setSegment: true} // the log is removed below
 		err := guarded(s.path, func() error { return s.applyDirect(changes) })
 		s.ckptMeta = nil
 		all = err == nil
@@ -425,6 +474,9 @@ func (s *Store) closeLog() {
 		}
 	}
 	s.ckpt.mu.Unlock()
+	if all && s.lost.Load() == nil && s.putLogSegment(0) != nil {
+		all = false // the file still names a segment: keep the log
+	}
 	if all {
 		nums, _ := logSegments(s.dir)
 		for _, n := range nums {

@@ -224,7 +224,10 @@ type Store struct {
 	dir         string
 	id          [16]byte
 	applied     uint64
+	needSegment uint64 // the first segment the file needs (metaSegment), 0: none
 	nextSegment uint64
+	replayed    uint64   // the last segment replayLog read, dropped by dropSegments
+	damagedSegs []string // the segments it found damaged, with repair
 	wal         *logWriter
 	ckpt        *checkpointer
 	ckptMeta    *checkpointMeta // set while a checkpoint's transaction runs
@@ -285,15 +288,36 @@ func openChecked(path string, o Options) (*Store, error) {
 		_ = db.Close()
 		return nil, err
 	}
-	if s.watch, err = newFileWatch(file, path, db.Info().PageSize); err != nil {
-		_ = db.Close()
-		return nil, fmt.Errorf("%w: %s: %v", ErrStore, path, err)
-	}
+	// The writer's first segment exists before the file names it, and
+	// the segments replayed are deleted after: a crash anywhere in
+	// between leaves the segment the file names on disk.
+	first := uint64(0) // with DirectCommits no segment is needed
 	if !o.Direct {
 		if s.wal, err = newLogWriter(s.dir, s.id, s.nextSegment, s.applied); err != nil {
 			_ = db.Close()
 			return nil, fmt.Errorf("%w: write-ahead log: %v", ErrStore, err)
 		}
+		first = s.nextSegment
+	}
+	fail := func(err error) (*Store, error) {
+		if s.wal != nil {
+			_ = s.wal.close()
+		}
+		_ = db.Close()
+		return nil, err
+	}
+	if first != s.needSegment || s.replayed > 0 {
+		if err := s.putLogSegment(first); err != nil {
+			return fail(err)
+		}
+	}
+	if err := s.dropSegments(o); err != nil {
+		return fail(err)
+	}
+	if s.watch, err = newFileWatch(file, path, db.Info().PageSize); err != nil {
+		return fail(fmt.Errorf("%w: %s: %v", ErrStore, path, err))
+	}
+	if !o.Direct {
 		s.ckpt = newCheckpointer(s, o.Log)
 		s.ckpt.applied = s.applied
 	}
@@ -382,7 +406,7 @@ func (s *Store) prepare() error {
 		}
 		var err error
 		if bytes.Equal(format, formatValue) {
-			if s.id, s.applied, err = readLogMeta(meta); err != nil {
+			if s.id, s.applied, s.needSegment, err = readLogMeta(meta); err != nil {
 				return &DamageError{Path: s.path, Reason: err.Error()}
 			}
 		}

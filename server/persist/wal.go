@@ -407,6 +407,7 @@ type logWriter struct {
 	making  bool
 	// lastSeq of each closed segment still on disk, for retire.
 	closed map[uint64]uint64
+	cur    uint64 // num, for firstNeeded
 }
 
 // createSegment writes segment n in full (header, zeros) and syncs it and
@@ -463,7 +464,7 @@ func newLogWriter(dir string, id [16]byte, num, seq uint64) (*logWriter, error) 
 	if err != nil {
 		return nil, err
 	}
-	w := &logWriter{dir: dir, id: id, f: f, num: num, off: logHeaderSize, cap: segmentSize, seq: seq, closed: map[uint64]uint64{}}
+	w := &logWriter{dir: dir, id: id, f: f, num: num, cur: num, off: logHeaderSize, cap: segmentSize, seq: seq, closed: map[uint64]uint64{}}
 	if w.watch, err = newSegmentWatch(f, segmentPath(dir, num)); err != nil {
 		_ = f.Close()
 		return nil, err
@@ -547,6 +548,7 @@ func (w *logWriter) roll(need int64) error {
 	}
 	w.mu.Lock()
 	w.closed[w.num] = w.seq
+	w.cur = n
 	w.mu.Unlock()
 	_ = w.f.Close()
 	w.f, w.num, w.off, w.cap, w.dirty, w.watch = f, n, logHeaderSize, size, 0, watch
@@ -614,6 +616,20 @@ func (w *logWriter) append(changes []queuedChange) error {
 	return nil
 }
 
+// firstNeeded is the first segment retire(applied) keeps: the oldest
+// holding a record after applied, or the current one.
+func (w *logWriter) firstNeeded(applied uint64) uint64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	first := w.cur
+	for n, last := range w.closed {
+		if last > applied && n < first {
+			first = n
+		}
+	}
+	return first
+}
+
 // retire deletes the closed segments whose records are all applied.
 func (w *logWriter) retire(applied uint64) {
 	// In ascending order: a crash meanwhile leaves the later segments,
@@ -654,10 +670,18 @@ func (w *logWriter) close() error {
 // records after applied, in order, the highest segment number and the
 // last sequence number seen. With salvage, damage is skipped (described
 // in skipped) and the damaged segments' paths returned.
-func readLog(dir string, id [16]byte, applied uint64, salvage bool) (recs []logRecord, lastNum, lastSeq uint64, skipped []string, damaged []string, err error) {
+func readLog(dir string, id [16]byte, applied, needed uint64, salvage bool) (recs []logRecord, lastNum, lastSeq uint64, skipped []string, damaged []string, err error) {
 	nums, err := logSegments(dir)
 	if err != nil {
 		return nil, 0, 0, nil, nil, fmt.Errorf("%w: %s: %v", ErrStore, dir, err)
+	}
+	if needed != 0 && !slices.Contains(nums, needed) {
+		// The data file names it: it was made, and not yet deleted.
+		reason := fmt.Sprintf("missing: the data file needs the records of write-ahead log segment %d and later (written since its last checkpoint), and that segment is gone (deleted?), with whatever acknowledged writes it held", needed)
+		if !salvage {
+			return nil, 0, 0, nil, nil, &DamageError{Path: segmentPath(dir, needed), Reason: reason}
+		}
+		skipped = append(skipped, segmentPath(dir, needed)+": "+reason)
 	}
 	lastSeq = applied
 	prevSeq := uint64(0)
@@ -721,7 +745,11 @@ func readLog(dir string, id [16]byte, applied uint64, salvage bool) (recs []logR
 			recs = append(recs, r)
 			lastSeq = max(lastSeq, r.seq)
 		}
-		lastNum = n
+	}
+	if len(nums) > 0 {
+		// The writer's next segment is numbered after every one on disk,
+		// damaged ones included, whose names stay taken until dropped.
+		lastNum = nums[len(nums)-1]
 	}
 	return recs, lastNum, lastSeq, skipped, damaged, nil
 }

@@ -380,6 +380,56 @@ func TestLogWithMissingRecordsIsRefused(t *testing.T) {
 	}
 }
 
+// The only segment holding records is deleted (after a crash the log is
+// that one, and the next made ahead, empty), or every segment is: the
+// data file names the first segment it needs, so the start is refused,
+// naming it, rather than serving without the acknowledged writes; with
+// --repair it starts without them. After a clean close nothing is needed.
+func TestLogWithItsOnlySegmentDeletedIsRefused(t *testing.T) {
+	noCheckpoints(t)
+	dir := t.TempDir()
+	s := mustOpen(t, dir)
+	put(t, s, "first")
+	put(t, s, "second")
+	img := crashImage(t, dir)
+	segs := segmentsIn(t, img)
+	for name, gone := range map[string][]string{"the one with records": segs[:1], "all": segs} {
+		t.Run(name, func(t *testing.T) {
+			dir := crashImage(t, img)
+			for _, g := range gone {
+				if err := os.Remove(filepath.Join(dir, filepath.Base(g))); err != nil {
+					t.Fatal(err)
+				}
+			}
+			_, err := openT(t, dir, Options{})
+			var damage *DamageError
+			if !errors.As(err, &damage) || damage.Path != filepath.Join(dir, filepath.Base(segs[0])) || !strings.Contains(err.Error(), "missing") || !strings.Contains(err.Error(), "--repair") {
+				t.Fatalf("start with %s gone: %v", name, err)
+			}
+			r, err := openT(t, dir, Options{Repair: true})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := keysOf(t, r); got != "" {
+				t.Fatalf("keys after repair %q", got)
+			}
+			if err := r.Close(); err != nil {
+				t.Fatal(err)
+			}
+			mustOpen(t, dir) // repaired: the file names the new log
+		})
+	}
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(segmentsIn(t, dir)); n != 0 {
+		t.Fatalf("%d segments after a clean close", n)
+	}
+	if got := keysOf(t, mustOpen(t, dir)); got != "first second" {
+		t.Fatalf("keys after a clean close and a start %q", got)
+	}
+}
+
 // A data directory written by the previous release (format 2, no log:
 // testdata/statestore-format2.db, written by that code through a server:
 // 53 kept keys, one with a deadline, one binary, one deleted) is upgraded
