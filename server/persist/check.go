@@ -200,7 +200,7 @@ func checkBoltFile(r io.ReaderAt, size int64) (boltMeta, error) {
 // (bbolt initialises it), or holding only bbolt's initial transactions
 // (meta pages 0 and 1 as bbolt first writes them).
 func checkDataFile(path string) (isNew bool, err error) {
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|noFollow, 0)
 	if isNotExist(err) {
 		return true, nil
 	}

@@ -240,7 +240,7 @@ func salvage(r io.ReaderAt, size int64) salvaged {
 // deleted.
 func repairStore(path string, o Options) error {
 	fail := func(err error) error { return fmt.Errorf("%w: repair %s: %v", ErrStore, path, err) }
-	f, err := os.Open(path)
+	f, err := os.OpenFile(path, os.O_RDONLY|noFollow, 0)
 	if err != nil {
 		return fail(err)
 	}
@@ -305,7 +305,11 @@ func asideName(path string, t time.Time) string {
 // writeSalvaged writes a new data file in the current format at path holding recs and
 // the clock floor (raised past every salvaged version).
 func writeSalvaged(path string, got salvaged) error {
-	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second})
+	// A new file (repairStore removed any by that name): never one a link
+	// points to.
+	db, err := bolt.Open(path, 0o600, &bolt.Options{Timeout: time.Second, OpenFile: func(name string, flag int, mode os.FileMode) (*os.File, error) {
+		return os.OpenFile(name, flag|os.O_EXCL|noFollow, mode)
+	}})
 	if err != nil {
 		return err
 	}

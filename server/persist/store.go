@@ -255,6 +255,9 @@ func Open(dir string, o Options) (*Store, error) {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return nil, fmt.Errorf("%w: %v", ErrStore, err)
 	}
+	if err := checkDir(dir); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrStore, err)
+	}
 	path := filepath.Join(dir, StoreFile)
 	s, err := openChecked(path, o)
 	var damage *DamageError
@@ -330,7 +333,7 @@ func openChecked(path string, o Options) (*Store, error) {
 func openBolt(path string) (*bolt.DB, *os.File, error) {
 	var file *os.File
 	opts := &bolt.Options{Timeout: time.Second, OpenFile: func(name string, flag int, mode os.FileMode) (*os.File, error) {
-		f, err := os.OpenFile(name, flag, mode)
+		f, err := os.OpenFile(name, flag|noFollow, mode)
 		file = f
 		return f, err
 	}}

@@ -143,18 +143,56 @@ func checkLogHeader(h []byte, n uint64, id [16]byte) error {
 	return nil
 }
 
-// checkLogSize compares segment data h (the whole file, its header
-// checked) with the size its header says it was made at.
-func checkLogSize(h []byte) error {
+// checkLogSize compares the size of a segment file whose header h checks
+// with the size the header says it was made at.
+func checkLogSize(h []byte, size int64) error {
 	made := binary.LittleEndian.Uint64(h[logSizeAt:])
 	switch {
 	case made == 0: // made by a build that did not record its size
-	case uint64(len(h)) < made:
-		return fmt.Errorf("%d bytes, but it was made at %d: cut short (truncated), and whatever records were in the rest are lost", len(h), made)
-	case uint64(len(h)) > made:
-		return fmt.Errorf("%d bytes, but it was made at %d: something was appended to it", len(h), made)
+	case uint64(size) < made:
+		return fmt.Errorf("%d bytes, but it was made at %d: cut short (truncated), and whatever records were in the rest are lost", size, made)
+	case uint64(size) > made:
+		return fmt.Errorf("%d bytes, but it was made at %d: something was appended to it", size, made)
 	}
 	return nil
+}
+
+// readSegment reads segment file n at path, which must be a regular file
+// (a link is not followed): its header first, and only when that checks,
+// the rest, up to the size it was made at. size is the file's. The error
+// is an I/O error; herr is why the header does not check (data is then
+// the header alone).
+func readSegment(path string, n uint64, id [16]byte) (data []byte, size int64, herr, err error) {
+	f, err := os.OpenFile(path, os.O_RDONLY|noFollow, 0)
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, 0, nil, err
+	}
+	if !fi.Mode().IsRegular() {
+		return nil, 0, fmt.Errorf("not a regular file (%v)", fi.Mode().Type()), nil
+	}
+	size = fi.Size()
+	h := make([]byte, min(size, logHeaderSize))
+	if _, err := io.ReadFull(f, h); err != nil {
+		return nil, 0, nil, err
+	}
+	if herr := checkLogHeader(h, n, id); herr != nil {
+		return h, size, herr, nil
+	}
+	want := size
+	if made := int64(binary.LittleEndian.Uint64(h[logSizeAt:])); made > 0 {
+		want = min(size, made)
+	}
+	data = make([]byte, want)
+	copy(data, h)
+	if _, err := io.ReadFull(f, data[logHeaderSize:]); err != nil {
+		return nil, 0, nil, err
+	}
+	return data, size, nil, nil
 }
 
 func recordCRC(id [16]byte, seq uint64, payload []byte) uint32 {
@@ -415,7 +453,12 @@ type logWriter struct {
 func createSegment(dir string, n uint64, id [16]byte, size int64) (*os.File, error) {
 	path := segmentPath(dir, n)
 	tmp := path + ".tmp"
-	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_TRUNC|os.O_RDWR, 0o600)
+	// A new file: a leftover of a crash (or a name someone planted) is
+	// removed first, never followed or reused.
+	if err := os.Remove(tmp); err != nil && !os.IsNotExist(err) {
+		return nil, err
+	}
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_RDWR|noFollow, 0o600)
 	if err != nil {
 		return nil, err
 	}
@@ -696,11 +739,11 @@ func readLog(dir string, id [16]byte, applied, needed uint64, salvage bool) (rec
 			}
 			skipped = append(skipped, fmt.Sprintf("%s: segment %d is missing before it", path, nums[i-1]+1))
 		}
-		b, rerr := os.ReadFile(path)
+		b, size, herr, rerr := readSegment(path, n, id)
 		if rerr != nil {
 			return nil, 0, 0, nil, nil, fmt.Errorf("%w: %s: %v", ErrStore, path, rerr)
 		}
-		if herr := checkLogHeader(b, n, id); herr != nil {
+		if herr != nil {
 			if !salvage {
 				return nil, 0, 0, nil, nil, damage(herr.Error())
 			}
@@ -708,7 +751,7 @@ func readLog(dir string, id [16]byte, applied, needed uint64, salvage bool) (rec
 			damaged = append(damaged, path)
 			continue
 		}
-		serr := checkLogSize(b)
+		serr := checkLogSize(b, size)
 		if serr != nil {
 			if !salvage {
 				return nil, 0, 0, nil, nil, damage(serr.Error())
@@ -757,13 +800,8 @@ func readLog(dir string, id [16]byte, applied, needed uint64, salvage bool) (rec
 // laterEmpty: the segments nums hold no record (prepared, never written).
 func laterEmpty(dir string, nums []uint64, id [16]byte) bool {
 	for _, n := range nums {
-		f, err := os.Open(segmentPath(dir, n))
-		if err != nil {
-			return false
-		}
-		b, err := io.ReadAll(f)
-		_ = f.Close()
-		if err != nil || checkLogHeader(b, n, id) != nil || checkLogSize(b) != nil || !allZero(b[logHeaderSize:]) {
+		b, size, herr, err := readSegment(segmentPath(dir, n), n, id)
+		if err != nil || herr != nil || checkLogSize(b, size) != nil || !allZero(b[logHeaderSize:]) {
 			return false
 		}
 	}

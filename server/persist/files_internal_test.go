@@ -1,0 +1,124 @@
+//go:build unix
+
+package persist
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Names planted in the data directory by someone who may write there are
+// never followed: a link where the store makes its next segment is
+// replaced, not written through; a data file or a segment that is a link
+// is refused, its target neither created nor read; a directory others may
+// write, or owned by another user, is refused before anything is opened.
+func TestDataDirectoryLinksAreNotFollowed(t *testing.T) {
+	outside := t.TempDir()
+	victim := filepath.Join(outside, "victim")
+	if err := os.WriteFile(victim, []byte("secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	unchanged := func(t *testing.T) {
+		t.Helper()
+		if b, err := os.ReadFile(victim); err != nil || string(b) != "secret\n" {
+			t.Fatalf("the link's target was written: %q, %v", b, err)
+		}
+	}
+
+	t.Run("the next segment's temporary name", func(t *testing.T) {
+		dir := t.TempDir()
+		for _, n := range []string{"00000001", "00000002"} {
+			if err := os.Symlink(victim, filepath.Join(dir, LogPrefix+n+".tmp")); err != nil {
+				t.Fatal(err)
+			}
+		}
+		s := mustOpen(t, dir)
+		put(t, s, "kept")
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		unchanged(t)
+		if got := keysOf(t, mustOpen(t, dir)); got != "kept" {
+			t.Fatalf("keys %q", got)
+		}
+	})
+	t.Run("a data file that is a link", func(t *testing.T) {
+		dir := t.TempDir()
+		created := filepath.Join(outside, "created")
+		if err := os.Symlink(created, filepath.Join(dir, StoreFile)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := openT(t, dir, Options{}); err == nil {
+			t.Fatal("a data file that is a link to nowhere was opened")
+		}
+		if _, err := os.Lstat(created); !os.IsNotExist(err) {
+			t.Fatalf("the link's target was created: %v", err)
+		}
+		if err := os.Remove(filepath.Join(dir, StoreFile)); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(victim, filepath.Join(dir, StoreFile)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := openT(t, dir, Options{Repair: true}); err == nil {
+			t.Fatal("a data file that is a link was opened")
+		}
+		unchanged(t)
+	})
+	t.Run("a segment that is a link", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := mustOpen(t, dir).Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink("/dev/zero", filepath.Join(dir, LogPrefix+"00000001")); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := openT(t, dir, Options{}); err == nil || !strings.Contains(err.Error(), LogPrefix+"00000001") {
+			t.Fatalf("start with a segment linked to /dev/zero: %v", err)
+		}
+	})
+	t.Run("a huge segment", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := mustOpen(t, dir).Close(); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, LogPrefix+"00000001")
+		if err := os.WriteFile(path, bytes.Repeat([]byte("x"), 100), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(path, 8<<30); err != nil { // sparse: no disk used
+			t.Skip(err)
+		}
+		// Refused from its header: the 8 GiB are never read.
+		if _, err := openT(t, dir, Options{}); err == nil || !strings.Contains(err.Error(), "no SSGENLOG magic") {
+			t.Fatalf("start with a huge segment: %v", err)
+		}
+	})
+	t.Run("a directory others may write", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := os.Chmod(dir, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := openT(t, dir, Options{}); err == nil || !strings.Contains(err.Error(), "chmod go-w") {
+			t.Fatalf("start in a directory of mode 0777: %v", err)
+		}
+		if _, err := os.Lstat(filepath.Join(dir, StoreFile)); !os.IsNotExist(err) {
+			t.Fatalf("a file was made in it: %v", err)
+		}
+	})
+	t.Run("a directory another user owns", func(t *testing.T) {
+		if os.Geteuid() != 0 {
+			t.Skip("needs root to give a directory away")
+		}
+		dir := t.TempDir()
+		if err := os.Chown(dir, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := openT(t, dir, Options{}); err == nil || !strings.Contains(err.Error(), "owned by uid 65534") {
+			t.Fatalf("start in a directory owned by nobody: %v", err)
+		}
+	})
+}

@@ -1,0 +1,34 @@
+//go:build unix
+
+package persist
+
+import (
+	"fmt"
+	"os"
+	"syscall"
+)
+
+// noFollow is in the flags of every file the store opens in its
+// directory: a name that is a symbolic link is refused (ELOOP), never
+// followed to a file elsewhere.
+const noFollow = syscall.O_NOFOLLOW
+
+// checkDir refuses a data directory that another user owns or that group
+// or others may write: whoever can put names in it could plant links or
+// files where the store creates and reads its own.
+func checkDir(dir string) error {
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return err
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("%s is not a directory", dir)
+	}
+	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
+		return fmt.Errorf("%s is owned by uid %d, not by this process's user (uid %d): another user could replace the files in it; use a directory of your own (or chown it)", dir, st.Uid, os.Geteuid())
+	}
+	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
+		return fmt.Errorf("%s may be written by group or others (mode %04o): they could replace the files in it; chmod go-w it", dir, perm)
+	}
+	return nil
+}
