@@ -36,3 +36,7 @@ func SetAttachedHook(s *Server, hook func()) {
 func SetDeliverHook(s *Server, hook func(engine.Notification)) {
 	s.deliverHook = hook
 }
+
+// ExternalDropped is how many requests s, in external mode, dropped
+// because too many were waiting.
+func ExternalDropped(s *Server) int64 { return s.tr.(*external).dropped.Load() }

@@ -11,6 +11,7 @@ import (
 	"net"
 	"net/url"
 	"slices"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -25,6 +26,7 @@ import (
 	"github.com/ssgen/ssgen/internal/pahostore"
 	"github.com/ssgen/ssgen/internal/protocol"
 	"github.com/ssgen/ssgen/server/engine"
+	"github.com/ssgen/ssgen/server/internal/logtext"
 )
 
 // Reconnect backoff of external mode: doubling from the first delay up to
@@ -49,9 +51,12 @@ type external struct {
 
 	cur      atomic.Pointer[paho.Client] // the live connection, nil between connections
 	requests *serializer[*paho.Publish]
-	prober   *brokerProbe
-	ctx      context.Context
-	wg       sync.WaitGroup
+	// dropped counts requests over the queue's limit; droppedLogged is
+	// when that was last logged (Unix ns).
+	dropped, droppedLogged atomic.Int64
+	prober                 *brokerProbe
+	ctx                    context.Context
+	wg                     sync.WaitGroup
 	// attached, set by tests before Start, runs once each connection has
 	// the request subscription, before connect returns.
 	attached func()
@@ -70,6 +75,11 @@ func newExternal(s *Server) (*external, error) {
 	}
 	x := &external{s: s, hostport: hp, clientID: id, prober: newBrokerProbe(id, s.opts.SlowBroker, nil)}
 	x.requests = newSerializer(x.handle)
+	// As the embedded broker's Receive Maximum bounds one client's
+	// unacknowledged requests, and nothing may be answered once the
+	// service closes.
+	x.requests.limit = &serialLimit[*paho.Publish]{perKey: DefaultMaxInflight, total: maxQueuedRequestBytes, size: requestSize}
+	x.requests.discard = true
 	return x, nil
 }
 
@@ -240,9 +250,46 @@ func (x *external) received(pr paho.PublishReceived) (bool, error) {
 			key = "\x00" + p.Properties.ResponseTopic
 		}
 	}
-	x.requests.push(key, p)
+	if x.requests.push(key, p) {
+		x.overflow(key)
+	}
 	return true, nil
 }
+
+// maxQueuedRequestBytes bounds the requests (by requestSize) an attached
+// service holds received and not yet decided, over all clients; one
+// client may have DefaultMaxInflight of them.
+const maxQueuedRequestBytes = 64 << 20
+
+// requestSize is what a queued request weighs in maxQueuedRequestBytes:
+// its bytes and a fixed share for the structures around them.
+func requestSize(p *paho.Publish) int64 {
+	n := int64(len(p.Payload) + len(p.Topic) + 512)
+	if pp := p.Properties; pp != nil {
+		n += int64(len(pp.ResponseTopic) + len(pp.CorrelationData))
+		for _, u := range pp.User {
+			n += int64(len(u.Key) + len(u.Value))
+		}
+	}
+	return n
+}
+
+// overflow counts a request dropped because its client, or all clients
+// together, had too many waiting (the client's request times out), and
+// logs the drops at most every overflowLogEvery.
+func (x *external) overflow(client string) {
+	n := x.dropped.Add(1)
+	now := time.Now()
+	last := x.droppedLogged.Load()
+	if now.UnixNano()-last < int64(overflowLogEvery) || !x.droppedLogged.CompareAndSwap(last, now.UnixNano()) {
+		return
+	}
+	x.s.log.Warn("requests dropped: more were waiting to be decided than the service holds (a client with "+
+		strconv.Itoa(DefaultMaxInflight)+" waiting, or 64 MiB from all clients); their senders get no answer",
+		"client", logtext.Clip(client, 200), "dropped_so_far", n)
+}
+
+const overflowLogEvery = 10 * time.Second
 
 func (x *external) handle(p *paho.Publish) {
 	src := ""

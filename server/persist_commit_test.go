@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"net/url"
 	"strconv"
 	"strings"
 	"sync"
@@ -52,6 +53,19 @@ func (g *diskGate) held(t *testing.T) {
 	case <-g.entered:
 	case <-time.After(wait):
 		t.Fatal("no transaction reached the disk")
+	}
+}
+
+// unblock lets every transaction pass, a held one included, if any (for
+// a test that may fail while one is held).
+func (g *diskGate) unblock() {
+	g.pass.Store(true)
+	for {
+		select {
+		case g.open <- nil:
+		case <-time.After(100 * time.Millisecond):
+			return
+		}
 	}
 }
 
@@ -321,5 +335,70 @@ func TestGroupCommitFailureIsErrPersistenceInTheRuntime(t *testing.T) {
 	}
 	if _, ok := e.srv.Engine().Lookup([]byte("k")); ok {
 		t.Fatal("k stored by a failed transaction")
+	}
+}
+
+// Attached to a broker, the service cannot slow a client down (no Receive
+// Maximum of its own: the broker hands it every request at once), so it
+// bounds what it holds received and not yet decided: a client's requests
+// past DefaultMaxInflight waiting (behind its answers waiting for a held
+// disk) are dropped, their senders get no answer, and other clients are
+// still served. Before, the queue grew without bound (1.2 GB in 15 s).
+func TestExternalDropsAClientsRequestsPastWhatItHolds(t *testing.T) {
+	const sent = 3000
+	e := newDiskEnvOn(t, mosquittoURL(t), func(o *server.Options) { o.PersistAll = true })
+	gate := newDiskGate(e)
+	t.Cleanup(gate.unblock) // a failure while the disk is held must not hang the server's close
+	u, err := url.Parse(e.srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.DialTimeout("tcp", u.Host, wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var answers atomic.Int64
+	respTopic := ownResponseTopic("flooder")
+	pc := paho.NewClient(paho.ClientConfig{ClientID: "flooder", Conn: conn,
+		OnPublishReceived: []func(paho.PublishReceived) (bool, error){func(pr paho.PublishReceived) (bool, error) {
+			if pr.Packet.Topic == respTopic {
+				answers.Add(1)
+			}
+			return true, nil
+		}}})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*wait)
+	defer cancel()
+	if _, err := pc.Connect(ctx, &paho.Connect{ClientID: "flooder", CleanStart: true, KeepAlive: 30}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pc.Disconnect(&paho.Disconnect{}) })
+	if _, err := pc.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: respTopic, QoS: 1}}}); err != nil {
+		t.Fatal(err)
+	}
+	for i := range sent {
+		_, err := pc.PublishWithOptions(ctx, &paho.Publish{QoS: 1, Topic: server.RequestTopic, Payload: cmd("SET", fmt.Sprint("k", i), "v"),
+			Properties: &paho.PublishProperties{ResponseTopic: respTopic, CorrelationData: []byte(fmt.Sprint(i)),
+				User: paho.UserProperties{{Key: "__srcId", Value: "flooder"}, {Key: "__ts", Value: e.stamp(0)}}}},
+			paho.PublishOptions{Method: paho.PublishMethod_AsyncSend})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	gate.held(t)
+	// What the service holds: the answers waiting for the disk
+	// (MaxInflight), the one whose wait for room blocks the client's
+	// queue, and the queue.
+	const held = 2*server.DefaultMaxInflight + 1
+	waitFor(t, "the requests past what the service holds dropped", func() bool { return server.ExternalDropped(e.srv) >= sent-held-1 })
+	if n := e.srv.Engine().Len(); n > server.DefaultMaxInflight+2 {
+		t.Fatalf("%d writes decided while the disk is held", n)
+	}
+	// Another client is served meanwhile.
+	checkResponse(t, e.connect("bystander").do("GET", "unrelated"), "$-1\r\n", false)
+	gate.release(nil)
+	dropped := server.ExternalDropped(e.srv)
+	waitFor(t, "every request kept answered", func() bool { return answers.Load() == sent-dropped })
+	if n := int64(e.srv.Engine().Len()); n != sent-dropped {
+		t.Fatalf("%d keys, %d dropped of %d", n, dropped, sent)
 	}
 }

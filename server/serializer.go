@@ -1,39 +1,70 @@
 package server
 
-import "sync"
+import (
+	"sync"
+	"sync/atomic"
+)
 
 // serializer runs items in order per key, different keys concurrently, and
 // never blocks the caller of push. The engine pushes notifications under
 // its lock (keyed by watching client) and the external transport pushes
 // requests from paho's delivery goroutine (keyed by requesting client):
 // neither may wait. Each key with pending items has one goroutine
-// draining its queue, so a slow client delays only its own items. Queues
-// are unbounded on purpose: dropping would break the promise that no
-// change of a watched key goes unnoticed while the client is connected.
+// draining its queue, so a slow client delays only its own items.
+//
+// Notifications are queued without bound on purpose: dropping one would
+// break the promise that no change of a watched key goes unnoticed while
+// the client is connected. Requests have a budget (limit): what no
+// answer can be waited for beyond it is dropped, as a broker drops what a
+// client sends past its Receive Maximum.
 type serializer[T any] struct {
 	run func(T)
+	// limit, when set, bounds what is queued; discard makes close drop
+	// what has not run yet instead of running it.
+	limit   *serialLimit[T]
+	discard bool
 
-	mu     sync.Mutex
-	queues map[string]*queue[T]
-	closed bool
-	wg     sync.WaitGroup
+	mu       sync.Mutex
+	queues   map[string]*queue[T]
+	bytes    int64 // limit.size of every item pushed and not yet run
+	closed   bool
+	stopping atomic.Bool // close began and discard is set
+	wg       sync.WaitGroup
 }
 
-type queue[T any] struct{ items []T }
+// serialLimit is a serializer's budget: at most perKey items of one key
+// and total bytes (by size) of all keys, pushed and not yet run.
+type serialLimit[T any] struct {
+	perKey int
+	total  int64
+	size   func(T) int64
+}
+
+type queue[T any] struct {
+	items []T
+	n     int // items pushed and not yet run, the running batch included
+}
 
 func newSerializer[T any](run func(T)) *serializer[T] {
 	return &serializer[T]{run: run, queues: make(map[string]*queue[T])}
 }
 
 // push queues item behind the earlier items of key. After close it
-// discards the item.
-func (s *serializer[T]) push(key string, item T) {
+// discards the item; beyond the limit too, and then reports full.
+func (s *serializer[T]) push(key string, item T) (full bool) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
-		return
+		return false
 	}
 	q, running := s.queues[key]
+	if l := s.limit; l != nil {
+		sz := l.size(item)
+		if running && q.n >= l.perKey || s.bytes+sz > l.total {
+			return true
+		}
+		s.bytes += sz
+	}
 	if !running {
 		q = &queue[T]{}
 		s.queues[key] = q
@@ -41,6 +72,8 @@ func (s *serializer[T]) push(key string, item T) {
 		go s.drain(key, q)
 	}
 	q.items = append(q.items, item)
+	q.n++
+	return false
 }
 
 func (s *serializer[T]) drain(key string, q *queue[T]) {
@@ -56,16 +89,28 @@ func (s *serializer[T]) drain(key string, q *queue[T]) {
 		}
 		s.mu.Unlock()
 		for _, it := range batch {
-			s.run(it)
+			if !s.stopping.Load() {
+				s.run(it)
+			}
+			s.mu.Lock()
+			q.n--
+			if s.limit != nil {
+				s.bytes -= s.limit.size(it)
+			}
+			s.mu.Unlock()
 		}
 	}
 }
 
 // close discards further pushes and waits until the queued items have run
-// (run must give up quickly once the server is closing).
+// (run must give up quickly once the server is closing), or with discard,
+// until the items running have.
 func (s *serializer[T]) close() {
 	s.mu.Lock()
 	s.closed = true
+	if s.discard {
+		s.stopping.Store(true)
+	}
 	s.mu.Unlock()
 	s.wg.Wait()
 }
