@@ -10,8 +10,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/ssgen/ssgen/server"
+	"github.com/ssgen/ssgen/server/persist"
 )
 
 func init() {
@@ -67,7 +69,10 @@ func exportHTTP(ctx context.Context, env *cliEnv, hf *httpFlags, w io.Writer) er
 }
 
 // exportDataDir writes the kept keys of a data directory, opened as
-// ssgen serve opens it (checked, and refused while a server holds it).
+// ssgen serve opens it (checked, and refused while a server holds it),
+// but from a copy: the directory itself is only read (a start would
+// replay its log into the data file, upgrade an older format and drop
+// expired records).
 func exportDataDir(env *cliEnv, dir string, w io.Writer) error {
 	if _, err := os.Stat(filepath.Join(dir, server.StoreFile)); err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -75,14 +80,24 @@ func exportDataDir(env *cliEnv, dir string, w io.Writer) error {
 		}
 		return usageErrorf("%v", err)
 	}
-	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	srv, err := server.New(server.Options{DataDir: dir, Logger: log})
+	tmp, err := os.MkdirTemp("", "ssgen-export-")
 	if err != nil {
-		return usageErrorf("%s (to export from a running server, use --http)", libText(err))
+		return usageErrorf("%v", err)
+	}
+	defer os.RemoveAll(tmp)
+	// Messages about the copy name the directory the user gave.
+	text := func(err error) string { return strings.ReplaceAll(libText(err), tmp, filepath.Clean(dir)) }
+	if err := persist.CopyForReading(dir, tmp); err != nil {
+		return usageErrorf("%s (to export from a running server, use --http)", text(err))
+	}
+	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	srv, err := server.New(server.Options{DataDir: tmp, Logger: log})
+	if err != nil {
+		return usageErrorf("%s", text(err))
 	}
 	werr := srv.WriteSnapshot(w)
 	if err := errors.Join(werr, srv.Close()); err != nil {
-		return &exitError{code: exitUsage, err: libErr(err)}
+		return usageErrorf("%s", text(err))
 	}
 	return nil
 }

@@ -3,7 +3,9 @@ package main
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
 	"encoding/json"
+	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
@@ -289,5 +291,83 @@ func TestExportAuthenticates(t *testing.T) {
 	}
 	if code, _, errs := runVerb(t, "", "export", "--http", "http://alice:wrong@"+host); code != exitUsage || strings.Contains(errs, "wrong") {
 		t.Errorf("a refused password: %d %q (the password must not be echoed)", code, errs)
+	}
+}
+
+// export --data-dir only reads the directory: from what a kill -9 leaves
+// (writes in the log, not yet in the data file) and from a data file of
+// the previous format, it exports every kept key and leaves each file as
+// it was (a start would replay the log, delete its segments and upgrade
+// the format in place). A read-only directory exports too.
+func TestExportDataDirOnlyReads(t *testing.T) {
+	digest := func(dir string) map[string]string {
+		t.Helper()
+		m := map[string]string{}
+		ents, err := os.ReadDir(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, e := range ents {
+			b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+			if err != nil {
+				t.Fatal(err)
+			}
+			m[e.Name()] = fmt.Sprintf("%x", sha256.Sum256(b))
+		}
+		return m
+	}
+	live := t.TempDir()
+	srv, err := server.New(server.Options{Listen: "127.0.0.1:0", DataDir: live, PersistAll: true, Logger: quietLog()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	seedKeys(t, srv)
+	crashed := t.TempDir() // the files as they are while the server runs
+	ents, err := os.ReadDir(live)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if strings.HasSuffix(name, ".tmp") { // the next segment, being made
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(live, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(crashed, name), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := srv.Close(); err != nil {
+		t.Fatal(err)
+	}
+	old := t.TempDir()
+	b, err := os.ReadFile("../../server/persist/testdata/statestore-format2.db")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(old, server.StoreFile), b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for name, dir := range map[string]string{"after a kill -9": crashed, "format 2": old} {
+		before := digest(dir)
+		if err := os.Chmod(dir, 0o500); err != nil { // read-only (root writes anyway)
+			t.Fatal(err)
+		}
+		code, out, errs := runVerb(t, "", "export", "--data-dir", dir)
+		if err := os.Chmod(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if code != 0 || !strings.Contains(out, `"keys"`) {
+			t.Fatalf("%s: export: %d %q %q", name, code, out, errs)
+		}
+		if name == "after a kill -9" && !strings.Contains(out, `"greeting"`) {
+			t.Fatalf("%s: the log's writes are not exported: %s", name, out)
+		}
+		if after := digest(dir); fmt.Sprint(after) != fmt.Sprint(before) {
+			t.Fatalf("%s: export changed the directory:\n%v\n%v", name, before, after)
+		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"syscall"
+	"time"
 )
 
 // noFollow is in the flags of every file the store opens in its
@@ -31,4 +32,18 @@ func checkDir(dir string) error {
 		return fmt.Errorf("%s may be written by group or others (mode %04o): they could replace the files in it; chmod go-w it", dir, perm)
 	}
 	return nil
+}
+
+// lockShared takes a shared lock on f, as a reader beside bbolt's
+// exclusive one: it waits up to a second for a holder to let go, as
+// bbolt's Open does.
+func lockShared(f *os.File) error {
+	deadline := time.Now().Add(time.Second)
+	for {
+		err := syscall.Flock(int(f.Fd()), syscall.LOCK_SH|syscall.LOCK_NB)
+		if err != syscall.EWOULDBLOCK || time.Now().After(deadline) {
+			return err
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 }
