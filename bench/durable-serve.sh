@@ -17,9 +17,9 @@ REQ=${4:-40000}
 MEMPORT=${MEMPORT:-19301}
 DISKPORT=${DISKPORT:-19302}
 DIR=$(mktemp -d)
-"$B" serve --listen 127.0.0.1:$MEMPORT --log-level warn &
+"$B" serve --listen 127.0.0.1:$MEMPORT --log-level warn >/dev/null &
 MEM=$!
-"$B" serve --listen 127.0.0.1:$DISKPORT --data-dir "$DIR" --persist-all --log-level warn &
+"$B" serve --listen 127.0.0.1:$DISKPORT --data-dir "$DIR" --persist-all --log-level warn >/dev/null &
 DISK=$!
 trap 'kill $MEM $DISK 2>/dev/null; wait $MEM $DISK 2>/dev/null; rm -rf "$DIR"' EXIT INT TERM
 sleep 1

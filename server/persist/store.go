@@ -16,6 +16,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 	"unicode"
 	"unicode/utf8"
@@ -298,7 +299,11 @@ func openChecked(path string, o Options) (*Store, error) {
 	if !o.Direct {
 		if s.wal, err = newLogWriter(s.dir, s.id, s.nextSegment, s.applied); err != nil {
 			_ = db.Close()
-			return nil, fmt.Errorf("%w: write-ahead log: %v", ErrStore, err)
+			hint := ""
+			if errors.Is(err, syscall.ENOSPC) {
+				hint = fmt.Sprintf(" (a start makes a %d MiB log segment; with less space free, start with --direct-commits, which needs none)", segmentSize>>20)
+			}
+			return nil, fmt.Errorf("%w: write-ahead log: %v%s", ErrStore, err, hint)
 		}
 		first = s.nextSegment
 	}

@@ -335,15 +335,19 @@ func scanSegment(b []byte, id [16]byte, salvage bool) segmentScan {
 	le := binary.LittleEndian
 	off := int64(logHeaderSize)
 	size := int64(len(b))
+	// budget bounds the bytes checksummed in all, so that salvaging a
+	// crafted segment (every offset claiming a long record) stays linear.
+	budget := salvageBudget * size
 	checks := func(at int64) (logRecord, int64, bool) {
 		if size-at < recHeaderSize {
 			return logRecord{}, 0, false
 		}
 		h := b[at : at+recHeaderSize]
 		l := int64(le.Uint32(h))
-		if l == 0 || l > size-at-recHeaderSize {
+		if l == 0 || l > size-at-recHeaderSize || l > budget {
 			return logRecord{}, 0, false
 		}
+		budget -= l
 		seq := le.Uint64(h[8:])
 		p := b[at+recHeaderSize : at+recHeaderSize+l]
 		if le.Uint32(h[4:]) != recordCRC(id, seq, p) {
@@ -374,10 +378,14 @@ func scanSegment(b []byte, id [16]byte, salvage bool) segmentScan {
 			return s
 		}
 		from := off
-		for off++; off < size; off++ {
+		for off++; off < size && budget > 0; off++ {
 			if _, _, ok := checks(off); ok {
 				break
 			}
+		}
+		if budget <= 0 {
+			s.skipped = append(s.skipped, fmt.Sprintf("bytes %d to the end not searched for records: the search would cost more than %d times the segment's size", from, salvageBudget))
+			break
 		}
 		if !allZero(b[from:off]) {
 			s.skipped = append(s.skipped, fmt.Sprintf("bytes %d to %d do not hold a record that checks", from, off))
@@ -388,6 +396,10 @@ func scanSegment(b []byte, id [16]byte, salvage bool) segmentScan {
 	}
 	return s
 }
+
+// salvageBudget times a segment's size is what scanSegment checksums at
+// most (a search through damage is the costly part).
+const salvageBudget = 64
 
 // allZeroAfterRecord: everything from the end the record at off claims
 // (or, when its length is impossible, from its header's end) is zero.
