@@ -44,6 +44,12 @@ func (l *lockedLog) Write(p []byte) (int, error) {
 	return l.b.Write(p)
 }
 
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
+}
+
 // errorLines returns the ERROR lines logged so far.
 func (l *lockedLog) errorLines() []string {
 	l.mu.Lock()
@@ -355,19 +361,26 @@ func TestDataFileChangedDuringACommitIsAPersistenceFailure(t *testing.T) {
 func TestAnOrdinaryCommitFailureDoesNotStopTheStore(t *testing.T) {
 	n, logs := newWatchedNode(t)
 	n.mustOK(true, "", "SET", "kept", "1")
-	var failed atomic.Bool
+	var failures atomic.Int32
 	SetCommitHook(n.srv, func() error {
-		if failed.CompareAndSwap(false, true) {
+		if failures.Add(1) <= 3 {
 			return errors.New("disk full")
 		}
 		return nil
 	})
-	if res := n.do(true, "", "SET", "kept", "2"); string(res.Payload) != persistenceFailure {
-		t.Fatalf("SET: %q", res.Payload)
+	for range 3 {
+		if res := n.do(true, "", "SET", "kept", "2"); string(res.Payload) != persistenceFailure {
+			t.Fatalf("SET: %q", res.Payload)
+		}
 	}
 	n.mustOK(true, "", "SET", "kept", "3")
+	// One line for the run of failures (a full disk would log one per
+	// write), and one when commits succeed again.
 	if lines := logs.errorLines(); len(lines) != 1 || !strings.Contains(lines[0], "disk full") {
 		t.Fatalf("error lines:\n%s", strings.Join(lines, ""))
+	}
+	if !strings.Contains(logs.String(), "failed_transactions=3") {
+		t.Fatalf("no line says commits succeed again after 3 failures:\n%s", logs.String())
 	}
 	n.restart()
 	if e, _ := n.srv.Engine().Lookup([]byte("kept")); string(e.Value) != "3" {

@@ -74,6 +74,9 @@ type GroupCommit struct {
 	hook func() error
 	// lostLogged: the data file's loss has been logged (writer only).
 	lostLogged bool
+	// failedRun counts the transactions failed since the last success
+	// (writer only): only the first is logged.
+	failedRun int
 }
 
 // queuedChange is one change of the engine's write numbered seq.
@@ -334,9 +337,17 @@ func (c *GroupCommit) write() {
 		var lost *fileLostError
 		switch {
 		case err == nil:
+			if c.failedRun > 0 {
+				c.log.Info("state store changes persisted again", "failed_transactions", c.failedRun)
+				c.failedRun = 0
+			}
 		case !errors.As(err, &lost):
-			c.log.Error("state store changes not persisted; their requests are answered with the persistence error",
-				"writes", writes, "records", len(batch), "err", err)
+			// Once per run of failures (a full disk fails every one):
+			// the next success says how many there were.
+			if c.failedRun++; c.failedRun == 1 {
+				c.log.Error("state store changes not persisted; their requests are answered with the persistence error (logged once until a commit succeeds)",
+					"writes", writes, "records", len(batch), "err", err)
+			}
 		case !c.lostLogged:
 			// Once: every later kept write fails the same way, and is
 			// counted in the totals.
