@@ -156,11 +156,11 @@ func (s *Store) replayLog(o Options) error {
 				}
 			})
 			if tooLong != nil && !o.Repair {
-				return &DamageError{Path: s.dir, Reason: fmt.Sprintf("write-ahead log record %d: %v (kept by an older ssgen; --repair leaves that key out)", r.seq, tooLong)}
+				return &DamageError{Path: r.path, Reason: fmt.Sprintf("write-ahead log record %d: %v (kept by an older ssgen; --repair leaves that key out)", r.seq, tooLong)}
 			}
 			if err != nil {
 				if !o.Repair {
-					return &DamageError{Path: s.dir, Reason: fmt.Sprintf("write-ahead log record %d: %v", r.seq, err)}
+					return &DamageError{Path: r.path, Reason: fmt.Sprintf("write-ahead log record %d: %v", r.seq, err)}
 				}
 				o.Log.Error("repair: left out of the write-ahead log", "record", r.seq, "err", err)
 			}

@@ -309,10 +309,12 @@ func decodeGroup(p []byte, d *recordDecoder, fn func(engine.Change)) error {
 	return nil
 }
 
-// logRecord is one record read back.
+// logRecord is one record read back, from the segment file path (set by
+// readLog).
 type logRecord struct {
 	seq     uint64
 	payload []byte
+	path    string
 }
 
 // segmentScan is what reading one segment found.
@@ -797,6 +799,7 @@ func readLog(dir string, id [16]byte, applied, needed uint64, salvage bool) (rec
 			if len(recs) == 0 && r.seq != applied+1 && !salvage {
 				return nil, 0, 0, nil, nil, damage(fmt.Sprintf("the data file has the records up to %d but the log starts at %d (records are missing: the data file is older than the log, restored from a backup?)", applied, r.seq))
 			}
+			r.path = path
 			recs = append(recs, r)
 			lastSeq = max(lastSeq, r.seq)
 		}
