@@ -15,6 +15,10 @@ import (
 	"github.com/ssgen/ssgen/server/etcdstore"
 )
 
+// maxEtcdLease bounds --etcd-lease: the longest a crashed leader leaves
+// the store without one.
+const maxEtcdLease = time.Minute
+
 // etcdFlags are serve's flags of the store on etcd (--store etcd://...).
 type etcdFlags struct {
 	store, ca, cert, key, user, passwordFile, prefix string
@@ -28,7 +32,7 @@ func (f *etcdFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.key, "etcd-key-file", "", "with --store: the `FILE` of --etcd-cert-file's PEM private key")
 	fs.StringVar(&f.user, "etcd-user", "", "with --store: authenticate to etcd as `USER`; the password comes from SSGEN_ETCD_PASSWORD or --etcd-password-file")
 	fs.StringVar(&f.passwordFile, "etcd-password-file", "", "with --etcd-user: read the etcd password from the first line of `FILE`")
-	fs.DurationVar(&f.lease, "etcd-lease", etcdstore.DefaultLeaseTTL, "with --store: the leader's etcd lease, whole seconds, at least 2s: a leader that dies without resigning is replaced about this long after; shorter means faster failovers, and a leader whose etcd does not answer for that long steps down")
+	fs.DurationVar(&f.lease, "etcd-lease", etcdstore.DefaultLeaseTTL, "with --store: the leader's etcd lease, whole seconds from 2s to 1m: a leader that dies without resigning is replaced about this long after; shorter means faster failovers, and a leader whose etcd does not answer for that long steps down")
 	fs.StringVar(&f.prefix, "etcd-prefix", etcdstore.DefaultPrefix, "with --store: the etcd key `PREFIX` the store lives under; one store per broker: different prefixes are for stores on different brokers sharing one etcd, and none may start another (/ alone is refused)")
 }
 
@@ -59,8 +63,8 @@ func (f *etcdFlags) check(given map[string]bool) error {
 	if f.prefix == "" {
 		return usageErrorf("--etcd-prefix must not be empty")
 	}
-	if f.lease < etcdstore.MinLeaseTTL || f.lease%time.Second != 0 {
-		return usageErrorf("--etcd-lease %v: want whole seconds, at least %v (etcd's leases are counted in seconds, and its shortest with default settings is 2s)", f.lease, etcdstore.MinLeaseTTL)
+	if f.lease < etcdstore.MinLeaseTTL || f.lease > maxEtcdLease || f.lease%time.Second != 0 {
+		return usageErrorf("--etcd-lease %v: want whole seconds from %v (etcd's shortest lease with default settings) to %v (a leader that dies is replaced only that long after)", f.lease, etcdstore.MinLeaseTTL, maxEtcdLease)
 	}
 	return nil
 }

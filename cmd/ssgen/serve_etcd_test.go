@@ -36,7 +36,8 @@ func TestServeStoreEtcdUsageErrors(t *testing.T) {
 		{[]string{"serve", "--broker", "127.0.0.1:1883", "--store", "etcd://127.0.0.1:2379", "--etcd-cert-file", "c.pem"}, "--etcd-cert-file and --etcd-key-file go together"},
 		{[]string{"serve", "--broker", "127.0.0.1:1883", "--store", "etcd://127.0.0.1:2379", "--etcd-password-file", "p"}, "--etcd-password-file needs --etcd-user"},
 		{[]string{"serve", "--etcd-lease", "5s"}, "--etcd-lease needs --store"},
-		{[]string{"serve", "--broker", "127.0.0.1:1883", "--store", "etcd://127.0.0.1:2379", "--etcd-lease", "1s"}, "--etcd-lease 1s: want whole seconds, at least 2s"},
+		{[]string{"serve", "--broker", "127.0.0.1:1883", "--store", "etcd://127.0.0.1:2379", "--etcd-lease", "1s"}, "--etcd-lease 1s: want whole seconds from 2s"},
+		{[]string{"serve", "--broker", "127.0.0.1:1883", "--store", "etcd://127.0.0.1:2379", "--etcd-lease", "2m"}, "--etcd-lease 2m0s: want whole seconds from 2s"},
 		{[]string{"serve", "--broker", "127.0.0.1:1883", "--store", "etcd://127.0.0.1:2379", "--etcd-lease", "2500ms"}, "--etcd-lease 2.5s: want whole seconds"},
 	} {
 		r := runIn(t, "", nil, tc.args...)

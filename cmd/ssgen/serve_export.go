@@ -85,10 +85,14 @@ func exportDataDir(env *cliEnv, dir string, w io.Writer) error {
 		return usageErrorf("%v", err)
 	}
 	defer os.RemoveAll(tmp)
-	// Messages about the copy name the directory the user gave.
+	// Messages about the copy's contents name the directory the user gave.
 	text := func(err error) string { return strings.ReplaceAll(libText(err), tmp, filepath.Clean(dir)) }
 	if err := persist.CopyForReading(dir, tmp); err != nil {
-		return usageErrorf("%s (to export from a running server, use --http)", text(err))
+		msg := libText(err) // names the temporary directory where the copy failed
+		if strings.Contains(msg, "locked by another process") {
+			msg += " (to export from a running server, use --http)"
+		}
+		return usageErrorf("%s", msg)
 	}
 	log := slog.New(slog.NewTextHandler(env.stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	srv, err := server.New(server.Options{DataDir: tmp, Logger: log})

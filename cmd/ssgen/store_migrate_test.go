@@ -583,3 +583,17 @@ func TestMigrateBackupFlagOnce(t *testing.T) {
 		}
 	}
 }
+
+// A guard lock holding a value written by hand (no lease's id) is named
+// as such, with how to check and clear it, as the migration lock is.
+func TestGuardHeldByHandSaysHowToClearIt(t *testing.T) {
+	got := guardHeld([]byte("sites/s1/owner"), []byte("by-hand"))
+	for _, want := range []string{`"sites/s1/owner"`, `"by-hand"`, "written by hand", "ssgen get 'sites/s1/owner'", "ssgen del 'sites/s1/owner'"} {
+		if !strings.Contains(got, want) {
+			t.Errorf("%q does not say %q", got, want)
+		}
+	}
+	if got := guardHeld([]byte("sites/s1/owner"), []byte("app-1/0123456789abcdef")); strings.Contains(got, "by hand") {
+		t.Errorf("a lease's holder named as written by hand: %q", got)
+	}
+}

@@ -172,7 +172,7 @@ func runMigrateApply(ctx context.Context, env *cliEnv, args []string) error {
 	fs := newMigrateFlagSet(env, "apply", migrateApplyUsage)
 	var mf migrateFlags
 	mf.register(fs)
-	rate := fs.Float64("rate", 0, "handle at most `N` keys per second (0: unbounded)")
+	rate := fs.Float64("rate", 0, "read at most `N` keys per second (0: unbounded); the outdated keys of each page of 500 are then rewritten 8 at a time")
 	backup := onceFlag(fs, "backup", "write the backup to `FILE`, which must not exist (default: a new file in the current directory)")
 	name := fs.String("name", "default", "the migration's `NAME`: its lease and saved position")
 	yes := fs.Bool("yes", false, "do not ask for confirmation on a terminal")
@@ -480,7 +480,12 @@ func guardHeld(lock, holder []byte) string {
 	if holder != nil {
 		s += fmt.Sprintf(", held by %.80q", holder)
 	}
-	return terminalSafe(s + ": its keys are rewritten under its lease once the holder releases it or its lease expires")
+	s += ": its keys are rewritten under its lease once the holder releases it or its lease expires"
+	if holder != nil && !leaseHolderID(holder) && len(lock) <= maxShownKey {
+		quoted := "'" + strings.ReplaceAll(string(lock), "'", `'\''`) + "'"
+		s += "; that value is not a lease's id (CLIENTID/RANDOM) but one written by hand, which may have no TTL and never expire: check it with ssgen get " + quoted + " and, if no writer holds the lock, clear it with ssgen del " + quoted
+	}
+	return terminalSafe(s)
 }
 
 // leaseHolderID reports whether b has the form of a lease holder's id

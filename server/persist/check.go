@@ -205,6 +205,9 @@ func checkDataFile(path string) (isNew bool, err error) {
 		return true, nil
 	}
 	if err != nil {
+		if fi, lerr := os.Lstat(path); lerr == nil && fi.Mode()&os.ModeSymlink != 0 {
+			return false, fmt.Errorf("%w: %s is a symbolic link: the server never follows links in its data directory; put the file itself there", ErrStore, path)
+		}
 		return false, fmt.Errorf("%w: open %s: %v", ErrStore, path, err)
 	}
 	defer f.Close()

@@ -39,7 +39,7 @@ func CopyForReading(dir, to string) error {
 			return fmt.Errorf("%w: %s is not a regular file (%v)", ErrStore, filepath.Join(dir, name), e.Type())
 		}
 		if err := copyFile(filepath.Join(dir, name), filepath.Join(to, name)); err != nil {
-			return fmt.Errorf("%w: %v", ErrStore, err)
+			return fmt.Errorf("%w: copying %s into %s: %v", ErrStore, name, to, err)
 		}
 	}
 	return nil

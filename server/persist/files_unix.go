@@ -5,6 +5,7 @@ package persist
 import (
 	"fmt"
 	"os"
+	"strings"
 	"syscall"
 	"time"
 )
@@ -25,13 +26,17 @@ func checkDir(dir string) error {
 	if !fi.IsDir() {
 		return fmt.Errorf("%s is not a directory", dir)
 	}
+	var why []string
 	if st, ok := fi.Sys().(*syscall.Stat_t); ok && int(st.Uid) != os.Geteuid() {
-		return fmt.Errorf("%s is owned by uid %d, not by this process's user (uid %d): another user could replace the files in it; use a directory of your own (or chown it)", dir, st.Uid, os.Geteuid())
+		why = append(why, fmt.Sprintf("it is owned by uid %d, not by this process's user (uid %d): chown it", st.Uid, os.Geteuid()))
 	}
 	if perm := fi.Mode().Perm(); perm&0o022 != 0 {
-		return fmt.Errorf("%s may be written by group or others (mode %04o): they could replace the files in it; chmod go-w it", dir, perm)
+		why = append(why, fmt.Sprintf("group or others may write it (mode %04o): chmod go-w it", perm))
 	}
-	return nil
+	if len(why) == 0 {
+		return nil
+	}
+	return fmt.Errorf("data directory %s refused: %s; others could replace the files in it. Or name a directory inside it that does not exist yet: the server makes it, private (0700)", dir, strings.Join(why, "; "))
 }
 
 // lockShared takes a shared lock on f, as a reader beside bbolt's
