@@ -358,11 +358,10 @@ func scanSegment(b []byte, id [16]byte, salvage bool) segmentScan {
 		return logRecord{seq: seq, payload: p}, at + recHeaderSize + l, true
 	}
 	for off < size {
-		if size-off >= 4 && le.Uint32(b[off:]) == 0 && allZero(b[off:min(size, off+recHeaderSize)]) {
-			if allZero(b[off:]) {
-				break
-			}
-			// zeros, then something: not where a log ends
+		// Zeros to the end, however few (a record may leave 1 to 3
+		// bytes of the segment unused), are where the log ends.
+		if allZero(b[off:min(size, off+recHeaderSize)]) && allZero(b[off:]) {
+			break
 		}
 		r, next, ok := checks(off)
 		if ok {

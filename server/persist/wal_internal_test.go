@@ -636,3 +636,19 @@ func TestSalvageOfACraftedSegmentIsBounded(t *testing.T) {
 		t.Fatalf("salvage: %d records, skipped %q", len(s.recs), s.skipped)
 	}
 }
+
+// A segment whose last record leaves 1 to 3 bytes unused ends there: the
+// zeros after it are the log's end, not a record that does not check
+// (a kill -9 after the roll to the next segment was then refused as
+// damage, and needed --repair).
+func TestSegmentEndingAFewBytesBeforeItsEnd(t *testing.T) {
+	var id [16]byte
+	for slack := range 5 {
+		seg := appendLogRecord(encodeLogHeader(1, id, 0), id, 1, []byte("payload"))
+		seg = append(seg, make([]byte, slack)...)
+		s := scanSegment(seg, id, false)
+		if len(s.recs) != 1 || s.torn || s.bad != "" {
+			t.Errorf("slack %d: %d records, torn %v, bad %q", slack, len(s.recs), s.torn, s.bad)
+		}
+	}
+}
