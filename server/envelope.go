@@ -58,6 +58,11 @@ type inbound struct {
 	// Transition, when set, is Options.TransitionCheck: for a SET whose
 	// value fits, the judge the engine runs on the value it replaces.
 	Transition func(key, value []byte) *Transition
+	// WaitRoom, when set, is the durable store's wait for room
+	// (persist.GroupCommit.WaitRoom), called before a SET that will be
+	// kept (aio-persistence, or KeepAll) is decided.
+	WaitRoom func()
+	KeepAll  bool
 }
 
 // action is what a transport must do with a request after the envelope
@@ -205,6 +210,9 @@ func process(eng *engine.Engine, in *inbound) outcome {
 		schema, chaos = bad, hit
 	} else {
 		req.Args = args
+		if in.WaitRoom != nil && (req.Persist || in.KeepAll) && len(args) > 0 && string(args[0]) == protocol.VerbSet {
+			in.WaitRoom()
+		}
 		if in.Transition != nil && bad == nil {
 			res, bad = decideJudged(eng, req, in)
 		} else {

@@ -78,7 +78,8 @@ func newExternal(s *Server) (*external, error) {
 	// As the embedded broker's Receive Maximum bounds one client's
 	// unacknowledged requests, and nothing may be answered once the
 	// service closes.
-	x.requests.limit = &serialLimit[*paho.Publish]{perKey: DefaultMaxInflight, total: maxQueuedRequestBytes, size: requestSize}
+	x.requests.limit = &serialLimit[*paho.Publish]{perKey: DefaultMaxInflight, perKeyBytes: maxQueuedRequestBytes / 4,
+		total: maxQueuedRequestBytes, keys: maxQueuedRequesters, size: requestSize}
 	x.requests.discard = true
 	return x, nil
 }
@@ -258,8 +259,12 @@ func (x *external) received(pr paho.PublishReceived) (bool, error) {
 
 // maxQueuedRequestBytes bounds the requests (by requestSize) an attached
 // service holds received and not yet decided, over all clients; one
-// client may have DefaultMaxInflight of them.
-const maxQueuedRequestBytes = 64 << 20
+// client may have DefaultMaxInflight of them and a quarter of the bytes,
+// and maxQueuedRequesters clients may have some (each has a goroutine).
+const (
+	maxQueuedRequestBytes = 64 << 20
+	maxQueuedRequesters   = 4096
+)
 
 // requestSize is what a queued request weighs in maxQueuedRequestBytes:
 // its bytes and a fixed share for the structures around them.
@@ -285,7 +290,7 @@ func (x *external) overflow(client string) {
 		return
 	}
 	x.s.log.Warn("requests dropped: more were waiting to be decided than the service holds (a client with "+
-		strconv.Itoa(DefaultMaxInflight)+" waiting, or 64 MiB from all clients); their senders get no answer",
+		strconv.Itoa(DefaultMaxInflight)+" or 16 MiB waiting, "+strconv.Itoa(maxQueuedRequesters)+" clients with some, or 64 MiB in all); their senders get no answer",
 		"client", logtext.Clip(client, 200), "dropped_so_far", n)
 }
 

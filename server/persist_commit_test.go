@@ -402,3 +402,50 @@ func TestExternalDropsAClientsRequestsPastWhatItHolds(t *testing.T) {
 		t.Fatalf("%d keys, %d dropped of %d", n, dropped, sent)
 	}
 }
+
+// A client that names itself anew in every request (__srcId) gets past
+// the per-client bounds, so the kept writes waiting for the disk are
+// bounded over all clients too: past 64 MiB a kept SET waits before it is
+// decided, the requests behind fill what the service holds, and the rest
+// are dropped. Before, memory grew without bound (6.3 GB).
+func TestExternalBoundsKeptWritesOfManyRequesters(t *testing.T) {
+	const sent, size = 3000, 64 << 10
+	e := newDiskEnvOn(t, mosquittoURL(t), func(o *server.Options) { o.PersistAll = true })
+	gate := newDiskGate(e)
+	t.Cleanup(gate.unblock)
+	u, err := url.Parse(e.srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.DialTimeout("tcp", u.Host, wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc := paho.NewClient(paho.ClientConfig{ClientID: "rotator", Conn: conn,
+		OnPublishReceived: []func(paho.PublishReceived) (bool, error){func(paho.PublishReceived) (bool, error) { return true, nil }}})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*wait)
+	defer cancel()
+	if _, err := pc.Connect(ctx, &paho.Connect{ClientID: "rotator", CleanStart: true, KeepAlive: 30}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pc.Disconnect(&paho.Disconnect{}) })
+	value := strings.Repeat("v", size)
+	for i := range sent {
+		id := fmt.Sprint("requester-", i)
+		_, err := pc.PublishWithOptions(ctx, &paho.Publish{QoS: 1, Topic: server.RequestTopic, Payload: cmd("SET", fmt.Sprint("k", i%100), value),
+			Properties: &paho.PublishProperties{ResponseTopic: ownResponseTopic(id), CorrelationData: []byte(fmt.Sprint(i)),
+				User: paho.UserProperties{{Key: "__srcId", Value: id}, {Key: "__ts", Value: e.stamp(0)}}}},
+			paho.PublishOptions{Method: paho.PublishMethod_AsyncSend})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	gate.held(t)
+	// 64 MiB waiting for the disk is about a thousand such writes, and 64
+	// MiB of requests waiting to be decided as many again.
+	waitFor(t, "the requests past what the service holds dropped", func() bool { return server.ExternalDropped(e.srv) >= sent-2300 })
+	if st := e.srv.Stats().Persist; st.Changes > 2300 {
+		t.Fatalf("%d changes committed or waiting", st.Changes)
+	}
+	checkResponse(t, e.connect("bystander").do("GET", "unrelated"), "$-1\r\n", false)
+}

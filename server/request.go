@@ -30,6 +30,9 @@ func (s *Server) serve(client string, build func() (inbound, string), kick func(
 		out = outcome{Action: actDrop, Reason: reason}
 	} else {
 		in.Inject = s.injector()
+		if s.commit != nil {
+			in.WaitRoom, in.KeepAll = s.commit.WaitRoom, s.opts.PersistAll || s.opts.Replica != nil
+		}
 		if in.Check = s.writeChecker(); in.Check != nil {
 			in.Refuse = s.opts.Enforce == EnforceRefuse
 		}

@@ -32,17 +32,21 @@ type serializer[T any] struct {
 	wg       sync.WaitGroup
 }
 
-// serialLimit is a serializer's budget: at most perKey items of one key
-// and total bytes (by size) of all keys, pushed and not yet run.
+// serialLimit is a serializer's budget of items pushed and not yet run:
+// at most perKey items and perKeyBytes bytes (by size) of one key, total
+// bytes of all keys, and keys keys with items (each has a goroutine).
 type serialLimit[T any] struct {
-	perKey int
-	total  int64
-	size   func(T) int64
+	perKey      int
+	perKeyBytes int64
+	total       int64
+	keys        int
+	size        func(T) int64
 }
 
 type queue[T any] struct {
 	items []T
-	n     int // items pushed and not yet run, the running batch included
+	n     int   // items pushed and not yet run, the running batch included
+	bytes int64 // their size, with a limit
 }
 
 func newSerializer[T any](run func(T)) *serializer[T] {
@@ -58,9 +62,10 @@ func (s *serializer[T]) push(key string, item T) (full bool) {
 		return false
 	}
 	q, running := s.queues[key]
+	var sz int64
 	if l := s.limit; l != nil {
-		sz := l.size(item)
-		if running && q.n >= l.perKey || s.bytes+sz > l.total {
+		sz = l.size(item)
+		if running && (q.n >= l.perKey || q.bytes+sz > l.perKeyBytes) || !running && len(s.queues) >= l.keys || s.bytes+sz > l.total {
 			return true
 		}
 		s.bytes += sz
@@ -73,6 +78,7 @@ func (s *serializer[T]) push(key string, item T) (full bool) {
 	}
 	q.items = append(q.items, item)
 	q.n++
+	q.bytes += sz
 	return false
 }
 
@@ -95,7 +101,9 @@ func (s *serializer[T]) drain(key string, q *queue[T]) {
 			s.mu.Lock()
 			q.n--
 			if s.limit != nil {
-				s.bytes -= s.limit.size(it)
+				sz := s.limit.size(it)
+				s.bytes -= sz
+				q.bytes -= sz
 			}
 			s.mu.Unlock()
 		}

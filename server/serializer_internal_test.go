@@ -23,7 +23,7 @@ func TestSerializerLimit(t *testing.T) {
 		ran = append(ran, i)
 		mu.Unlock()
 	})
-	s.limit = &serialLimit[int]{perKey: 3, total: 5, size: func(int) int64 { return 1 }}
+	s.limit = &serialLimit[int]{perKey: 3, perKeyBytes: 10, total: 5, keys: 10, size: func(int) int64 { return 1 }}
 	s.discard = true
 	for _, tc := range []struct {
 		key      string
@@ -56,5 +56,27 @@ func TestSerializerLimit(t *testing.T) {
 	}
 	if s.bytes != 0 {
 		t.Fatalf("%d bytes counted after every item ran or was dropped", s.bytes)
+	}
+}
+
+// The limit also bounds the keys with items (each has a goroutine) and the
+// bytes of one key.
+func TestSerializerLimitKeysAndBytes(t *testing.T) {
+	gate := make(chan struct{})
+	s := newSerializer(func(int) { <-gate })
+	s.limit = &serialLimit[int]{perKey: 100, perKeyBytes: 10, total: 100, keys: 2, size: func(i int) int64 { return int64(i) }}
+	defer func() { close(gate); s.close() }()
+	for _, tc := range []struct {
+		key      string
+		size     int
+		wantFull bool
+	}{
+		{"a", 6, false}, {"a", 4, false}, {"a", 1, true}, // 10 bytes of "a"
+		{"b", 1, false},
+		{"c", 1, true}, // two keys have items
+	} {
+		if full := s.push(tc.key, tc.size); full != tc.wantFull {
+			t.Fatalf("push(%s, %d): full %v, want %v", tc.key, tc.size, full, tc.wantFull)
+		}
 	}
 }

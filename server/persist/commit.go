@@ -77,6 +77,11 @@ type GroupCommit struct {
 	// failedRun counts the transactions failed since the last success
 	// (writer only): only the first is logged.
 	failedRun int
+	// pending is the size (changeSize) of the changes appended and not
+	// yet committed or failed; WaitRoom waits while it is over
+	// maxPending: a bound over all requesters together, which maxHeld
+	// (per requester) is not when requesters are many.
+	pending, maxPending int64
 }
 
 // queuedChange is one change of the engine's write numbered seq.
@@ -148,7 +153,7 @@ func NewGroupCommit(store *Store, log *slog.Logger, maxHeld int, observe func(Co
 	if log == nil {
 		log = slog.Default()
 	}
-	c := &GroupCommit{store: store, log: log, maxHeld: max(maxHeld, 1), observe: observe, perOwner: map[string]int{}}
+	c := &GroupCommit{store: store, log: log, maxHeld: max(maxHeld, 1), maxPending: DefaultMaxPending, observe: observe, perOwner: map[string]int{}}
 	c.settled = sync.NewCond(&c.mu)
 	c.room = sync.NewCond(&c.mu)
 	c.idle = sync.NewCond(&c.mu)
@@ -219,12 +224,23 @@ func (c *GroupCommit) cut(batch []queuedChange) int {
 	return end
 }
 
+// DefaultMaxPending bounds the bytes of changes waiting for the disk
+// (changeSize) past which kept writes wait before they are decided
+// (GroupCommit.WaitRoom).
+const DefaultMaxPending = 64 << 20
+
+// changeSize is what a change weighs in GroupCommit.pending.
+func changeSize(q *queuedChange) int64 {
+	return int64(len(q.Key) + len(q.Value) + len(q.Watch) + 64)
+}
+
 // Append queues one write's changes (engine.Journal); it runs under the
 // engine's lock and never waits for the disk.
 func (c *GroupCommit) Append(seq uint64, changes []engine.Change) {
 	c.mu.Lock()
 	for _, ch := range changes {
 		c.queue = append(c.queue, queuedChange{seq, ch})
+		c.pending += changeSize(&c.queue[len(c.queue)-1])
 	}
 	start := !c.writing
 	c.writing = true
@@ -264,6 +280,19 @@ func (c *GroupCommit) fail(s seqSpan) {
 		return
 	}
 	c.failed = append(c.failed, s)
+}
+
+// WaitRoom returns once the changes waiting for the disk weigh no more
+// than DefaultMaxPending: a transport calls it before a write that will
+// be kept is decided, so that however many requesters there are, what
+// waits for a slow disk stays bounded (their transports stop reading
+// meanwhile). Writes that keep nothing never call it.
+func (c *GroupCommit) WaitRoom() {
+	c.mu.Lock()
+	for c.pending > c.maxPending {
+		c.room.Wait()
+	}
+	c.mu.Unlock()
 }
 
 // Hold calls release once wait is settled, after every answer held
@@ -314,10 +343,12 @@ func (c *GroupCommit) write() {
 		c.mu.Unlock()
 
 		writes := 0
-		for i, q := range batch {
-			if i == 0 || q.seq != batch[i-1].seq {
+		var size int64
+		for i := range batch {
+			if i == 0 || batch[i].seq != batch[i-1].seq {
 				writes++
 			}
+			size += changeSize(&batch[i])
 		}
 		start := time.Now()
 		var err error
@@ -369,9 +400,17 @@ func (c *GroupCommit) write() {
 		}
 		c.mu.Lock()
 		c.record(writes, len(batch), took, err)
+		c.pending -= size
 		if err != nil {
-			c.queue = slices.DeleteFunc(c.queue, func(q queuedChange) bool { return q.seq <= out.hi })
+			c.queue = slices.DeleteFunc(c.queue, func(q queuedChange) bool {
+				if q.seq <= out.hi {
+					c.pending -= changeSize(&q)
+					return true
+				}
+				return false
+			})
 		}
+		c.room.Broadcast()
 		c.spare = batch[:0]
 		c.outcomes = append(c.outcomes, out)
 		startRelease := !c.releasing
