@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 )
 
@@ -109,6 +110,38 @@ func TestDataDirectoryLinksAreNotFollowed(t *testing.T) {
 			t.Fatalf("a file was made in it: %v", err)
 		}
 	})
+	t.Run("inside a directory another user owns", func(t *testing.T) {
+		if os.Geteuid() != 0 {
+			t.Skip("needs root to give a directory away")
+		}
+		parent := t.TempDir()
+		if err := os.Chown(parent, 65534, 65534); err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(parent, "data")
+		if err := os.Mkdir(dir, 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := openT(t, dir, Options{}); err == nil || !strings.Contains(err.Error(), "which uid 65534 owns") {
+			t.Fatalf("start inside a directory owned by nobody: %v", err)
+		}
+	})
+	t.Run("inside a directory anyone may write", func(t *testing.T) {
+		parent := t.TempDir()
+		if err := os.Chmod(parent, 0o777); err != nil {
+			t.Fatal(err)
+		}
+		dir := filepath.Join(parent, "data")
+		if _, err := openT(t, dir, Options{}); err == nil || !strings.Contains(err.Error(), "anyone may write") {
+			t.Fatalf("start inside a directory of mode 0777: %v", err)
+		}
+		if err := os.Chmod(parent, 0o777|os.ModeSticky); err != nil { // as /tmp
+			t.Fatal(err)
+		}
+		if _, err := openT(t, dir, Options{}); err != nil {
+			t.Fatalf("start inside a sticky directory: %v", err)
+		}
+	})
 	t.Run("a directory another user owns", func(t *testing.T) {
 		if os.Geteuid() != 0 {
 			t.Skip("needs root to give a directory away")
@@ -119,6 +152,41 @@ func TestDataDirectoryLinksAreNotFollowed(t *testing.T) {
 		}
 		if _, err := openT(t, dir, Options{}); err == nil || !strings.Contains(err.Error(), "owned by uid 65534") {
 			t.Fatalf("start in a directory owned by nobody: %v", err)
+		}
+	})
+}
+
+// CopyForReading (export --data-dir) neither waits on a FIFO put where the
+// data file should be nor copies more of a segment than a start reads:
+// a huge file whose header is not a segment's is copied as its header.
+func TestCopyForReadingCopiesOnlyWhatAStartReads(t *testing.T) {
+	t.Run("a FIFO for the data file", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := syscall.Mkfifo(filepath.Join(dir, StoreFile), 0o600); err != nil {
+			t.Skip(err)
+		}
+		if err := CopyForReading(dir, t.TempDir()); err == nil || !strings.Contains(err.Error(), "not a regular file") {
+			t.Fatalf("copy with a FIFO for the data file: %v", err)
+		}
+	})
+	t.Run("a huge segment", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := mustOpen(t, dir).Close(); err != nil {
+			t.Fatal(err)
+		}
+		path := filepath.Join(dir, LogPrefix+"00000001")
+		if err := os.WriteFile(path, bytes.Repeat([]byte("x"), 100), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(path, 8<<30); err != nil {
+			t.Skip(err)
+		}
+		to := t.TempDir()
+		if err := CopyForReading(dir, to); err != nil {
+			t.Fatal(err)
+		}
+		if fi, err := os.Stat(filepath.Join(to, LogPrefix+"00000001")); err != nil || fi.Size() != logHeaderSize {
+			t.Fatalf("the copy of a huge segment: %v, %v", fi, err)
 		}
 	})
 }

@@ -5,6 +5,7 @@ package persist
 import (
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 	"syscall"
 	"time"
@@ -14,6 +15,9 @@ import (
 // directory: a name that is a symbolic link is refused (ELOOP), never
 // followed to a file elsewhere.
 const noFollow = syscall.O_NOFOLLOW
+
+// nonBlock opens a FIFO without waiting for a writer.
+const nonBlock = syscall.O_NONBLOCK
 
 // checkDir refuses a data directory that another user owns or that group
 // or others may write: whoever can put names in it could plant links or
@@ -34,7 +38,7 @@ func checkDir(dir string) error {
 		why = append(why, fmt.Sprintf("group or others may write it (mode %04o): chmod go-w it", perm))
 	}
 	if len(why) == 0 {
-		return nil
+		return checkAncestors(dir)
 	}
 	return fmt.Errorf("data directory %s refused: %s; others could replace the files in it. Or name a directory inside it that does not exist yet: the server makes it, private (0700)", dir, strings.Join(why, "; "))
 }
@@ -50,5 +54,36 @@ func lockShared(f *os.File) error {
 			return err
 		}
 		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+// checkAncestors refuses a data directory inside one that a user other
+// than root and this process's may rename things in: owned by another
+// user, or writable by anyone without the sticky bit (as /tmp has). Such
+// a user could swap the data directory for one of theirs between the
+// checks and the opens, which go by name.
+func checkAncestors(dir string) error {
+	real, err := filepath.EvalSymlinks(dir)
+	if err != nil {
+		return err
+	}
+	real, err = filepath.Abs(real)
+	if err != nil {
+		return err
+	}
+	for p := filepath.Dir(real); ; p = filepath.Dir(p) {
+		fi, err := os.Stat(p)
+		if err != nil {
+			return err
+		}
+		if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Uid != 0 && int(st.Uid) != os.Geteuid() {
+			return fmt.Errorf("data directory %s refused: it is inside %s, which uid %d owns and could swap it for another; use a directory whose every parent is root's or yours", dir, p, st.Uid)
+		}
+		if fi.Mode().Perm()&0o002 != 0 && fi.Mode()&os.ModeSticky == 0 {
+			return fmt.Errorf("data directory %s refused: it is inside %s, which anyone may write (mode %v, no sticky bit) and so swap it for another; use a directory whose every parent is safe", dir, p, fi.Mode())
+		}
+		if p == filepath.Dir(p) {
+			return nil
+		}
 	}
 }

@@ -139,9 +139,15 @@ func checkLogHeader(h []byte, n uint64, id [16]byte) error {
 	case !allZero(h[logSizeAt:logSizeAt+12]) &&
 		le.Uint32(h[logSizeAt+8:]) != crc32.Checksum(h[logSizeAt:logSizeAt+8], castagnoli):
 		return errors.New("log header checksum mismatch (the size it was made at)")
+	case le.Uint64(h[logSizeAt:]) > maxSegmentSize:
+		return fmt.Errorf("header says it was made at %d bytes, more than a segment can be", le.Uint64(h[logSizeAt:]))
 	}
 	return nil
 }
+
+// maxSegmentSize bounds a segment: one made for a single record (whose
+// length is a uint32) with its header.
+const maxSegmentSize = logHeaderSize + recHeaderSize + 1<<32
 
 // checkLogSize compares the size of a segment file whose header h checks
 // with the size the header says it was made at.
@@ -182,6 +188,9 @@ func readSegment(path string, n uint64, id [16]byte) (data []byte, size int64, h
 	}
 	if herr := checkLogHeader(h, n, id); herr != nil {
 		return h, size, herr, nil
+	}
+	if size > maxSegmentSize {
+		return h, size, fmt.Errorf("%d bytes, more than a segment can be", size), nil
 	}
 	want := size
 	if made := int64(binary.LittleEndian.Uint64(h[logSizeAt:])); made > 0 {
