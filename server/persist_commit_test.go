@@ -349,29 +349,13 @@ func TestExternalDropsAClientsRequestsPastWhatItHolds(t *testing.T) {
 	e := newDiskEnvOn(t, mosquittoURL(t), func(o *server.Options) { o.PersistAll = true })
 	gate := newDiskGate(e)
 	t.Cleanup(gate.unblock) // a failure while the disk is held must not hang the server's close
-	u, err := url.Parse(e.srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := net.DialTimeout("tcp", u.Host, wait)
-	if err != nil {
-		t.Fatal(err)
-	}
 	var answers atomic.Int64
 	respTopic := ownResponseTopic("flooder")
-	pc := paho.NewClient(paho.ClientConfig{ClientID: "flooder", Conn: conn,
-		OnPublishReceived: []func(paho.PublishReceived) (bool, error){func(pr paho.PublishReceived) (bool, error) {
-			if pr.Packet.Topic == respTopic {
-				answers.Add(1)
-			}
-			return true, nil
-		}}})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*wait)
-	defer cancel()
-	if _, err := pc.Connect(ctx, &paho.Connect{ClientID: "flooder", CleanStart: true, KeepAlive: 30}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = pc.Disconnect(&paho.Disconnect{}) })
+	pc, ctx := rawFlooder(t, e, "flooder", func(p *paho.Publish) {
+		if p.Topic == respTopic {
+			answers.Add(1)
+		}
+	})
 	if _, err := pc.Subscribe(ctx, &paho.Subscribe{Subscriptions: []paho.SubscribeOptions{{Topic: respTopic, QoS: 1}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -413,22 +397,7 @@ func TestExternalBoundsKeptWritesOfManyRequesters(t *testing.T) {
 	e := newDiskEnvOn(t, mosquittoURL(t), func(o *server.Options) { o.PersistAll = true })
 	gate := newDiskGate(e)
 	t.Cleanup(gate.unblock)
-	u, err := url.Parse(e.srv.URL())
-	if err != nil {
-		t.Fatal(err)
-	}
-	conn, err := net.DialTimeout("tcp", u.Host, wait)
-	if err != nil {
-		t.Fatal(err)
-	}
-	pc := paho.NewClient(paho.ClientConfig{ClientID: "rotator", Conn: conn,
-		OnPublishReceived: []func(paho.PublishReceived) (bool, error){func(paho.PublishReceived) (bool, error) { return true, nil }}})
-	ctx, cancel := context.WithTimeout(context.Background(), 2*wait)
-	defer cancel()
-	if _, err := pc.Connect(ctx, &paho.Connect{ClientID: "rotator", CleanStart: true, KeepAlive: 30}); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = pc.Disconnect(&paho.Disconnect{}) })
+	pc, ctx := rawFlooder(t, e, "rotator", func(*paho.Publish) {})
 	value := strings.Repeat("v", size)
 	for i := range sent {
 		id := fmt.Sprint("requester-", i)
@@ -448,4 +417,31 @@ func TestExternalBoundsKeptWritesOfManyRequesters(t *testing.T) {
 		t.Fatalf("%d changes committed or waiting", st.Changes)
 	}
 	checkResponse(t, e.connect("bystander").do("GET", "unrelated"), "$-1\r\n", false)
+}
+
+// rawFlooder is a paho client of the env's broker that publishes as fast
+// as a test asks, handing every message it receives to got; ctx bounds
+// the test's calls.
+func rawFlooder(t *testing.T, e *env, id string, got func(*paho.Publish)) (*paho.Client, context.Context) {
+	t.Helper()
+	u, err := url.Parse(e.srv.URL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	conn, err := net.DialTimeout("tcp", u.Host, wait)
+	if err != nil {
+		t.Fatal(err)
+	}
+	pc := paho.NewClient(paho.ClientConfig{ClientID: id, Conn: conn,
+		OnPublishReceived: []func(paho.PublishReceived) (bool, error){func(pr paho.PublishReceived) (bool, error) {
+			got(pr.Packet)
+			return true, nil
+		}}})
+	ctx, cancel := context.WithTimeout(context.Background(), 2*wait)
+	t.Cleanup(cancel)
+	if _, err := pc.Connect(ctx, &paho.Connect{ClientID: id, CleanStart: true, KeepAlive: 30}); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = pc.Disconnect(&paho.Disconnect{}) })
+	return pc, ctx
 }

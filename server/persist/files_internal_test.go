@@ -82,17 +82,7 @@ func TestDataDirectoryLinksAreNotFollowed(t *testing.T) {
 		}
 	})
 	t.Run("a huge segment", func(t *testing.T) {
-		dir := t.TempDir()
-		if err := mustOpen(t, dir).Close(); err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(dir, LogPrefix+"00000001")
-		if err := os.WriteFile(path, bytes.Repeat([]byte("x"), 100), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Truncate(path, 8<<30); err != nil { // sparse: no disk used
-			t.Skip(err)
-		}
+		dir := withHugeSegment(t)
 		// Refused from its header: the 8 GiB are never read.
 		if _, err := openT(t, dir, Options{}); err == nil || !strings.Contains(err.Error(), "no SSGENLOG magic") {
 			t.Fatalf("start with a huge segment: %v", err)
@@ -170,17 +160,7 @@ func TestCopyForReadingCopiesOnlyWhatAStartReads(t *testing.T) {
 		}
 	})
 	t.Run("a huge segment", func(t *testing.T) {
-		dir := t.TempDir()
-		if err := mustOpen(t, dir).Close(); err != nil {
-			t.Fatal(err)
-		}
-		path := filepath.Join(dir, LogPrefix+"00000001")
-		if err := os.WriteFile(path, bytes.Repeat([]byte("x"), 100), 0o600); err != nil {
-			t.Fatal(err)
-		}
-		if err := os.Truncate(path, 8<<30); err != nil {
-			t.Skip(err)
-		}
+		dir := withHugeSegment(t)
 		to := t.TempDir()
 		if err := CopyForReading(dir, to); err != nil {
 			t.Fatal(err)
@@ -189,4 +169,22 @@ func TestCopyForReadingCopiesOnlyWhatAStartReads(t *testing.T) {
 			t.Fatalf("the copy of a huge segment: %v, %v", fi, err)
 		}
 	})
+}
+
+// withHugeSegment is a closed data directory beside which someone put an
+// 8 GiB segment (sparse: no disk used) whose header is not a segment's.
+func withHugeSegment(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	if err := mustOpen(t, dir).Close(); err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, LogPrefix+"00000001")
+	if err := os.WriteFile(path, bytes.Repeat([]byte("x"), 100), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Truncate(path, 8<<30); err != nil {
+		t.Skip(err)
+	}
+	return dir
 }
