@@ -53,17 +53,7 @@ func (r *memReplica) Load(eng *engine.Engine) error {
 // taken in between was notified twice and the acknowledged one never
 // (found by the HA torture test).
 func TestReplicaServerNotifiesRestoredStateBeforeServing(t *testing.T) {
-	old := hlc.HLC{Wall: uint64(time.Now().Add(-time.Second).UnixMilli()), Node: "old-leader"}
-	rep := &memReplica{key: "k", value: "acked-by-the-old-leader", watcher: "watcher", version: old}
-	srv, err := server.New(server.Options{Broker: mosquittoURL(t), Replica: rep})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	e := &env{t: t, srv: srv, clock: engine.NewFakeClock(time.Now())}
-	watcher := e.connect("watcher")
-	watcher.subscribeNotify()
-	writer := e.connect("writer")
+	srv, old, watcher, writer := newReplicaServer(t, "acked-by-the-old-leader")
 	// The first request is taken the moment the server subscribes, before
 	// Start returns.
 	var answer string
@@ -124,17 +114,7 @@ func describeNotification(t *testing.T, p *paho.Publish) string {
 // answer has reached the writer, or for a while: with the answer released
 // on its own (before), it comes first.
 func TestReplicaServerPublishesNotificationsBeforeAnswers(t *testing.T) {
-	old := hlc.HLC{Wall: uint64(time.Now().Add(-time.Second).UnixMilli()), Node: "old-leader"}
-	rep := &memReplica{key: "k", value: "v0", watcher: "watcher", version: old}
-	srv, err := server.New(server.Options{Broker: mosquittoURL(t), Replica: rep})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = srv.Close() })
-	e := &env{t: t, srv: srv, clock: engine.NewFakeClock(time.Now())}
-	watcher := e.connect("watcher")
-	watcher.subscribeNotify()
-	writer := e.connect("writer")
+	srv, _, watcher, writer := newReplicaServer(t, "v0")
 	// held is the answer if it reached the writer while the SET's
 	// notification was held back, else nil.
 	held := make(chan *paho.Publish, 1)
@@ -182,4 +162,23 @@ func TestReplicaServerPublishesNotificationsBeforeAnswers(t *testing.T) {
 			t.Fatal("the watcher got no notification of the SET")
 		}
 	}
+}
+
+// newReplicaServer is a server (not started) on a replica that holds key
+// "k" = value, written by an old leader at version old, and a
+// registration of client "watcher" for it; watcher (subscribed to its
+// notifications) and writer are connected to the server's broker.
+func newReplicaServer(t *testing.T, value string) (srv *server.Server, old hlc.HLC, watcher, writer *client) {
+	t.Helper()
+	old = hlc.HLC{Wall: uint64(time.Now().Add(-time.Second).UnixMilli()), Node: "old-leader"}
+	rep := &memReplica{key: "k", value: value, watcher: "watcher", version: old}
+	srv, err := server.New(server.Options{Broker: mosquittoURL(t), Replica: rep})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = srv.Close() })
+	e := &env{t: t, srv: srv, clock: engine.NewFakeClock(time.Now())}
+	watcher = e.connect("watcher")
+	watcher.subscribeNotify()
+	return srv, old, watcher, e.connect("writer")
 }
