@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"io"
@@ -10,7 +9,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/ssgen/ssgen/server"
 	"github.com/ssgen/ssgen/server/engine"
@@ -71,35 +69,8 @@ func TestServeRefusesADamagedDataFileAndRepairStarts(t *testing.T) {
 	}
 
 	// --repair: serve until the URL is out, then stop.
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	out, outW := io.Pipe()
-	logs := &syncBuffer{}
-	env = &cliEnv{stdin: strings.NewReader(""), stdout: outW, stderr: logs, getenv: func(string) string { return "" }}
-	done := make(chan int, 1)
-	go func() {
-		done <- runCLI(ctx, env, []string{"serve", "--listen", "127.0.0.1:0", "--data-dir", dir, "--repair", "--log-level", "warn"})
-		outW.Close()
-	}()
-	line := make(chan string, 1)
-	go func() {
-		s := bufio.NewScanner(out)
-		s.Scan()
-		line <- s.Text()
-		_, _ = io.Copy(io.Discard, out)
-	}()
-	select {
-	case l := <-line:
-		if !strings.HasPrefix(l, "mqtt://") {
-			t.Fatalf("serve --repair printed %q, stderr %s", l, logs)
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatal("serve --repair printed no URL")
-	}
-	cancel()
-	if code := <-done; code != 0 {
-		t.Fatalf("serve --repair exited %d", code)
-	}
+	_, logs, stop := serveDir(t, dir, "--repair")
+	stop()
 	asides, _ := filepath.Glob(path + ".damaged-*")
 	if len(asides) != 1 || !strings.Contains(logs.String(), asides[0]) {
 		t.Fatalf("damaged copies %q; log:\n%s", asides, logs)

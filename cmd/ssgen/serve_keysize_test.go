@@ -13,13 +13,13 @@ import (
 )
 
 // serveDir runs `ssgen serve --data-dir dir` (with extra flags) until the
-// returned stop is called, and returns its URL. stop fails the test when
-// serve exits with an error.
-func serveDir(t *testing.T, dir string, extra ...string) (url string, stop func()) {
+// returned stop is called, and returns its URL and its log. stop fails the
+// test when serve exits with an error.
+func serveDir(t *testing.T, dir string, extra ...string) (url string, logs *syncBuffer, stop func()) {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	out, outW := io.Pipe()
-	logs := &syncBuffer{}
+	logs = &syncBuffer{}
 	env := &cliEnv{stdin: strings.NewReader(""), stdout: outW, stderr: logs, getenv: func(string) string { return "" }}
 	done := make(chan int, 1)
 	go func() {
@@ -43,7 +43,7 @@ func serveDir(t *testing.T, dir string, extra ...string) (url string, stop func(
 		cancel()
 		t.Fatalf("serve printed %q, exit %d; stderr %.2000s", url, <-done, logs)
 	}
-	return url, func() {
+	return url, logs, func() {
 		t.Helper()
 		cancel()
 		if code := <-done; code != exitOK {
@@ -61,7 +61,7 @@ func TestServePersistRefusesAKeyTooLongForTheDataFile(t *testing.T) {
 	dir := t.TempDir()
 	long := strings.Repeat("x", 40000)
 	longest := strings.Repeat("y", persist.MaxKeyBytes)
-	url, stop := serveDir(t, dir)
+	url, _, stop := serveDir(t, dir)
 	r := run(t, url, "set", long, "v", "--raw", "--persist")
 	if r.code != exitUsage || !strings.Contains(r.stderr, protocol.ErrQuotaExceeded) {
 		t.Fatalf("kept SET of a 40,000-byte key: exit %d, stderr %.300q…", r.code, r.stderr)
@@ -70,7 +70,7 @@ func TestServePersistRefusesAKeyTooLongForTheDataFile(t *testing.T) {
 	run(t, url, "set", longest, "kept", "--raw", "--persist").want(t, exitOK, nil)
 	stop()
 
-	url, stop = serveDir(t, dir)
+	url, _, stop = serveDir(t, dir)
 	defer stop()
 	run(t, url, "get", longest).want(t, exitOK, ptr("kept\n"))
 	run(t, url, "get", long).want(t, exitNegative, ptr(""))
