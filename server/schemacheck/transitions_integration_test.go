@@ -209,18 +209,11 @@ func testRace(t *testing.T, broker string) {
 // decode the large value inside the engine's lock, so every other client
 // waited (and the decodes' memory piled up). Now a value written through
 // the check is never decoded again, one the check has not seen (written
-// before the server started, by the console, or pushed out of its cache)
+// before the server started, restored or imported, or pushed out of its cache)
 // is decoded once, outside the lock, and the refusals inside it compare
 // what is remembered of it; a GET of another key is answered meanwhile.
 func TestEnforceRefuseDecodesALargeReplacedValueOnceOutsideTheLock(t *testing.T) {
-	sc, err := schema.LoadFile("../../internal/tests/e2e/ssgen.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	check, decodes := schemacheck.TransitionsCounting(sc)
-	srv := servertest.New(t, servertest.WithOptions(func(o *server.Options) {
-		o.Enforce, o.WriteCheck, o.TransitionCheck = server.EnforceRefuse, schemacheck.New(sc), check
-	}))
+	srv, decodes := countingRefuser(t)
 	attacker, other := clienttest.Dial(t, srv.URL()), clienttest.Dial(t, srv.URL())
 	ctx := clienttest.Context(t)
 	key := []byte("thermostats/big/device")
@@ -335,14 +328,7 @@ func TestEnforceJudgesAKeyThatIsNotUTF8(t *testing.T) {
 // the SET judged, never refused "busy" for ever; a write through the
 // check is remembered, so the next one decodes nothing.
 func TestEnforceRefuseJudgesALargeValueUnderAVeryLongKey(t *testing.T) {
-	sc, err := schema.LoadFile("../../internal/tests/e2e/ssgen.yaml")
-	if err != nil {
-		t.Fatal(err)
-	}
-	check, decodes := schemacheck.TransitionsCounting(sc)
-	srv := servertest.New(t, servertest.WithOptions(func(o *server.Options) {
-		o.Enforce, o.WriteCheck, o.TransitionCheck = server.EnforceRefuse, schemacheck.New(sc), check
-	}))
+	srv, decodes := countingRefuser(t)
 	c := clienttest.Dial(t, srv.URL())
 	ctx := clienttest.Context(t)
 	key := []byte("thermostats/" + strings.Repeat("a", 70<<10) + "/device")
@@ -364,11 +350,25 @@ func TestEnforceRefuseJudgesALargeValueUnderAVeryLongKey(t *testing.T) {
 			t.Fatalf("SET seq %d: %v", seq, err)
 		}
 	}
-	_, err = c.Set(ctx, key, value(4), runtime.SetOptions{})
+	_, err := c.Set(ctx, key, value(4), runtime.SetOptions{})
 	if !errors.Is(err, runtime.ErrSchemaViolation) || !strings.Contains(err.Error(), "monotonic") {
 		t.Fatalf("a write breaking a rule: %v", err)
 	}
 	if locked, learned := decodes(); locked != 0 || learned != 1 {
 		t.Fatalf("%d decodes of a value replaced inside the lock, %d outside; want 0 and 1", locked, learned)
 	}
+}
+
+// countingRefuser is an embedded server under EnforceRefuse with the e2e
+// schema, whose transition check counts the decodes of replaced values.
+func countingRefuser(t *testing.T) (*server.Server, func() (locked, learned int64)) {
+	t.Helper()
+	sc, err := schema.LoadFile("../../internal/tests/e2e/ssgen.yaml")
+	if err != nil {
+		t.Fatal(err)
+	}
+	check, decodes := schemacheck.TransitionsCounting(sc)
+	return servertest.New(t, servertest.WithOptions(func(o *server.Options) {
+		o.Enforce, o.WriteCheck, o.TransitionCheck = server.EnforceRefuse, schemacheck.New(sc), check
+	})), decodes
 }
